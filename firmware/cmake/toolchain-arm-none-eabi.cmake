@@ -1,0 +1,26 @@
+# Cross toolchain for Cortex-M4F boards (hard float, FPv4-SP), as pqm4 builds its M4 targets.
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+
+find_program(ARM_NONE_EABI_GCC arm-none-eabi-gcc)
+if(NOT ARM_NONE_EABI_GCC)
+  message(FATAL_ERROR "arm-none-eabi-gcc not found: run the README's setup command (it installs "
+                      "gcc-arm-none-eabi and libnewlib-arm-none-eabi)")
+endif()
+get_filename_component(_arm_bin "${ARM_NONE_EABI_GCC}" DIRECTORY)
+
+set(CMAKE_C_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
+set(CMAKE_ASM_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
+set(CMAKE_OBJCOPY "${_arm_bin}/arm-none-eabi-objcopy" CACHE FILEPATH "")
+set(CMAKE_SIZE "${_arm_bin}/arm-none-eabi-size" CACHE FILEPATH "")
+# Test programs cannot be linked without a board's startup code and linker script.
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+
+set(PQSCOPE_ARCH_FLAGS "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16")
+set(CMAKE_C_FLAGS_INIT "${PQSCOPE_ARCH_FLAGS} -ffunction-sections -fdata-sections")
+set(CMAKE_ASM_FLAGS_INIT "${PQSCOPE_ARCH_FLAGS}")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "${PQSCOPE_ARCH_FLAGS} -nostartfiles --specs=nano.specs --specs=nosys.specs -Wl,--gc-sections")
+
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)

@@ -1,0 +1,246 @@
+/* The measurement harness: answers the host's commands (firmware/PROTOCOL.md) by running the
+ * linked signature implementation and reporting cycles and stack use per operation. */
+#include <pqscope/drbg.h>
+#include <pqscope/frame.h>
+#include <pqscope/hal.h>
+#include <pqscope/scheme.h>
+#include <pqscope/stackmeter.h>
+
+#include <stdbool.h>
+#include <string.h>
+
+#ifndef PQSCOPE_BUILD_ID
+#define PQSCOPE_BUILD_ID "unknown"
+#endif
+
+enum { CMD_HELLO = 0x01, CMD_RUN = 0x02 };
+enum { REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_ERROR = 0x8F };
+enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
+enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
+enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
+
+#define MAX_MSG_BYTES 1024
+#define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
+/* Room left unpainted below the measuring frame for the painter's own frame. */
+#define PAINT_GUARD_BYTES 256
+
+struct measurement {
+  uint64_t cycles;
+  uint32_t stack_bytes;
+  int ret;
+};
+
+static uint8_t message[MAX_MSG_BYTES];
+static size_t message_len;
+static size_t signature_len;
+static uint64_t counter_overhead;
+
+static void send_record(uint8_t type, uint16_t seq, const struct pqs_writer *payload)
+{
+  static uint8_t wire[PQS_MAX_WIRE];
+  size_t n = pqs_frame_encode(type, seq, payload->buf, payload->len, wire);
+  for (size_t i = 0; i < n; i++) {
+    hal_putc(wire[i]);
+  }
+}
+
+static void send_error(uint16_t seq, uint16_t code, const char *text)
+{
+  uint8_t buf[PQS_MAX_PAYLOAD];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u16(&w, code);
+  pqs_put_str(&w, text);
+  send_record(REC_ERROR, seq, &w);
+}
+
+static uint8_t *stack_lowest(void)
+{
+  uintptr_t limit = (uintptr_t)__pqscope_stack_limit;
+  return (uint8_t *)((limit + 3u) & ~(uintptr_t)3u);
+}
+
+static void send_info(uint16_t seq)
+{
+  uint8_t here;
+  uint8_t buf[PQS_MAX_PAYLOAD];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u8(&w, PQS_PROTOCOL_VERSION);
+  pqs_put_u8(&w, 0);
+  pqs_put_u16(&w, MAX_MSG_BYTES);
+  pqs_put_u32(&w, hal_clock_hz());
+  pqs_put_u32(&w, (uint32_t)pqs_scheme.pk_bytes);
+  pqs_put_u32(&w, (uint32_t)pqs_scheme.sk_bytes);
+  pqs_put_u32(&w, (uint32_t)pqs_scheme.sig_bytes);
+  pqs_put_u32(&w, (uint32_t)(&here - stack_lowest()));
+  pqs_put_str(&w, hal_board_name());
+  pqs_put_str(&w, pqs_scheme.name);
+  pqs_put_str(&w, pqs_scheme.impl);
+  pqs_put_str(&w, PQSCOPE_BUILD_ID);
+  pqs_put_str(&w, "gcc " __VERSION__);
+  send_record(REC_INFO, seq, &w);
+}
+
+static int run_keygen(void)
+{
+  return pqs_scheme.keypair(pqs_scheme.pk, pqs_scheme.sk);
+}
+
+static int run_sign(void)
+{
+  return pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, message_len, pqs_scheme.sk);
+}
+
+static int run_verify(void)
+{
+  return pqs_scheme.verify(pqs_scheme.sig, signature_len, message, message_len, pqs_scheme.pk);
+}
+
+/* noinline: its frame is the reference point above which the operation's stack use is counted. */
+static __attribute__((noinline)) void measure(int (*op)(void), struct measurement *m)
+{
+  uint8_t *top = __builtin_frame_address(0);
+  uint32_t *lowest = (uint32_t *)stack_lowest();
+  uint32_t *painted_end = (uint32_t *)((uintptr_t)(top - PAINT_GUARD_BYTES) & ~(uintptr_t)3u);
+  pqs_stack_paint(lowest, painted_end);
+  uint64_t start = hal_cycles();
+  m->ret = op();
+  uint64_t end = hal_cycles();
+  m->stack_bytes = (uint32_t)pqs_stack_used(lowest, painted_end, top);
+  m->cycles = end - start - counter_overhead;
+}
+
+/* The fixed cost of the two hal_cycles() calls around an operation, subtracted from every sample. */
+static void calibrate_counter(void)
+{
+  uint64_t best = UINT64_MAX;
+  for (int i = 0; i < 8; i++) {
+    uint64_t start = hal_cycles();
+    uint64_t end = hal_cycles();
+    if (end - start < best) {
+      best = end - start;
+    }
+  }
+  counter_overhead = best;
+}
+
+static void send_sample(uint16_t seq, uint32_t sample_id, uint8_t op, uint8_t status,
+                        const struct measurement *m)
+{
+  uint8_t buf[24];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u32(&w, sample_id);
+  pqs_put_u8(&w, op);
+  pqs_put_u8(&w, status);
+  pqs_put_u16(&w, 0);
+  pqs_put_u64(&w, m->cycles);
+  pqs_put_u32(&w, m->stack_bytes);
+  send_record(REC_SAMPLE, seq, &w);
+}
+
+/* After the timed verification: the same signature with one (seed-chosen) bit flipped must fail. */
+static uint8_t check_forgery_rejected(void)
+{
+  uint32_t bit;
+  pqs_drbg_generate(&pqs_global_drbg, (uint8_t *)&bit, sizeof bit);
+  bit %= (uint32_t)(signature_len * 8);
+  pqs_scheme.sig[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+  int accepted = run_verify() == 0;
+  pqs_scheme.sig[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+  return accepted ? STATUS_FORGERY_ACCEPTED : STATUS_OK;
+}
+
+static void handle_run(uint16_t seq, const struct pqs_frame *frame)
+{
+  if (frame->payload_len != RUN_PAYLOAD_BYTES) {
+    send_error(seq, ERR_BAD_LENGTH, "RUN payload must be 40 bytes");
+    return;
+  }
+  struct pqs_reader r;
+  uint8_t seed[PQS_DRBG_SEED_BYTES];
+  pqs_reader_init(&r, frame->payload, frame->payload_len);
+  uint8_t ops = pqs_get_u8(&r);
+  uint8_t flags = pqs_get_u8(&r);
+  uint16_t msg_len = pqs_get_u16(&r);
+  uint32_t sample_id = pqs_get_u32(&r);
+  pqs_get_bytes(&r, seed, sizeof seed);
+  if (flags != 0 || ops == 0 || ops >= (1u << OP_COUNT) || msg_len > MAX_MSG_BYTES) {
+    send_error(seq, ERR_BAD_ARGUMENT, "RUN: flags must be 0, ops 1..7, msg_len <= max_msg_len");
+    return;
+  }
+
+  pqs_drbg_seed(&pqs_global_drbg, seed);
+  static int (*const steps[OP_COUNT])(void) = {run_keygen, run_sign, run_verify};
+  uint8_t first_failure = STATUS_OK;
+  for (uint8_t op = 0; op < OP_COUNT; op++) {
+    if (op == OP_SIGN) {
+      message_len = msg_len;
+      pqs_drbg_generate(&pqs_global_drbg, message, message_len);
+    }
+    struct measurement m;
+    measure(steps[op], &m);
+    uint8_t status = STATUS_OK;
+    if (m.ret != 0) {
+      status = op == OP_VERIFY ? STATUS_VALID_REJECTED : STATUS_OP_FAILED;
+    } else if (op == OP_VERIFY) {
+      status = check_forgery_rejected();
+    }
+    if (ops & (1u << op)) {
+      send_sample(seq, sample_id, op, status, &m);
+    }
+    if (status != STATUS_OK) {
+      first_failure = status;
+      break;
+    }
+  }
+
+  uint8_t buf[5];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u32(&w, sample_id);
+  pqs_put_u8(&w, first_failure);
+  send_record(REC_DONE, seq, &w);
+}
+
+static void handle_frame(const struct pqs_frame *frame)
+{
+  if (frame->version != PQS_PROTOCOL_VERSION) {
+    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 1 expected");
+    return;
+  }
+  switch (frame->type) {
+  case CMD_HELLO:
+    send_info(frame->seq);
+    break;
+  case CMD_RUN:
+    handle_run(frame->seq, frame);
+    break;
+  default:
+    send_error(frame->seq, ERR_UNKNOWN_COMMAND, "unknown command");
+    break;
+  }
+}
+
+int main(void)
+{
+  static struct pqs_receiver rx;
+  hal_setup();
+  calibrate_counter();
+  pqs_receiver_init(&rx);
+  send_info(0);
+  for (;;) {
+    struct pqs_frame frame;
+    switch (pqs_receiver_push(&rx, hal_getc(), &frame)) {
+    case PQS_RX_FRAME:
+      handle_frame(&frame);
+      break;
+    case PQS_RX_BAD_FRAME:
+      send_error(0, ERR_BAD_FRAME, "frame dropped: bad COBS, length or CRC");
+      break;
+    case PQS_RX_NONE:
+      break;
+    }
+  }
+}

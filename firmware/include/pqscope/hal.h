@@ -1,0 +1,29 @@
+/* The board interface: everything the harness needs from a board, and nothing else.
+ * Each board folder (boards/<name>/) implements it once; nothing in firmware/ names a register. */
+#ifndef PQSCOPE_HAL_H
+#define PQSCOPE_HAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Clocks (the board's configured core clock), UART and cycle counter. Called once at boot. */
+void hal_setup(void);
+
+/* Core clock in Hz, as configured by hal_setup(). */
+uint32_t hal_clock_hz(void);
+
+/* Blocking UART byte output and input (the protocol's transport). */
+void hal_putc(uint8_t byte);
+uint8_t hal_getc(void);
+
+/* Free-running 64-bit core cycle counter. Never wraps in practice (2^64 cycles). */
+uint64_t hal_cycles(void);
+
+/* Board name, e.g. "stm32f4discovery". */
+const char *hal_board_name(void);
+
+/* Lowest address the stack may grow down to (end of static RAM use); provided by the board's
+ * linker script. The harness paints the stack between this and the current stack pointer. */
+extern uint8_t __pqscope_stack_limit[];
+
+#endif
