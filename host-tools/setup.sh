@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs whatever pqscope is missing on a Debian/Ubuntu machine, then returns quickly on every
+# later call: the Arm toolchain, build tools, OpenOCD, and the project's Python venv (.venv) with
+# the host tool installed in it. Safe to run again at any time.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv="$root/.venv"
+
+say() { echo "pqscope setup: $*" >&2; }
+
+missing=()
+command -v arm-none-eabi-gcc >/dev/null || missing+=(gcc-arm-none-eabi)
+[ -n "$(find /usr/lib/arm-none-eabi/newlib -name libc_nano.a 2>/dev/null | head -1)" ] \
+  || missing+=(libnewlib-arm-none-eabi)
+command -v ninja >/dev/null || missing+=(ninja-build)
+command -v make >/dev/null || missing+=(make)
+command -v cc >/dev/null || missing+=(gcc)
+command -v git >/dev/null || missing+=(git)
+command -v cmake >/dev/null || missing+=(cmake)
+command -v openocd >/dev/null || missing+=(openocd)
+python3 -c "import venv, ensurepip" 2>/dev/null || missing+=(python3-venv)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null; then
+    say "missing ${missing[*]} and no apt-get here: install them with your package manager"; exit 1
+  fi
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  say "installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x "$venv/bin/python" ]; then
+  say "creating the Python environment in .venv"
+  python3 -m venv "$venv"
+fi
+
+# Reinstall the host tool only when its declared dependencies change.
+stamp="$venv/.pqscope-installed"
+want=$(cat "$root/host-tools/pyproject.toml" "$root/host-tools/setup.sh" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing the host tool and its Python dependencies into .venv"
+  "$venv/bin/python" -m pip install -q --upgrade pip
+  "$venv/bin/python" -m pip install -q -e "$root/host-tools[test]"
+  # CMake >= 3.25 is required; older distributions get it from PyPI inside the venv.
+  if ! cmake -P /dev/stdin <<<'if(CMAKE_VERSION VERSION_LESS 3.25)
+message(FATAL_ERROR "old")
+endif()' >/dev/null 2>&1; then
+    "$venv/bin/python" -m pip install -q "cmake>=3.25"
+  fi
+  echo "$want" > "$stamp"
+fi

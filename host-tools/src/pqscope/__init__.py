@@ -1,0 +1,1 @@
+"""pqscope host tool: build, run and measure post-quantum signature firmware."""

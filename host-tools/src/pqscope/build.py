@@ -1,0 +1,116 @@
+"""Building images and the emulator with the project's CMake presets, and sizing images."""
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.elffile import ELFFile
+
+from .boards import Board
+from .errors import PqscopeError
+
+HOST_PRESET = "host"
+EMULATOR_TARGET = "pqscope-vboard"
+EMULATOR_PATH = Path("boards/virtual/emulator") / EMULATOR_TARGET
+CROSS_COMPILER = "arm-none-eabi-gcc"
+SETUP_HINT = "run host-tools/setup.sh (see Setup in README.md)"
+
+
+class BuildError(PqscopeError):
+    pass
+
+
+@dataclass(frozen=True)
+class ImageSize:
+    """Section sizes as GNU `size` (Berkeley format) reports them."""
+
+    text: int
+    data: int
+    bss: int
+
+    @property
+    def flash_bytes(self) -> int:
+        return self.text + self.data  # .data's initial values live in flash
+
+    def ram_bytes(self, stack_bytes: int) -> int:
+        return self.data + self.bss + stack_bytes
+
+
+def build_dir(root: Path, preset: str) -> Path:
+    return root / "build" / preset
+
+
+def image_path(root: Path, preset: str, scheme: str, impl: str) -> Path:
+    return build_dir(root, preset) / "images" / scheme / f"{impl}.elf"
+
+
+def build_image(root: Path, board: Board, scheme: str, impl: str) -> Path:
+    _build(root, board.cmake_preset, f"image.{scheme}.{impl}")
+    return _built(image_path(root, board.cmake_preset, scheme, impl))
+
+
+def build_emulator(root: Path) -> Path:
+    _build(root, HOST_PRESET, EMULATOR_TARGET)
+    return _built(build_dir(root, HOST_PRESET) / EMULATOR_PATH)
+
+
+def _build(root: Path, preset: str, target: str) -> None:
+    tools = ["cmake"] + ([] if preset == HOST_PRESET else [CROSS_COMPILER])
+    for tool in tools:
+        if shutil.which(tool) is None:
+            raise BuildError(f"{tool} not found on PATH; {SETUP_HINT}")
+    # Configuring again would be slow and is CMake's job once a cache exists.
+    if not (build_dir(root, preset) / "CMakeCache.txt").exists():
+        _run(root, ["cmake", "--preset", preset])
+    _run(root, ["cmake", "--build", "--preset", preset, "--target", target])
+
+
+def _run(root: Path, command: list[str]) -> None:
+    result = subprocess.run(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        raise BuildError(
+            f"`{' '.join(command)}` failed with exit code {result.returncode} (log above)",
+            details=result.stdout,
+        )
+
+
+def _built(path: Path) -> Path:
+    if not path.is_file():
+        raise BuildError(f"the build succeeded but did not produce {path}")
+    return path
+
+
+def read_size(elf: Path) -> ImageSize:
+    text = data = bss = 0
+    try:
+        with elf.open("rb") as stream:
+            for section in ELFFile(stream).iter_sections():
+                flags = section["sh_flags"]
+                if not flags & SH_FLAGS.SHF_ALLOC:
+                    continue
+                if flags & SH_FLAGS.SHF_EXECINSTR or not flags & SH_FLAGS.SHF_WRITE:
+                    text += section["sh_size"]
+                elif section["sh_type"] != "SHT_NOBITS":
+                    data += section["sh_size"]
+                else:
+                    bss += section["sh_size"]
+    except (OSError, ELFError) as error:
+        raise BuildError(f"cannot read {elf}: {error}") from None
+    return ImageSize(text, data, bss)
+
+
+def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:
+    if size.flash_bytes > board.flash_bytes:
+        raise BuildError(
+            f"{elf.name} needs {size.flash_bytes} bytes of flash (text+data), "
+            f"board {board.name} has {board.flash_bytes}"
+        )
+    ram = size.ram_bytes(stack_bytes)
+    if ram > board.ram_bytes:
+        raise BuildError(
+            f"{elf.name} needs {ram} bytes of RAM (data+bss+{stack_bytes} bytes of stack), "
+            f"board {board.name} has {board.ram_bytes}"
+        )

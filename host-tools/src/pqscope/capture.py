@@ -1,0 +1,89 @@
+"""From a board running an image to rows of measurements: connect, check, run samples."""
+
+import contextlib
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from .boards import Board
+from .catalogue import Implementation
+from .device import DeviceSession
+from .errors import PqscopeError
+from .protocol import Info, Op, Status
+from .transport import open_port
+from .vboard import VirtualBoard
+
+
+@dataclass(frozen=True)
+class Row:
+    """One operation of one sample."""
+
+    sample_id: int
+    op: Op
+    seed: bytes
+    cycles: int
+    stack_bytes: int
+    status: Status
+    verified: bool  # the whole sample succeeded: its signature verified, the corrupted one did not
+
+
+@dataclass
+class Connection:
+    session: DeviceSession
+    port: str
+    vboard: VirtualBoard | None
+
+
+@contextlib.contextmanager
+def connect(
+    board: Board,
+    *,
+    elf: Path,
+    emulator: Path | None,
+    port: str | None,
+    baud: int,
+    stats_path: Path,
+    on_receive: Callable[[bytes], object] | None = None,
+    sample_timeout: float = 60.0,
+) -> Iterator[Connection]:
+    """A session with the board: the emulator on `elf` for the virtual board, else `port`."""
+    with contextlib.ExitStack() as stack:
+        vboard = None
+        if board.is_virtual:
+            vboard = stack.enter_context(VirtualBoard(emulator, elf, stats_path))
+            port = vboard.port
+        serial_port = stack.enter_context(open_port(port, baud))
+        session = DeviceSession(serial_port, on_receive=on_receive, sample_timeout=sample_timeout)
+        yield Connection(session, port, vboard)
+
+
+def check_info(info: Info, board: Board, implementation: Implementation, msg_len: int) -> None:
+    """The device must run the image we mean to measure."""
+    running = f"{info.board}/{info.scheme}/{info.impl}"
+    wanted = f"{board.name}/{implementation.scheme}/{implementation.impl}"
+    if (info.scheme, info.impl) != (implementation.scheme, implementation.impl) or (
+        info.board not in board.firmware_names
+    ):
+        raise PqscopeError(f"the device runs {running}, not {wanted}: flash the right image")
+    if msg_len > info.max_msg_len:
+        raise PqscopeError(f"--msg-len {msg_len} exceeds the image's maximum of {info.max_msg_len}")
+
+
+def sample_seed(master_seed: bytes, index: int) -> bytes:
+    """Each sample's seed, derived so that the master seed replays the whole run."""
+    return hashlib.sha256(master_seed + index.to_bytes(4, "little")).digest()
+
+
+def capture(
+    session: DeviceSession, *, ops: tuple[Op, ...], samples: int, msg_len: int, master_seed: bytes
+) -> Iterator[list[Row]]:
+    """Runs the samples one by one, yielding each one's rows as soon as it is done."""
+    for index in range(samples):
+        seed = sample_seed(master_seed, index)
+        result = session.run_sample(seed, msg_len, ops, index)
+        verified = result.done.status == Status.OK
+        yield [
+            Row(index, sample.op, seed, sample.cycles, sample.stack_bytes, sample.status, verified)
+            for sample in result.samples
+        ]

@@ -1,0 +1,209 @@
+"""A session with the harness firmware: send commands, collect the records that answer them."""
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import serial
+
+from .errors import PqscopeError
+from .frames import Frame, FrameDecoder
+from .protocol import (
+    Command,
+    Done,
+    ErrorCode,
+    ErrorRecord,
+    Hello,
+    Info,
+    Op,
+    ProtocolError,
+    Record,
+    Run,
+    Sample,
+    decode_message,
+    encode_message,
+)
+from .transport import TransportError
+
+
+class DeviceTimeout(PqscopeError):
+    pass
+
+
+class DeviceError(PqscopeError):
+    """The device reported an error or broke the protocol."""
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    samples: list[Sample]
+    done: Done
+
+
+class _Rejected(Exception):
+    """The device answered BAD_FRAME: our command arrived corrupted."""
+
+
+class _Silent(Exception):
+    """No answer before the deadline."""
+
+
+class DeviceSession:
+    """Talks to one device over an open port.
+
+    Every attempt of a command gets a fresh `seq`, so late records from an abandoned attempt are
+    recognised and ignored. A command is sent again when the device reports BAD_FRAME, or when it
+    went silent or answered incompletely after the host dropped corrupted frames; it is never
+    repeated after a clean silence, which means the device is not answering.
+    """
+
+    def __init__(
+        self,
+        port: serial.SerialBase,
+        *,
+        on_receive: Callable[[bytes], object] | None = None,
+        answer_timeout: float = 2.0,
+        sample_timeout: float = 60.0,
+        attempts: int = 3,
+    ):
+        self._port = port
+        self._on_receive = on_receive
+        self._decoder = FrameDecoder()
+        self._frames: deque[Frame] = deque()
+        self._seq = 0
+        self.answer_timeout = answer_timeout
+        self.sample_timeout = sample_timeout
+        self.attempts = attempts
+
+    @property
+    def bad_frames(self) -> int:
+        return self._decoder.bad_count
+
+    def hello(self) -> Info:
+        # HELLO is retried on silence too: a board that was resetting may have missed it.
+        records = self._command(
+            Hello(), Info, self.answer_timeout, retry_on_silence=True, what="its INFO (answer to HELLO)"
+        )
+        return records[-1]
+
+    def run_sample(self, seed: bytes, msg_len: int, ops: tuple[Op, ...], sample_id: int) -> SampleResult:
+        ops = tuple(sorted(set(ops)))
+        records = self._command(
+            Run(ops, msg_len, sample_id, seed),
+            Done,
+            self.sample_timeout,
+            retry_on_silence=False,
+            what=f"a record of sample {sample_id}",
+            check=lambda answer: _check_sample(answer, ops, sample_id),
+        )
+        return SampleResult([r for r in records if isinstance(r, Sample)], records[-1])
+
+    def _command(
+        self,
+        command: Command,
+        final: type,
+        timeout: float,
+        *,
+        retry_on_silence: bool,
+        what: str,
+        check: Callable[[list[Record]], str | None] = lambda answer: None,
+    ) -> list[Record]:
+        failure: PqscopeError | None = None
+        for _ in range(self.attempts):
+            self._seq = self._seq % 0xFFFF + 1  # 0 is reserved for unsolicited records
+            seq = self._seq
+            bad_before = self.bad_frames
+            self._write(encode_message(command, seq))
+            try:
+                answer = self._collect(seq, final, timeout)
+            except _Rejected:
+                failure = DeviceError(f"the device received {command.TYPE.name} corrupted")
+                continue
+            except _Silent:
+                failure = DeviceTimeout(
+                    f"device not answering on {self._port.port}: no {what} within {timeout:g} s"
+                )
+                if retry_on_silence or self.bad_frames > bad_before:
+                    continue
+                raise failure from None
+            problem = check(answer)
+            if problem is None:
+                return answer
+            failure = DeviceError(problem)
+            if self.bad_frames == bad_before:
+                raise failure
+        if isinstance(failure, DeviceTimeout) and not self.bad_frames:
+            hint = "is the pqscope image flashed and the board running?"
+        else:
+            hint = f"check the baud rate and the wiring; {self.bad_frames} corrupted frames received"
+        raise type(failure)(f"{failure} ({self.attempts} tries; {hint})")
+
+    def _collect(self, seq: int, final: type, timeout: float) -> list[Record]:
+        """Records answering `seq`, up to and including the first of type `final`."""
+        answer: list[Record] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = self._next_frame(deadline)
+            record = decode_message(frame)
+            if frame.seq == 0:
+                self._unsolicited(record, during_hello=final is Info, answered=bool(answer))
+            elif frame.seq == seq:
+                if isinstance(record, ErrorRecord):
+                    raise DeviceError(f"device error {record.describe()}")
+                answer.append(record)
+                if isinstance(record, final):
+                    return answer
+                deadline = time.monotonic() + timeout  # the timeout is per record: samples are slow
+
+    @staticmethod
+    def _unsolicited(record: Record, *, during_hello: bool, answered: bool) -> None:
+        if isinstance(record, Info):
+            if during_hello:
+                return  # the boot announcement: the answer to HELLO follows
+            raise DeviceError("the device reset during a sample (it announced itself again)")
+        if isinstance(record, ErrorRecord):
+            if record.code == ErrorCode.BAD_FRAME:
+                if not answered:
+                    raise _Rejected
+                return  # our command got through: the corrupted frame was something else
+            raise DeviceError(f"device error {record.describe()}")
+        raise ProtocolError(f"unexpected {record.TYPE.name} record with seq 0")
+
+    def _next_frame(self, deadline: float) -> Frame:
+        while not self._frames:
+            if time.monotonic() >= deadline:
+                raise _Silent
+            data = self._read()
+            if data:
+                if self._on_receive:
+                    self._on_receive(data)
+                self._frames.extend(self._decoder.feed(data))
+        return self._frames.popleft()
+
+    def _read(self) -> bytes:
+        try:
+            return self._port.read(max(1, self._port.in_waiting))
+        except (serial.SerialException, OSError) as error:
+            raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._port.write(data)
+            self._port.flush()
+        except (serial.SerialException, OSError) as error:
+            raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
+
+
+def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int) -> str | None:
+    samples = [r for r in answer if isinstance(r, Sample)]
+    got = tuple(s.op for s in samples)
+    ids = {s.sample_id for s in samples} | {answer[-1].sample_id}
+    if len(samples) != len(answer) - 1:
+        return f"device answered sample {sample_id} with unexpected records"
+    if got != ops:
+        expected = ",".join(op.label for op in ops)
+        return f"device reported {','.join(op.label for op in got) or 'nothing'} for sample {sample_id}, expected {expected}"
+    if ids != {sample_id}:
+        return f"device answered sample {sample_id} with records for sample ids {sorted(ids)}"
+    return None

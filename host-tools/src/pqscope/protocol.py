@@ -1,0 +1,270 @@
+"""Messages of the pqscope serial protocol, version 1 (firmware/PROTOCOL.md).
+
+Each message is a dataclass that packs and parses its own payload, so one layout definition
+serves both directions (the host sends commands; tests play the device with the same code).
+"""
+
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import ClassVar
+
+from .errors import PqscopeError
+from .frames import Frame, encode_frame
+
+PROTOCOL_VERSION = 1
+SEED_BYTES = 32
+
+
+class MessageType(IntEnum):
+    HELLO = 0x01
+    RUN = 0x02
+    INFO = 0x81
+    SAMPLE = 0x82
+    DONE = 0x83
+    ERROR = 0x8F
+
+
+class Op(IntEnum):
+    KEYGEN = 0
+    SIGN = 1
+    VERIFY = 2
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Status(IntEnum):
+    OK = 0
+    OP_FAILED = 1
+    VALID_REJECTED = 2
+    CORRUPT_ACCEPTED = 3
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class ErrorCode(IntEnum):
+    BAD_FRAME = 1
+    BAD_VERSION = 2
+    UNKNOWN_COMMAND = 3
+    BAD_LENGTH = 4
+    BAD_ARGUMENT = 5
+
+
+class ProtocolError(PqscopeError):
+    """The device sent something the protocol does not allow."""
+
+
+class VersionMismatch(ProtocolError):
+    def __init__(self, version: int):
+        super().__init__(
+            f"the device speaks protocol version {version}, this tool speaks version "
+            f"{PROTOCOL_VERSION}: the firmware image and the host tool do not match "
+            "(rebuild and flash the image from this checkout)"
+        )
+        self.version = version
+
+
+def ops_mask(ops: tuple["Op", ...]) -> int:
+    mask = 0
+    for op in ops:
+        mask |= 1 << op
+    return mask
+
+
+def ops_from_mask(mask: int) -> tuple[Op, ...]:
+    return tuple(op for op in Op if mask & (1 << op))
+
+
+def _pack_string(text: str) -> bytes:
+    encoded = text.encode()
+    if len(encoded) > 255:
+        raise ValueError(f"string of {len(encoded)} bytes does not fit a u8 length")
+    return bytes([len(encoded)]) + encoded
+
+
+def _unpack_string(payload: bytes, offset: int, name: str) -> tuple[str, int]:
+    if offset >= len(payload):
+        raise ProtocolError(f"malformed {name}: payload ends before a string")
+    end = offset + 1 + payload[offset]
+    if end > len(payload):
+        raise ProtocolError(f"malformed {name}: string runs past the payload")
+    try:
+        return payload[offset + 1 : end].decode(), end
+    except UnicodeDecodeError:
+        raise ProtocolError(f"malformed {name}: string is not UTF-8") from None
+
+
+def _unpack_fixed(layout: struct.Struct, payload: bytes, name: str) -> tuple:
+    if len(payload) != layout.size:
+        raise ProtocolError(f"malformed {name}: {len(payload)} payload bytes, expected {layout.size}")
+    return layout.unpack(payload)
+
+
+def _enum(enum: type[IntEnum], value: int, name: str):
+    try:
+        return enum(value)
+    except ValueError:
+        raise ProtocolError(f"malformed {name}: {enum.__name__} {value} is not defined") from None
+
+
+@dataclass(frozen=True)
+class Hello:
+    TYPE: ClassVar = MessageType.HELLO
+    _LAYOUT: ClassVar = struct.Struct("")
+
+    def payload(self) -> bytes:
+        return b""
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Hello":
+        _unpack_fixed(cls._LAYOUT, payload, "HELLO")
+        return cls()
+
+
+@dataclass(frozen=True)
+class Run:
+    TYPE: ClassVar = MessageType.RUN
+    _LAYOUT: ClassVar = struct.Struct(f"<BBHI{SEED_BYTES}s")
+
+    ops: tuple[Op, ...]
+    msg_len: int
+    sample_id: int
+    seed: bytes
+    flags: int = 0
+
+    def payload(self) -> bytes:
+        if len(self.seed) != SEED_BYTES:
+            raise ValueError(f"seed must be {SEED_BYTES} bytes, not {len(self.seed)}")
+        return self._LAYOUT.pack(ops_mask(self.ops), self.flags, self.msg_len, self.sample_id, self.seed)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Run":
+        mask, flags, msg_len, sample_id, seed = _unpack_fixed(cls._LAYOUT, payload, "RUN")
+        return cls(ops_from_mask(mask), msg_len, sample_id, seed, flags)
+
+
+@dataclass(frozen=True)
+class Info:
+    TYPE: ClassVar = MessageType.INFO
+    _FIXED: ClassVar = struct.Struct("<BBHIIIII")
+
+    protocol_version: int
+    max_msg_len: int
+    clock_hz: int
+    pk_bytes: int
+    sk_bytes: int
+    sig_bytes: int
+    stack_budget_bytes: int
+    board: str
+    scheme: str
+    impl: str
+    build_id: str
+    compiler: str
+
+    def payload(self) -> bytes:
+        fixed = self._FIXED.pack(
+            self.protocol_version, 0, self.max_msg_len, self.clock_hz, self.pk_bytes,
+            self.sk_bytes, self.sig_bytes, self.stack_budget_bytes,
+        )
+        strings = (self.board, self.scheme, self.impl, self.build_id, self.compiler)
+        return fixed + b"".join(_pack_string(s) for s in strings)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Info":
+        size = cls._FIXED.size
+        version, _reserved, *numbers = _unpack_fixed(cls._FIXED, payload[:size], "INFO")
+        strings, offset = [], size
+        for _ in range(5):
+            text, offset = _unpack_string(payload, offset, "INFO")
+            strings.append(text)
+        if offset != len(payload):
+            raise ProtocolError(f"malformed INFO: {len(payload) - offset} bytes after the last string")
+        return cls(version, *numbers, *strings)
+
+
+@dataclass(frozen=True)
+class Sample:
+    TYPE: ClassVar = MessageType.SAMPLE
+    _LAYOUT: ClassVar = struct.Struct("<IBBHQI")
+
+    sample_id: int
+    op: Op
+    status: Status
+    cycles: int
+    stack_bytes: int
+
+    def payload(self) -> bytes:
+        return self._LAYOUT.pack(self.sample_id, self.op, self.status, 0, self.cycles, self.stack_bytes)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Sample":
+        sample_id, op, status, _reserved, cycles, stack = _unpack_fixed(cls._LAYOUT, payload, "SAMPLE")
+        return cls(sample_id, _enum(Op, op, "SAMPLE"), _enum(Status, status, "SAMPLE"), cycles, stack)
+
+
+@dataclass(frozen=True)
+class Done:
+    TYPE: ClassVar = MessageType.DONE
+    _LAYOUT: ClassVar = struct.Struct("<IB")
+
+    sample_id: int
+    status: Status
+
+    def payload(self) -> bytes:
+        return self._LAYOUT.pack(self.sample_id, self.status)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Done":
+        sample_id, status = _unpack_fixed(cls._LAYOUT, payload, "DONE")
+        return cls(sample_id, _enum(Status, status, "DONE"))
+
+
+@dataclass(frozen=True)
+class ErrorRecord:
+    TYPE: ClassVar = MessageType.ERROR
+    _CODE: ClassVar = struct.Struct("<H")
+
+    code: int  # an ErrorCode, or a newer code this tool does not know
+    message: str
+
+    def payload(self) -> bytes:
+        return self._CODE.pack(self.code) + _pack_string(self.message)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "ErrorRecord":
+        (code,) = _unpack_fixed(cls._CODE, payload[: cls._CODE.size], "ERROR")
+        message, end = _unpack_string(payload, cls._CODE.size, "ERROR")
+        if end != len(payload):
+            raise ProtocolError("malformed ERROR: bytes after the message")
+        return cls(code, message)
+
+    def describe(self) -> str:
+        try:
+            name = ErrorCode(self.code).name
+        except ValueError:
+            name = f"code {self.code}"
+        return f"{name}: {self.message}" if self.message else name
+
+
+Command = Hello | Run
+Record = Info | Sample | Done | ErrorRecord
+Message = Command | Record
+_BY_TYPE: dict[int, type] = {cls.TYPE: cls for cls in (Hello, Run, Info, Sample, Done, ErrorRecord)}
+
+
+def encode_message(message: Message, seq: int, version: int = PROTOCOL_VERSION) -> bytes:
+    """The message as a frame on the wire (version is a parameter so tests can fake a mismatch)."""
+    return encode_frame(Frame(version, message.TYPE, seq, message.payload()))
+
+
+def decode_message(frame: Frame) -> Message:
+    if frame.version != PROTOCOL_VERSION:
+        raise VersionMismatch(frame.version)
+    cls = _BY_TYPE.get(frame.type)
+    if cls is None:
+        raise ProtocolError(f"unknown message type 0x{frame.type:02x}")
+    return cls.parse(frame.payload)
