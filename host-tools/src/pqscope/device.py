@@ -72,6 +72,7 @@ class DeviceSession:
         self._decoder = FrameDecoder()
         self._frames: deque[Frame] = deque()
         self._seq = 0
+        self._answered = False  # a boot INFO after the first answer means the device reset
         self.answer_timeout = answer_timeout
         self.sample_timeout = sample_timeout
         self.attempts = attempts
@@ -151,16 +152,16 @@ class DeviceSession:
             elif frame.seq == seq:
                 if isinstance(record, ErrorRecord):
                     raise DeviceError(f"device error {record.describe()}")
+                self._answered = True
                 answer.append(record)
                 if isinstance(record, final):
                     return answer
                 deadline = time.monotonic() + timeout  # the timeout is per record: samples are slow
 
-    @staticmethod
-    def _unsolicited(record: Record, *, during_hello: bool, answered: bool) -> None:
+    def _unsolicited(self, record: Record, *, during_hello: bool, answered: bool) -> None:
         if isinstance(record, Info):
-            if during_hello:
-                return  # the boot announcement: the answer to HELLO follows
+            if during_hello or not self._answered:
+                return  # the boot announcement; a reset before HELLO is harmless too
             raise DeviceError("the device reset during a sample (it announced itself again)")
         if isinstance(record, ErrorRecord):
             if record.code == ErrorCode.BAD_FRAME:

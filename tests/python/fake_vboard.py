@@ -1,0 +1,52 @@
+"""A stand-in for pqscope-vboard with the same command line: the fake device on a pty.
+
+The image's scheme and impl come from its path (build/<preset>/images/<scheme>/<impl>.elf).
+FAKE_VBOARD_ERROR makes it fail at startup like the real emulator; FAKE_DEVICE holds Behaviour
+fields as JSON.
+"""
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import tty
+from pathlib import Path
+
+from fakedevice import Behaviour, FakeDevice, make_info
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--elf", type=Path, required=True)
+    parser.add_argument("--uart", choices=["pty", "stdio"], required=True)
+    parser.add_argument("--stats", type=Path)
+    parser.add_argument("--max-cycles", type=int)
+    args = parser.parse_args()
+    if "FAKE_VBOARD_ERROR" in os.environ:
+        print(f"vboard: error: {os.environ['FAKE_VBOARD_ERROR']}", file=sys.stderr)
+        return 2
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    behaviour = Behaviour(**json.loads(os.environ.get("FAKE_DEVICE", "{}")))
+    device = FakeDevice(master, make_info(scheme=args.elf.parent.name, impl=args.elf.stem), behaviour)
+    started = time.monotonic()
+    terminated = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: terminated.set())
+    device.start()
+    print(f"vboard: uart {os.ttyname(slave)}", file=sys.stderr, flush=True)
+    terminated.wait()
+    device.stop()
+    if args.stats:
+        wall = time.monotonic() - started
+        args.stats.write_text(json.dumps({
+            "model_cycles": device.model_cycles, "wall_seconds": wall,
+            "model_cycles_per_second": device.model_cycles / wall,
+        }))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

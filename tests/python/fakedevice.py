@@ -1,0 +1,133 @@
+"""A fake harness firmware: the device side of the protocol, on a file descriptor, in a thread.
+
+Behaviour knobs let tests play a noisy line, a device that goes silent, one that speaks another
+protocol version, and so on. Cycle counts are a function of the seed, like the real device's
+(deterministic) behaviour on the virtual board.
+"""
+
+import os
+import select
+import threading
+from dataclasses import dataclass, field
+
+from pqscope.frames import FrameDecoder
+from pqscope.protocol import (
+    PROTOCOL_VERSION,
+    Done,
+    ErrorCode,
+    ErrorRecord,
+    Hello,
+    Info,
+    Op,
+    Run,
+    Sample,
+    Status,
+    decode_message,
+    encode_message,
+)
+
+MAX_MSG_LEN = 1024
+
+
+def fake_cycles(seed: bytes, op: Op) -> int:
+    return 1_000_000 * (op + 1) + int.from_bytes(seed[:2], "little")
+
+
+def fake_stack(op: Op) -> int:
+    return 4000 + 100 * op
+
+
+def make_info(board="stm32f4discovery", scheme="ml-dsa-44", impl="m4f") -> Info:
+    return Info(PROTOCOL_VERSION, MAX_MSG_LEN, 24_000_000, 1312, 2560, 2420, 100_000,
+                board, scheme, impl, "test-build", "fake-cc")
+
+
+@dataclass
+class Behaviour:
+    version: int = PROTOCOL_VERSION  # written into every record's header
+    boot_announce: bool = True  # send INFO with seq 0 at start
+    noise: bytes = b""  # sent before every record, followed by a delimiter
+    answer_commands: int | None = None  # stop answering after this many commands
+    corrupt_records: list[int] = field(default_factory=list)  # indexes (sending order) to damage
+    reject_commands: int = 0  # answer the first N commands with ERROR(BAD_FRAME)
+    reset_on_run: bool = False  # answer RUN with a boot announcement, as if the board reset
+
+
+class FakeDevice:
+    def __init__(self, fd: int, info: Info | None = None, behaviour: Behaviour | None = None):
+        self.fd = fd
+        self.info = info or make_info()
+        self.behaviour = behaviour or Behaviour()
+        self.commands: list = []  # every valid command received, in order
+        self.model_cycles = 0
+        self._records_sent = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+
+    def start(self) -> "FakeDevice":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+
+    def _serve(self) -> None:
+        if self.behaviour.boot_announce:
+            self._send(self.info, 0)
+        decoder = FrameDecoder()
+        while not self._stop.is_set():
+            readable, _, _ = select.select([self.fd], [], [], 0.05)
+            if not readable:
+                continue
+            try:
+                data = os.read(self.fd, 4096)
+            except OSError:  # the host closed its side of the pty
+                continue
+            bad_before = decoder.bad_count
+            frames = decoder.feed(data)
+            if decoder.bad_count > bad_before:
+                self._send(ErrorRecord(ErrorCode.BAD_FRAME, "bad frame"), 0)
+            for frame in frames:
+                self._handle(frame)
+
+    def _handle(self, frame) -> None:
+        if frame.version != PROTOCOL_VERSION:
+            self._send(ErrorRecord(ErrorCode.BAD_VERSION, "bad version"), frame.seq)
+            return
+        command = decode_message(frame)
+        self.commands.append(command)
+        behaviour = self.behaviour
+        if behaviour.answer_commands is not None and len(self.commands) > behaviour.answer_commands:
+            return
+        if len(self.commands) <= behaviour.reject_commands:
+            self._send(ErrorRecord(ErrorCode.BAD_FRAME, "bad frame"), 0)
+        elif isinstance(command, Hello):
+            self._send(self.info, frame.seq)
+        elif isinstance(command, Run):
+            self._run(command, frame.seq)
+
+    def _run(self, command: Run, seq: int) -> None:
+        if self.behaviour.reset_on_run:
+            self._send(self.info, 0)
+            return
+        if command.msg_len > MAX_MSG_LEN:
+            self._send(ErrorRecord(ErrorCode.BAD_ARGUMENT, "msg_len too large"), seq)
+            return
+        for op in command.ops:
+            cycles = fake_cycles(command.seed, op)
+            self.model_cycles += cycles
+            self._send(Sample(command.sample_id, op, Status.OK, cycles, fake_stack(op)), seq)
+        self._send(Done(command.sample_id, Status.OK), seq)
+
+    def _send(self, record, seq: int) -> None:
+        wire = bytearray(encode_message(record, seq, version=self.behaviour.version))
+        if self._records_sent in self.behaviour.corrupt_records:
+            wire[len(wire) // 2] ^= 0x10
+        self._records_sent += 1
+        if self.behaviour.noise:
+            wire[:0] = self.behaviour.noise + b"\x00"
+        try:
+            os.write(self.fd, bytes(wire))
+        except OSError:
+            pass  # nobody listens: like a board whose UART is not connected

@@ -1,0 +1,98 @@
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fakedevice import make_info
+from pqscope.frames import Frame, FrameDecoder
+from pqscope.protocol import (
+    Done,
+    ErrorCode,
+    ErrorRecord,
+    Hello,
+    MessageType,
+    Op,
+    ProtocolError,
+    Run,
+    Sample,
+    Status,
+    VersionMismatch,
+    decode_message,
+    encode_message,
+)
+
+
+def decoded(wire: bytes):
+    (frame,) = FrameDecoder().feed(wire)
+    return frame, decode_message(frame)
+
+
+def test_hello_is_an_empty_frame_with_its_type_and_seq():
+    frame, message = decoded(encode_message(Hello(), 7))
+    assert (frame.version, frame.type, frame.seq, frame.payload) == (1, 0x01, 7, b"")
+    assert message == Hello()
+
+
+def test_run_payload_layout():
+    seed = bytes(range(32))
+    run = Run((Op.KEYGEN, Op.VERIFY), msg_len=59, sample_id=0x01020304, seed=seed)
+    frame, message = decoded(encode_message(run, 2))
+    assert frame.type == MessageType.RUN
+    assert frame.payload == bytes([0b101, 0]) + (59).to_bytes(2, "little") + bytes([4, 3, 2, 1]) + seed
+    assert message == run
+
+
+def test_run_refuses_a_seed_of_the_wrong_size():
+    with pytest.raises(ValueError):
+        Run((Op.SIGN,), 1, 0, b"short").payload()
+
+
+def test_info_payload_layout_and_round_trip():
+    info = make_info()
+    payload = info.payload()
+    fixed = struct.pack("<BBHIIIII", 1, 0, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
+    assert payload.startswith(fixed + b"\x10stm32f4discovery\x09ml-dsa-44\x03m4f")
+    assert decoded(encode_message(info, 0))[1] == info
+
+
+@given(
+    st.integers(0, 2**32 - 1), st.sampled_from(Op), st.sampled_from(Status),
+    st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1),
+)
+def test_sample_round_trip(sample_id, op, status, cycles, stack):
+    sample = Sample(sample_id, op, status, cycles, stack)
+    assert len(sample.payload()) == 4 + 1 + 1 + 2 + 8 + 4
+    assert decoded(encode_message(sample, 3))[1] == sample
+
+
+def test_done_and_error_round_trip():
+    assert decoded(encode_message(Done(9, Status.CORRUPT_ACCEPTED), 1))[1] == Done(9, Status.CORRUPT_ACCEPTED)
+    error = ErrorRecord(ErrorCode.BAD_ARGUMENT, "msg_len > 1024")
+    frame, message = decoded(encode_message(error, 4))
+    assert frame.payload == b"\x05\x00\x0emsg_len > 1024"
+    assert message == error
+    assert message.describe() == "BAD_ARGUMENT: msg_len > 1024"
+    assert ErrorRecord(77, "").describe() == "code 77"
+
+
+def test_other_protocol_version_is_a_clear_error():
+    with pytest.raises(VersionMismatch, match="speaks protocol version 2.*do not match"):
+        decoded(encode_message(make_info(), 0, version=2))
+
+
+@pytest.mark.parametrize(
+    ("type_", "payload", "complaint"),
+    [
+        (MessageType.SAMPLE, bytes(19), "19 payload bytes, expected 20"),
+        (MessageType.SAMPLE, struct.pack("<IBBHQI", 0, 9, 0, 0, 1, 1), "Op 9"),
+        (MessageType.DONE, struct.pack("<IB", 0, 4), "Status 4"),
+        (MessageType.INFO, make_info().payload()[:-1], "string runs past"),
+        (MessageType.INFO, make_info().payload() + b"x", "after the last string"),
+        (MessageType.ERROR, b"\x01\x00\x05ab", "string runs past"),
+        (0x55, b"", "unknown message type 0x55"),
+    ],
+)
+def test_malformed_records_are_protocol_errors(type_, payload, complaint):
+    with pytest.raises(ProtocolError, match=complaint):
+        decode_message(Frame(1, type_, 1, payload))
