@@ -20,6 +20,7 @@ from .build import build_emulator, build_image, check_fits, read_size
 from .capture import capture, check_info, connect, sample_seed
 from .catalogue import Implementation, find_implementation, load_catalogue
 from .errors import PqscopeError
+from .metadata import load_json
 from .paths import repo_root
 from .protocol import Op
 from .report import print_results, run_document
@@ -31,6 +32,7 @@ VIRTUAL_BOARD = "virtual"
 BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "m4-ct"))
 BENCH_SAMPLES = 3
 BENCH_MSG_LEN = 32
+RESULTS_WIDTH = 120
 
 
 class _OneLineErrors(click.Group):
@@ -44,10 +46,10 @@ class _OneLineErrors(click.Group):
                 click.echo(error.details.rstrip(), err=True)
             raise click.ClickException(str(error)) from None
         except click.UsageError as error:
-            if error.ctx is not None:
-                error.message += f" (see: {error.ctx.command_path} --help)"
-                error.ctx = None  # without a context click prints no usage block
-            raise
+            if error.ctx is None:
+                raise
+            # A new error without a context: click prints no usage block for it.
+            raise click.UsageError(f"{error.format_message()} (see: {error.ctx.command_path} --help)") from None
 
 
 @click.group(cls=_OneLineErrors)
@@ -248,7 +250,7 @@ def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, m
         finally:
             meta["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             if board.is_virtual and (run_dir.path / "vboard-stats.json").exists():
-                meta["emulator_stats"] = json.loads((run_dir.path / "vboard-stats.json").read_text())
+                meta["emulator_stats"] = load_json(run_dir.path / "vboard-stats.json")
             run_dir.write_meta(meta)
         if meta["status"] == "interrupted":
             err.print(f"interrupted after {meta['samples_completed']} of {samples} samples; "
@@ -260,7 +262,8 @@ def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, m
     if as_json:
         _print_json(document)
     else:
-        print_results(Console(), document)
+        # Wide enough that no figure is cut off, even when the output is not a terminal.
+        print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
 
 
 @cli.command("vboard-bench")

@@ -84,7 +84,7 @@ class DeviceSession:
     def hello(self) -> Info:
         # HELLO is retried on silence too: a board that was resetting may have missed it.
         records = self._command(
-            Hello(), Info, self.answer_timeout, retry_on_silence=True, what="its INFO (answer to HELLO)"
+            Hello(), Info, self.answer_timeout, retry_on_silence=True, what="INFO in answer to HELLO"
         )
         return records[-1]
 
@@ -95,7 +95,7 @@ class DeviceSession:
             Done,
             self.sample_timeout,
             retry_on_silence=False,
-            what=f"a record of sample {sample_id}",
+            what=f"record of sample {sample_id}",
             check=lambda answer: _check_sample(answer, ops, sample_id),
         )
         return SampleResult([r for r in records if isinstance(r, Sample)], records[-1])

@@ -1,0 +1,94 @@
+import shutil
+import subprocess
+
+import pytest
+
+from conftest import REPO
+from pqscope.boards import get_board, load_boards
+from pqscope.build import BuildError, ImageSize, build_emulator, build_image, check_fits, read_size
+from pqscope.catalogue import find_implementation, load_catalogue
+from pqscope.errors import PqscopeError, UnknownNameError
+
+
+def test_sizes_match_gnu_size(tiny_elf):
+    elf, size_tool = tiny_elf
+    if shutil.which(size_tool) is None:
+        pytest.skip(f"{size_tool} not installed")
+    output = subprocess.run([size_tool, str(elf)], capture_output=True, text=True, check=True).stdout
+    text, data, bss = map(int, output.splitlines()[1].split()[:3])
+    assert read_size(elf) == ImageSize(text, data, bss)
+    # The test program: 300 bytes of constants, one initialised int, 100 zeroed ints.
+    assert text >= 300 and data >= 4 and bss >= 400
+
+
+def test_reading_a_non_elf_is_a_build_error(tmp_path):
+    bogus = tmp_path / "bogus.elf"
+    bogus.write_bytes(b"not an elf at all")
+    with pytest.raises(BuildError, match="cannot read .*bogus.elf"):
+        read_size(bogus)
+
+
+def test_fit_check_counts_flash_and_ram_like_the_board_json():
+    board = get_board(REPO, "stm32f4discovery")
+    check_fits(board, REPO / "x.elf", ImageSize(1_048_000, 576, 0), stack_bytes=0)
+    with pytest.raises(BuildError, match=r"needs 1048577 bytes of flash \(text\+data\), board stm32f4discovery has 1048576"):
+        check_fits(board, REPO / "x.elf", ImageSize(1_048_000, 577, 0), stack_bytes=0)
+    check_fits(board, REPO / "x.elf", ImageSize(10, 1000, 64_000), stack_bytes=131_072 - 65_000)
+    with pytest.raises(BuildError, match=r"needs 131073 bytes of RAM \(data\+bss\+66073 bytes of stack\)"):
+        check_fits(board, REPO / "x.elf", ImageSize(10, 1000, 64_000), stack_bytes=131_072 - 64_999)
+
+
+def test_virtual_board_inherits_the_emulated_board(fake_repo):
+    boards = load_boards(fake_repo)
+    virtual, discovery = boards["virtual"], boards["stm32f4discovery"]
+    assert virtual.is_virtual and not discovery.is_virtual
+    assert (virtual.flash_bytes, virtual.ram_bytes, virtual.clock_hz) == (1_048_576, 131_072, 24_000_000)
+    assert virtual.cmake_preset == "stm32f4discovery"
+    assert virtual.firmware_names == {"virtual", "stm32f4discovery"}
+
+
+def test_unknown_names_list_the_valid_ones(fake_repo):
+    with pytest.raises(UnknownNameError, match="unknown board 'nucleo'; valid: stm32f4discovery, virtual"):
+        get_board(fake_repo, "nucleo")
+    catalogue = load_catalogue(fake_repo)
+    with pytest.raises(UnknownNameError, match="unknown scheme 'rsa'; valid: ml-dsa-44"):
+        find_implementation(catalogue, "rsa", "m4f")
+    with pytest.raises(UnknownNameError, match="unknown impl 'ref' of scheme ml-dsa-44; valid: m4f"):
+        find_implementation(catalogue, "ml-dsa-44", "ref")
+
+
+def test_broken_metadata_names_the_file(fake_repo):
+    (fake_repo / "boards/virtual/board.json").write_text("{")
+    with pytest.raises(PqscopeError, match="boards/virtual/board.json is not valid JSON"):
+        load_boards(fake_repo)
+
+
+def test_build_configures_once_then_builds_the_image_target(fake_repo, fake_toolchain, tiny_elf):
+    log = fake_toolchain()
+    board = get_board(fake_repo, "virtual")
+    first = build_image(fake_repo, board, "ml-dsa-44", "m4f")
+    again = build_image(fake_repo, board, "ml-dsa-44", "m4f")
+    assert first == again == fake_repo / "build/stm32f4discovery/images/ml-dsa-44/m4f.elf"
+    assert log.read_text().splitlines() == [
+        "--preset stm32f4discovery",
+        "--build --preset stm32f4discovery --target image.ml-dsa-44.m4f",
+        "--build --preset stm32f4discovery --target image.ml-dsa-44.m4f",
+    ]
+    assert build_emulator(fake_repo) == fake_repo / "build/host/boards/virtual/emulator/pqscope-vboard"
+
+
+def test_failed_build_carries_its_log(fake_repo, fake_toolchain):
+    fake_toolchain(fail="ninja: build stopped")
+    with pytest.raises(BuildError, match="`cmake --preset stm32f4discovery` failed with exit code 1") as caught:
+        build_image(fake_repo, get_board(fake_repo, "virtual"), "ml-dsa-44", "m4f")
+    assert "ninja: build stopped" in caught.value.details
+
+
+def test_missing_tools_name_the_setup_command(fake_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(BuildError, match=r"cmake not found on PATH; run host-tools/setup.sh"):
+        build_emulator(fake_repo)
+    (tmp_path / "cmake").write_text("#!/bin/sh\n")
+    (tmp_path / "cmake").chmod(0o755)
+    with pytest.raises(BuildError, match=r"arm-none-eabi-gcc not found on PATH; run host-tools/setup.sh"):
+        build_image(fake_repo, get_board(fake_repo, "stm32f4discovery"), "ml-dsa-44", "m4f")

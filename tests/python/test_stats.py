@@ -1,0 +1,69 @@
+import math
+
+import pytest
+
+from conftest import REPO
+from fakedevice import make_info
+from pqscope.boards import get_board
+from pqscope.capture import Row, check_info, sample_seed
+from pqscope.catalogue import find_implementation, load_catalogue
+from pqscope.errors import PqscopeError
+from pqscope.protocol import Op, Status
+from pqscope.stats import cycle_stats, summarize
+
+ML_DSA = find_implementation(load_catalogue(REPO), "ml-dsa-44", "m4f")
+
+
+def test_cycle_statistics():
+    stats = cycle_stats(list(range(1, 101)))
+    assert stats["min"] == 1 and stats["max"] == 100
+    assert stats["median"] == 50.5 and stats["mean"] == 50.5
+    assert stats["p05"] == pytest.approx(5.95) and stats["p95"] == pytest.approx(95.05)
+    assert stats["stdev"] == pytest.approx(math.sqrt(sum((x - 50.5) ** 2 for x in range(1, 101)) / 99))
+
+
+@pytest.mark.parametrize("cycles", [[123_456_789] * 50, [7]])
+def test_zero_variance_and_single_samples_are_fine(cycles):
+    stats = cycle_stats(cycles)
+    assert stats["stdev"] == 0.0
+    assert {stats[key] for key in ("min", "p05", "median", "mean", "p95", "max")} == {cycles[0]}
+
+
+def test_cycle_counts_beyond_float_precision_keep_exact_extremes():
+    huge = 2**60 + 1
+    assert cycle_stats([huge, huge])["max"] == huge
+
+
+def test_summary_counts_failures_and_excludes_their_cycles():
+    seed = bytes(32)
+    rows = [
+        Row(0, Op.SIGN, seed, 100, 50, Status.OK, True),
+        Row(0, Op.VERIFY, seed, 10, 20, Status.OK, True),
+        Row(1, Op.SIGN, seed, 300, 70, Status.OK, False),
+        Row(1, Op.VERIFY, seed, 99_999, 30, Status.CORRUPT_ACCEPTED, False),
+    ]
+    sign, verify = summarize(rows, (Op.SIGN, Op.VERIFY), ML_DSA, code_bytes=4242)
+    assert (sign["op"], sign["n"], sign["verified"], sign["stack_bytes"]) == ("sign", 2, 1, 70)
+    assert sign["cycles"]["median"] == 200
+    assert (verify["n"], verify["verified"], verify["cycles"]["max"]) == (2, 1, 10)
+    assert sign["code_bytes"] == verify["code_bytes"] == 4242
+    (keygen,) = summarize(rows, (Op.KEYGEN,), ML_DSA, code_bytes=1)
+    assert keygen["n"] == 0 and keygen["cycles"] is None and keygen["stack_bytes"] is None
+
+
+def test_sample_seeds_are_distinct_and_reproducible():
+    seeds = [sample_seed(b"master", i) for i in range(100)]
+    assert len(set(seeds)) == 100 and all(len(seed) == 32 for seed in seeds)
+    assert seeds == [sample_seed(b"master", i) for i in range(100)]
+    assert sample_seed(b"other", 0) != seeds[0]
+
+
+def test_info_must_match_the_requested_image(fake_repo):
+    virtual = get_board(fake_repo, "virtual")
+    check_info(make_info(), virtual, ML_DSA, msg_len=1024)
+    with pytest.raises(PqscopeError, match="runs stm32f4discovery/falcon-512/m4-ct, not virtual/ml-dsa-44/m4f"):
+        check_info(make_info(scheme="falcon-512", impl="m4-ct"), virtual, ML_DSA, msg_len=32)
+    with pytest.raises(PqscopeError, match="runs nucleo/ml-dsa-44/m4f"):
+        check_info(make_info(board="nucleo"), virtual, ML_DSA, msg_len=32)
+    with pytest.raises(PqscopeError, match="--msg-len 1025 exceeds the image's maximum of 1024"):
+        check_info(make_info(), virtual, ML_DSA, msg_len=1025)

@@ -1,0 +1,69 @@
+import sys
+
+import pytest
+
+from conftest import HERE
+from fakedevice import make_info
+from pqscope.device import DeviceSession
+from pqscope.protocol import Op
+from pqscope.transport import open_port
+from pqscope.vboard import VBoardError, VirtualBoard
+
+
+@pytest.fixture
+def emulator(tmp_path):
+    script = tmp_path / "pqscope-vboard"
+    script.write_text(f'#!/bin/sh\nexec {sys.executable} {HERE / "fake_vboard.py"} "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+@pytest.fixture
+def elf(tmp_path):
+    path = tmp_path / "images/ml-dsa-44/m4f.elf"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"\x7fELF")
+    return path
+
+
+def test_session_over_the_emulators_pty_and_stats_on_exit(emulator, elf, tmp_path):
+    board = VirtualBoard(emulator, elf, tmp_path / "stats.json")
+    with board:
+        with open_port(board.port, 115200) as port:
+            session = DeviceSession(port)
+            assert session.hello() == make_info()
+            session.run_sample(bytes(32), 32, (Op.SIGN,), 0)
+    assert board.stats["model_cycles"] > 0
+    assert board.stats["model_cycles_per_second"] > 0
+    assert board._process.returncode == 0  # stopped by SIGTERM, which it handles
+
+
+def test_emulator_error_line_becomes_the_error(emulator, elf, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_VBOARD_ERROR", "cannot load ELF: bad magic")
+    with pytest.raises(VBoardError, match="^virtual board: cannot load ELF: bad magic$"):
+        with VirtualBoard(emulator, elf, tmp_path / "stats.json"):
+            pass
+
+
+def test_emulator_dying_mid_session_replaces_the_symptom(emulator, elf, tmp_path):
+    with pytest.raises(VBoardError, match=r"the emulator exited with code -9 \(vboard: uart /dev/"):
+        with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board:
+            board._process.kill()
+            board._process.wait()
+            raise ConnectionError("the pty went away")
+
+
+def test_missing_emulator(elf, tmp_path):
+    with pytest.raises(VBoardError, match="cannot start the emulator .*nope: No such file"):
+        with VirtualBoard(tmp_path / "nope", elf, tmp_path / "stats.json"):
+            pass
+
+
+def test_emulator_that_never_reports_its_uart_is_stopped(elf, tmp_path):
+    script = tmp_path / "mute"
+    script.write_text("#!/bin/sh\nexec sleep 30\n")
+    script.chmod(0o755)
+    board = VirtualBoard(script, elf, tmp_path / "stats.json", startup_timeout=0.3)
+    with pytest.raises(VBoardError, match="did not report its uart within 0.3 s"):
+        board.__enter__()
+    assert board._process.poll() is not None
