@@ -1,4 +1,8 @@
 import csv
+import signal
+import subprocess
+import sys
+import time
 import json
 
 import pytest
@@ -7,7 +11,7 @@ from click.testing import CliRunner
 from fakedevice import fake_cycles, fake_stack
 from pqscope.build import read_size
 from pqscope.capture import sample_seed
-from pqscope.cli import cli
+from pqscope.cli import BENCH_SEED, cli
 from pqscope.frames import FrameDecoder
 from pqscope.protocol import Info, Op, decode_message
 
@@ -166,7 +170,7 @@ def test_vboard_bench_json(fake_repo, fake_toolchain):
     document = json.loads(result.stdout)
     assert document["scheme"] == "ml-dsa-44" and document["impl"] == "m4f"
     assert document["model_cycles"] == 3 * 2_000_000 + sum(
-        int.from_bytes(sample_seed(b"vboard-bench", i)[:2], "little") for i in range(3))
+        int.from_bytes(sample_seed(BENCH_SEED, i)[:2], "little") for i in range(3))
     assert document["model_cycles_per_second"] > 0
     assert [b["scheme"] for b in document["benchmarks"]] == ["ml-dsa-44"]
 
@@ -180,3 +184,24 @@ def test_a_run_cut_short_keeps_every_sample_received(fake_repo, fake_toolchain, 
         assert [row["sample_id"] for row in csv.DictReader(stream)] == ["0", "1"]
     meta = json.loads((out / "meta.json").read_text())
     assert meta["samples_completed"] == 2 and meta["status"].startswith("failed")
+
+
+def test_ctrl_c_stops_the_run_and_keeps_everything(fake_repo, fake_toolchain, tmp_path):
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *RUN, "-n", "1000000", "--out", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while not (out / "samples.csv").exists() or len((out / "samples.csv").read_text().splitlines()) < 10:
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "interrupted"
+    assert f"interrupted after {meta['samples_completed']} of 1000000 samples" in stderr
+    with (out / "samples.csv").open() as stream:
+        rows = len(list(csv.DictReader(stream)))
+    # The interrupt may land between writing a sample's rows and counting it.
+    assert 3 * meta["samples_completed"] <= rows <= 3 * (meta["samples_completed"] + 1)
+    assert meta["emulator_stats"]["model_cycles"] > 0  # the emulator was stopped cleanly

@@ -17,7 +17,7 @@ from rich.table import Table
 
 from .boards import Board, get_board, load_boards
 from .build import build_emulator, build_image, check_fits, read_size
-from .capture import capture, check_info, connect, sample_seed
+from .capture import capture, check_info, connect
 from .catalogue import Implementation, find_implementation, load_catalogue
 from .errors import PqscopeError
 from .metadata import load_json
@@ -32,6 +32,7 @@ VIRTUAL_BOARD = "virtual"
 BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "m4-ct"))
 BENCH_SAMPLES = 3
 BENCH_MSG_LEN = 32
+BENCH_SEED = b"vboard-bench"
 RESULTS_WIDTH = 120
 
 
@@ -288,9 +289,9 @@ def vboard_bench(as_json: bool) -> None:
                          stats_path=Path(scratch) / "stats.json") as connection:
                 check_info(connection.session.hello(), board, implementation, BENCH_MSG_LEN)
                 with _working(err, f"signing {BENCH_SAMPLES} times with {scheme} {impl}"):
-                    for index in range(BENCH_SAMPLES):
-                        connection.session.run_sample(sample_seed(b"vboard-bench", index), BENCH_MSG_LEN,
-                                                      (Op.SIGN,), index)
+                    for _rows in capture(connection.session, ops=(Op.SIGN,), samples=BENCH_SAMPLES,
+                                         msg_len=BENCH_MSG_LEN, master_seed=BENCH_SEED):
+                        pass
             stats = connection.vboard.stats
         if not stats or "model_cycles_per_second" not in stats:
             raise PqscopeError("the emulator wrote no statistics (model_cycles_per_second) on exit")

@@ -48,6 +48,8 @@ class VirtualBoard:
             self._process = subprocess.Popen(
                 self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, text=True,
+                # Its own session: Ctrl-C stops pqscope, which then stops the emulator and keeps its stats.
+                start_new_session=True,
             )
         except OSError as error:
             raise VBoardError(f"cannot start the emulator {self.command[0]}: {error.strerror}") from None
