@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
+from rich.table import Column, Table
 
 from .boards import Board, get_board, load_boards
 from .build import build_emulator, build_image, check_fits, read_size
@@ -123,7 +123,7 @@ def boards(as_json: bool) -> None:
     if as_json:
         _print_json({"boards": [asdict(board) for board in found]})
         return
-    table = Table("board", "runs on", "clock", "flash", "ram", "description")
+    table = Table(Column("board", no_wrap=True), "runs on", "clock", "flash", "ram", "description")
     for board in found:
         runs_on = f"emulator ({board.emulates} images)" if board.is_virtual else "serial port"
         table.add_row(board.name, runs_on, f"{board.clock_hz / 1e6:g} MHz", f"{board.flash_bytes // 1024} KiB",
