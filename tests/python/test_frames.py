@@ -79,7 +79,7 @@ def test_chunks_split_anywhere_give_the_same_frames(sent, data):
     cuts = sorted(data.draw(st.lists(st.integers(0, len(stream)), max_size=10)))
     decoder = FrameDecoder()
     received = []
-    for start, end in zip([0, *cuts], [*cuts, len(stream)]):
+    for start, end in zip([0, *cuts], [*cuts, len(stream)], strict=True):
         received += decoder.feed(stream[start:end])
     assert received == sent
     assert decoder.bad_count == 0

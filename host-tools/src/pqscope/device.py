@@ -204,7 +204,8 @@ def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int) -> 
         return f"device answered sample {sample_id} with unexpected records"
     if got != ops:
         expected = ",".join(op.label for op in ops)
-        return f"device reported {','.join(op.label for op in got) or 'nothing'} for sample {sample_id}, expected {expected}"
+        reported = ",".join(op.label for op in got) or "nothing"
+        return f"device reported {reported} for sample {sample_id}, expected {expected}"
     if ids != {sample_id}:
         return f"device answered sample {sample_id} with records for sample ids {sorted(ids)}"
     return None

@@ -68,7 +68,7 @@ class VersionMismatch(ProtocolError):
         self.version = version
 
 
-def ops_mask(ops: tuple["Op", ...]) -> int:
+def ops_mask(ops: tuple[Op, ...]) -> int:
     mask = 0
     for op in ops:
         mask |= 1 << op
