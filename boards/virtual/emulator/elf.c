@@ -1,0 +1,88 @@
+#include "elf.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(const char *path, const char *what)
+{
+	fprintf(stderr, "vboard: error: %s: %s\n", path, what);
+	return -1;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	const struct elf_func *x = a, *y = b;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+int elf_load(const char *path, struct elf_image *img)
+{
+	memset(img, 0, sizeof *img);
+	FILE *f = fopen(path, "rb");
+	if (!f)
+		return fail(path, "cannot open");
+	fseek(f, 0, SEEK_END);
+	long len = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	img->file = malloc(len > 0 ? (size_t)len : 1);
+	img->file_size = (size_t)len;
+	if (len <= 0 || fread(img->file, 1, (size_t)len, f) != (size_t)len) {
+		fclose(f);
+		return fail(path, "cannot read");
+	}
+	fclose(f);
+
+	const uint8_t *b = img->file;
+	const Elf32_Ehdr *eh = (const Elf32_Ehdr *)b;
+	if (img->file_size < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS32 || eh->e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh->e_machine != EM_ARM)
+		return fail(path, "not a 32-bit little-endian ARM ELF file");
+	if ((size_t)eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf32_Phdr) > img->file_size ||
+	    (size_t)eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf32_Shdr) > img->file_size)
+		return fail(path, "truncated ELF headers");
+
+	const Elf32_Phdr *ph = (const Elf32_Phdr *)(b + eh->e_phoff);
+	img->segs = calloc(eh->e_phnum ? eh->e_phnum : 1, sizeof *img->segs);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD || ph[i].p_filesz == 0)
+			continue;
+		if ((size_t)ph[i].p_offset + ph[i].p_filesz > img->file_size)
+			return fail(path, "segment outside the file");
+		img->segs[img->nsegs++] = (struct elf_segment){
+			ph[i].p_paddr, ph[i].p_filesz, b + ph[i].p_offset};
+	}
+
+	const Elf32_Shdr *sh = (const Elf32_Shdr *)(b + eh->e_shoff);
+	for (int i = 0; i < eh->e_shnum; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		const Elf32_Shdr *strs = &sh[sh[i].sh_link];
+		if ((size_t)sh[i].sh_offset + sh[i].sh_size > img->file_size ||
+		    (size_t)strs->sh_offset + strs->sh_size > img->file_size)
+			return fail(path, "symbol table outside the file");
+		const Elf32_Sym *sym = (const Elf32_Sym *)(b + sh[i].sh_offset);
+		size_t n = sh[i].sh_size / sizeof *sym;
+		img->funcs = calloc(n ? n : 1, sizeof *img->funcs);
+		for (size_t k = 0; k < n; k++) {
+			if (ELF32_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_name >= strs->sh_size)
+				continue;
+			img->funcs[img->nfuncs++] = (struct elf_func){
+				sym[k].st_value & ~1u, sym[k].st_size,
+				(const char *)b + strs->sh_offset + sym[k].st_name};
+		}
+		qsort(img->funcs, img->nfuncs, sizeof *img->funcs, by_addr);
+		break;
+	}
+	return 0;
+}
+
+void elf_free(struct elf_image *img)
+{
+	free(img->segs);
+	free(img->funcs);
+	free(img->file);
+	memset(img, 0, sizeof *img);
+}

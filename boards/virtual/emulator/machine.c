@@ -1,0 +1,595 @@
+/* Unicorn facts this file is built on (Unicorn 2.1.4, Cortex-M4 model, checked by experiment):
+ * - Inside a uc_mmio_map callback the PC register holds the start of the current translation
+ *   block, not the accessing instruction. But uc_emu_stop() called from the callback abandons
+ *   the access: emulation stops with PC exactly at the accessing instruction, and restarting
+ *   there replays it. We use that to price a cycle-counter read exactly: stop, find the
+ *   instruction in the block, compute the time before it, replay with that time armed.
+ *   Inside an IT block the stop is deferred to the end of the block, so such accesses are
+ *   refused with an error rather than answered inexactly.
+ * - uc_emu_stop() from the UC_HOOK_BLOCK callback stops before the block executes.
+ * - There is no NVIC or exception model: the SysTick exception is stacked and unstacked here.
+ *   The handler's "bx lr" to EXC_RETURN (0xFFFFFFF9) makes uc_emu_start fail with
+ *   UC_ERR_EXCEPTION and PC = 0xFFFFFFF8 (an execute-never address); we unstack there. The core
+ *   stays in Thread mode for Unicorn throughout, so it never runs its own exception return.
+ * - The FPU works without a CPACR write; the real chip faults. We check CPACR ourselves when a
+ *   block containing FP instructions is first priced.
+ * - The UC_HOOK_MEM_INVALID callback sees the exact PC. */
+#include "machine.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+
+#define CACHE_MASK ((1u << COST_CACHE_BITS) - 1)
+#define SYSTICK_EXCEPTION 15
+#define EXC_RETURN_BASIC 0xfffffff9u  /* Thread mode, main stack, basic frame */
+#define EXC_RETURN_FP 0xffffffe9u     /* ... extended (FP) frame */
+#define CONTROL_SPSEL (1u << 1)
+#define CONTROL_FPCA (1u << 2)
+#define CCR_STKALIGN (1u << 9)
+#define XPSR_ALIGN (1u << 9)
+#define UNTIL_NEVER 0xffffffffu
+
+struct div_hook {
+	struct machine *m;
+	struct div_site site;
+	uc_hook handle;
+};
+
+static const int core_regs[16] = {
+	UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_R4, UC_ARM_REG_R5,
+	UC_ARM_REG_R6, UC_ARM_REG_R7, UC_ARM_REG_R8, UC_ARM_REG_R9, UC_ARM_REG_R10, UC_ARM_REG_R11,
+	UC_ARM_REG_R12, UC_ARM_REG_SP, UC_ARM_REG_LR, UC_ARM_REG_PC,
+};
+
+static uint32_t reg(struct machine *m, int r)
+{
+	uint32_t v = 0;
+	uc_reg_read(m->uc, r, &v);
+	return v;
+}
+
+static void set_reg(struct machine *m, int r, uint32_t v)
+{
+	uc_reg_write(m->uc, r, &v);
+}
+
+void machine_stop(struct machine *m, enum stop_reason why)
+{
+	if (m->stop == STOP_NONE || why == STOP_FAIL)
+		m->stop = why;
+	uc_emu_stop(m->uc);
+}
+
+void machine_fail(struct machine *m, const char *fmt, ...)
+{
+	if (m->stop == STOP_FAIL)
+		return; /* keep the first error */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(m->fail_msg, sizeof m->fail_msg, fmt, ap);
+	va_end(ap);
+	machine_stop(m, STOP_FAIL);
+}
+
+void machine_schedule(struct machine *m)
+{
+	uint64_t next = m->max_cycles;
+	if (!m->in_handler) {
+		uint64_t tick = m->p.st_pending ? 0 : periph_next_tick_event(&m->p);
+		if (tick < next)
+			next = tick;
+	}
+	if (m->resume || m->signal)
+		next = 0;
+	m->next_event = next;
+}
+
+/* Prices the current block again (deterministically the same as when it was charged). */
+static bool analyze_current(struct machine *m, struct block_timing *bt)
+{
+	uint8_t code[4096];
+	const struct pipe_state *entry = m->blocks == m->resumed_block ? &m->resume_state : NULL;
+	if (m->cur_size > sizeof code || uc_mem_read(m->uc, m->cur_addr, code, m->cur_size) ||
+	    !timing_analyze(m->cs, code, m->cur_size, m->cur_addr, entry, bt)) {
+		machine_fail(m, "cannot analyse the block at address 0x%08x", m->cur_addr);
+		return false;
+	}
+	return true;
+}
+
+bool machine_access_time(struct machine *m, uint64_t *now)
+{
+	if (m->armed && m->cur_addr == m->armed_pc) {
+		m->armed = false;
+		*now = m->armed_time;
+		return true;
+	}
+	if (!analyze_current(m, m->bt))
+		return false;
+	if (m->bt->it_mem) {
+		machine_fail(m, "cycle-counter access in a block with IT-conditional loads/stores "
+				"(not supported) at address 0x%08x", m->cur_addr);
+		return false;
+	}
+	machine_stop(m, STOP_EXACT_ACCESS);
+	return false;
+}
+
+/* ---- block hook: the timing hot path ---- */
+
+static bool div_hooked(struct machine *m, uint32_t addr)
+{
+	for (uint32_t i = 0; i < m->ndivs; i++)
+		if (m->divs[i]->site.addr == addr)
+			return true;
+	return false;
+}
+
+static void charge(struct machine *m, uint32_t addr, uint32_t size, uint32_t cycles,
+		   uint32_t ninsns)
+{
+	/* Control reaching anything but the fall-through of the previous block is a taken
+	 * branch: its pipeline refill. */
+	m->cycles += cycles + (addr != m->cur_addr + m->cur_size ? TIMING_REFILL : 0);
+	m->cur_addr = addr;
+	m->cur_size = size;
+	m->blocks++;
+	m->insns += ninsns;
+	if (m->prof)
+		profile_block(m->prof, addr);
+}
+
+static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
+{
+	struct block_timing *bt = m->bt;
+	uint8_t code[4096];
+
+	if (m->signal) {
+		machine_stop(m, STOP_EVENT);
+		return;
+	}
+	if (m->resume) { /* the remainder of a block, after an exact cycle-counter access */
+		if (addr != m->armed_pc || uc_mem_read(m->uc, addr, code, size) ||
+		    !timing_analyze(m->cs, code, size, addr, &m->resume_state, bt)) {
+			machine_fail(m, "internal: cannot resume at address 0x%08x", addr);
+			return;
+		}
+		m->resume = false;
+		m->cur_addr = addr;
+		m->cur_size = 0;     /* no refill: execution continues where it stopped */
+		charge(m, addr, size, bt->cycles, bt->ninsns);
+		m->resumed_block = m->blocks;
+		machine_schedule(m);
+		return;
+	}
+	if (m->cycles >= m->max_cycles) {
+		machine_stop(m, STOP_EVENT);
+		return;
+	}
+	periph_systick_advance(&m->p, m->cycles);
+	if (m->p.st_pending && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1)) {
+		machine_stop(m, STOP_EVENT);
+		return;
+	}
+	machine_schedule(m);
+
+	struct cost_entry *e = &m->cache[(addr >> 1) & CACHE_MASK];
+	if (e->addr == addr && e->size == size) {
+		charge(m, addr, size, e->cycles, e->ninsns);
+		return;
+	}
+	if (size > sizeof code || uc_mem_read(m->uc, addr, code, size) ||
+	    !timing_analyze(m->cs, code, size, addr, NULL, bt)) {
+		machine_fail(m, "%.200s", bt->error[0] ? bt->error : "cannot read a block");
+		return;
+	}
+	if (bt->uses_fp && !periph_fpu_enabled(&m->p)) {
+		machine_fail(m, "FPU instruction with the FPU disabled (SCB_CPACR=0x%08x) in the block "
+				"at address 0x%08x", m->p.cpacr, addr);
+		return;
+	}
+	if (bt->halts) {
+		machine_stop(m, STOP_HALT);
+		return;
+	}
+	for (uint32_t i = 0; i < bt->ndivs; i++) {
+		if (!div_hooked(m, bt->divs[i].addr)) {
+			/* hooks must exist when the block is translated: add them, translate again */
+			m->pending_divs = bt;
+			machine_stop(m, STOP_RETRANSLATE);
+			return;
+		}
+	}
+	*e = (struct cost_entry){addr, size, bt->cycles, bt->ninsns};
+	charge(m, addr, size, bt->cycles, bt->ninsns);
+}
+
+static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	uint32_t addr = (uint32_t)address;
+	const struct cost_entry *e = &m->cache[(addr >> 1) & CACHE_MASK];
+	(void)uc;
+	if (__builtin_expect(e->addr != addr || e->size != size || m->cycles >= m->next_event, 0)) {
+		block_slow(m, addr, size);
+		return;
+	}
+	m->cycles += e->cycles + (addr != m->cur_addr + m->cur_size ? TIMING_REFILL : 0);
+	m->cur_addr = addr;
+	m->cur_size = size;
+	m->blocks++;
+	m->insns += e->ninsns;
+	if (__builtin_expect(m->prof != NULL, 0))
+		profile_block(m->prof, addr);
+}
+
+/* Operand-dependent UDIV/SDIV cost: a code hook on just the division instructions. */
+static void on_div(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct div_hook *d = user;
+	struct machine *m = d->m;
+	(void)uc, (void)address, (void)size;
+	if (d->site.cond != ARM_CC_AL && !timing_cond_holds(d->site.cond, reg(m, UC_ARM_REG_XPSR)))
+		return;
+	uint32_t n = reg(m, core_regs[d->site.rn]), dv = reg(m, core_regs[d->site.rm]);
+	m->cycles += timing_div(n, dv, d->site.is_signed) - TIMING_DIV_BASE;
+}
+
+static int add_div_hooks(struct machine *m, const struct block_timing *bt)
+{
+	for (uint32_t i = 0; i < bt->ndivs; i++) {
+		if (div_hooked(m, bt->divs[i].addr))
+			continue;
+		if (m->ndivs == m->cap_divs) {
+			m->cap_divs = m->cap_divs ? 2 * m->cap_divs : 16;
+			m->divs = realloc(m->divs, m->cap_divs * sizeof *m->divs);
+		}
+		struct div_hook *d = calloc(1, sizeof *d);
+		d->m = m;
+		d->site = bt->divs[i];
+		if (uc_hook_add(m->uc, &d->handle, UC_HOOK_CODE, on_div, d, d->site.addr,
+				d->site.addr) != UC_ERR_OK) {
+			free(d);
+			return -1;
+		}
+		m->divs[m->ndivs++] = d;
+	}
+	uc_ctl_remove_cache(m->uc, bt->addr, bt->addr + bt->size);
+	return 0;
+}
+
+static bool on_invalid(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
+		       int64_t value, void *user)
+{
+	struct machine *m = user;
+	uint32_t addr = (uint32_t)address;
+	const char *what = "access to";
+	(void)uc, (void)size, (void)value;
+	switch (type) {
+	case UC_MEM_READ_UNMAPPED: what = "read from"; break;
+	case UC_MEM_WRITE_UNMAPPED: what = "write to"; break;
+	case UC_MEM_FETCH_UNMAPPED: what = "instruction fetch from"; break;
+	case UC_MEM_WRITE_PROT: what = "write to read-only"; break;
+	case UC_MEM_FETCH_PROT: what = "instruction fetch from non-executable"; break;
+	default: break;
+	}
+	const char *name = periph_name(addr);
+	if (name)
+		machine_fail(m, "%s unemulated peripheral %s at address 0x%08x", what, name, addr);
+	else if (addr >= FLASH_BASE && addr < FLASH_BASE + FLASH_SIZE)
+		machine_fail(m, "%s flash at address 0x%08x", what, addr);
+	else
+		machine_fail(m, "%s %s at address 0x%08x", what,
+			     type == UC_MEM_WRITE_PROT || type == UC_MEM_FETCH_PROT ? "memory"
+										: "unmapped memory",
+			     addr);
+	return false;
+}
+
+/* ---- SysTick exception entry and return (ARMv7-M ARM B1.5.6, B1.5.8) ---- */
+
+static int write_word(struct machine *m, uint32_t addr, uint32_t v)
+{
+	return uc_mem_write(m->uc, addr, &v, 4) == UC_ERR_OK ? 0 : -1;
+}
+
+static int read_word(struct machine *m, uint32_t addr, uint32_t *v)
+{
+	return uc_mem_read(m->uc, addr, v, 4) == UC_ERR_OK ? 0 : -1;
+}
+
+static int exception_entry(struct machine *m, uint32_t return_pc)
+{
+	uint32_t control = reg(m, UC_ARM_REG_CONTROL);
+	if (control & CONTROL_SPSEL) {
+		machine_fail(m, "SysTick exception on the process stack (not supported) at address "
+				"0x%08x", return_pc);
+		return -1;
+	}
+	bool fp = control & CONTROL_FPCA;
+	uint32_t sp = reg(m, UC_ARM_REG_SP);
+	uint32_t framesize = fp ? 0x68 : 0x20;
+	bool align = (m->p.ccr & CCR_STKALIGN) && (sp & 4);
+	uint32_t frame = (sp - framesize) & ((m->p.ccr & CCR_STKALIGN) ? ~4u : ~0u);
+	uint32_t words[8] = {
+		reg(m, UC_ARM_REG_R0), reg(m, UC_ARM_REG_R1), reg(m, UC_ARM_REG_R2),
+		reg(m, UC_ARM_REG_R3), reg(m, UC_ARM_REG_R12), reg(m, UC_ARM_REG_LR), return_pc,
+		(reg(m, UC_ARM_REG_XPSR) & ~0x1ffu) | (align ? XPSR_ALIGN : 0),
+	};
+	int err = 0;
+	for (int i = 0; i < 8; i++)
+		err |= write_word(m, frame + 4 * (uint32_t)i, words[i]);
+	if (fp) { /* lazy stacking reserves this space; storing it eagerly is equivalent */
+		for (int i = 0; i < 16; i++)
+			err |= write_word(m, frame + 0x20 + 4 * (uint32_t)i, reg(m, UC_ARM_REG_S0 + i));
+		err |= write_word(m, frame + 0x60, reg(m, UC_ARM_REG_FPSCR));
+	}
+	uint32_t handler;
+	err |= read_word(m, m->p.vtor + 4 * SYSTICK_EXCEPTION, &handler);
+	if (err || !(handler & 1)) {
+		machine_fail(m, "bad SysTick exception entry (stack 0x%08x, vector 0x%08x) at address "
+				"0x%08x", frame, handler, return_pc);
+		return -1;
+	}
+	m->exc_return = fp ? EXC_RETURN_FP : EXC_RETURN_BASIC;
+	set_reg(m, UC_ARM_REG_SP, frame);
+	set_reg(m, UC_ARM_REG_LR, m->exc_return);
+	set_reg(m, UC_ARM_REG_CONTROL, control & ~CONTROL_FPCA);
+	set_reg(m, UC_ARM_REG_XPSR, reg(m, UC_ARM_REG_XPSR) & 0xf8000000u); /* flags kept, no IT */
+	set_reg(m, UC_ARM_REG_PC, handler & ~1u);
+	m->p.st_pending = false;
+	m->in_handler = true;
+	m->cycles += TIMING_EXC_ENTRY;
+	m->cur_addr = handler & ~1u; /* the entry cost includes fetching the handler */
+	m->cur_size = 0;
+	machine_schedule(m);
+	return 0;
+}
+
+static int exception_return(struct machine *m)
+{
+	uint32_t frame = reg(m, UC_ARM_REG_SP);
+	uint32_t w[8];
+	int err = 0;
+	for (int i = 0; i < 8; i++)
+		err |= read_word(m, frame + 4 * (uint32_t)i, &w[i]);
+	bool fp = m->exc_return == EXC_RETURN_FP;
+	if (fp) {
+		for (int i = 0; i < 16; i++) {
+			uint32_t s;
+			err |= read_word(m, frame + 0x20 + 4 * (uint32_t)i, &s);
+			set_reg(m, UC_ARM_REG_S0 + i, s);
+		}
+		uint32_t fpscr;
+		err |= read_word(m, frame + 0x60, &fpscr);
+		set_reg(m, UC_ARM_REG_FPSCR, fpscr);
+	}
+	if (err) {
+		machine_fail(m, "bad exception return frame at address 0x%08x", frame);
+		return -1;
+	}
+	static const int regs[6] = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2,
+				    UC_ARM_REG_R3, UC_ARM_REG_R12, UC_ARM_REG_LR};
+	for (int i = 0; i < 6; i++)
+		set_reg(m, regs[i], w[i]);
+	uint32_t sp = frame + (fp ? 0x68 : 0x20) + ((w[7] & XPSR_ALIGN) ? 4 : 0);
+	set_reg(m, UC_ARM_REG_SP, sp);
+	set_reg(m, UC_ARM_REG_XPSR, w[7] & ~XPSR_ALIGN);
+	uint32_t control = reg(m, UC_ARM_REG_CONTROL);
+	set_reg(m, UC_ARM_REG_CONTROL, fp ? control | CONTROL_FPCA : control & ~CONTROL_FPCA);
+	set_reg(m, UC_ARM_REG_PC, w[6]);
+	m->in_handler = false;
+	m->cycles += TIMING_EXC_RETURN;
+	m->cur_addr = w[6] & ~1u;
+	m->cur_size = 0;
+	if (m->prof)
+		profile_exception_return(m->prof, m->cycles);
+	machine_schedule(m);
+	return 0;
+}
+
+/* ---- set-up ---- */
+
+int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
+		 uint64_t max_cycles, struct profile *prof)
+{
+	memset(m, 0, sizeof *m);
+	m->elf = elf;
+	m->uart = uart;
+	m->prof = prof;
+	m->max_cycles = max_cycles;
+	m->resumed_block = UINT64_MAX;
+	m->cache = calloc(1u << COST_CACHE_BITS, sizeof *m->cache);
+	m->bt = malloc(sizeof *m->bt);
+	m->flash = malloc(FLASH_SIZE);
+	memset(m->flash, 0xff, FLASH_SIZE); /* erased flash */
+	if (!timing_open(&m->cs)) {
+		fprintf(stderr, "vboard: error: cannot initialise capstone\n");
+		return -1;
+	}
+	uc_err e = uc_open(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS, &m->uc);
+	if (e == UC_ERR_OK)
+		e = uc_ctl_set_cpu_model(m->uc, UC_CPU_ARM_CORTEX_M4);
+	/* flash at 0x08000000 and its boot alias at 0: one buffer, mapped twice; read-only */
+	if (e == UC_ERR_OK)
+		e = uc_mem_map_ptr(m->uc, FLASH_BASE, FLASH_SIZE, UC_PROT_READ | UC_PROT_EXEC, m->flash);
+	if (e == UC_ERR_OK)
+		e = uc_mem_map_ptr(m->uc, 0, FLASH_SIZE, UC_PROT_READ | UC_PROT_EXEC, m->flash);
+	if (e == UC_ERR_OK)
+		e = uc_mem_map(m->uc, SRAM_BASE, SRAM_SIZE, UC_PROT_ALL);
+	if (e == UC_ERR_OK) /* CCM is on the data bus only: no instruction fetch */
+		e = uc_mem_map(m->uc, CCM_BASE, CCM_SIZE, UC_PROT_READ | UC_PROT_WRITE);
+	if (e != UC_ERR_OK) {
+		fprintf(stderr, "vboard: error: unicorn set-up failed: %s\n", uc_strerror(e));
+		return -1;
+	}
+	if (periph_init(m))
+		return -1;
+
+	for (size_t i = 0; i < elf->nsegs; i++) {
+		const struct elf_segment *s = &elf->segs[i];
+		uint64_t end = (uint64_t)s->paddr + s->filesz;
+		if (s->paddr >= FLASH_BASE && end <= FLASH_BASE + FLASH_SIZE) {
+			memcpy(m->flash + (s->paddr - FLASH_BASE), s->data, s->filesz);
+		} else if (((s->paddr >= SRAM_BASE && end <= SRAM_BASE + SRAM_SIZE) ||
+			    (s->paddr >= CCM_BASE && end <= CCM_BASE + CCM_SIZE))) {
+			uc_mem_write(m->uc, s->paddr, s->data, s->filesz);
+		} else {
+			fprintf(stderr, "vboard: error: ELF segment at address 0x%08x (%u bytes) is "
+					"outside flash, SRAM and CCM\n", s->paddr, s->filesz);
+			return -1;
+		}
+	}
+
+	uc_hook h;
+	if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_block, m, 1, 0) != UC_ERR_OK ||
+	    uc_hook_add(m->uc, &h, UC_HOOK_MEM_INVALID, on_invalid, m, 1, 0) != UC_ERR_OK ||
+	    (prof && profile_attach(prof, m) != 0)) {
+		fprintf(stderr, "vboard: error: cannot install hooks\n");
+		return -1;
+	}
+
+	/* Reset: SP from vector 0, PC from vector 1 (boot from flash, aliased at 0). */
+	uint32_t sp = 0, pc = 0;
+	memcpy(&sp, m->flash, 4);
+	memcpy(&pc, m->flash + 4, 4);
+	if (!(pc & 1)) {
+		fprintf(stderr, "vboard: error: reset vector 0x%08x has no Thumb bit at address "
+				"0x00000004 (pc=0x%08x)\n", pc, pc);
+		return -1;
+	}
+	set_reg(m, UC_ARM_REG_SP, sp);
+	set_reg(m, UC_ARM_REG_PC, pc & ~1u);
+	m->cur_addr = pc & ~1u; /* reset fetch is part of the start-up, not a taken branch */
+	machine_schedule(m);
+	return 0;
+}
+
+void machine_free(struct machine *m)
+{
+	for (uint32_t i = 0; i < m->ndivs; i++)
+		free(m->divs[i]);
+	free(m->divs);
+	if (m->uc)
+		uc_close(m->uc);
+	cs_close(&m->cs);
+	free(m->flash);
+	free(m->bt);
+	free(m->cache);
+}
+
+/* ---- run loop ---- */
+
+static void describe_insn(struct machine *m, uint32_t pc, char *out, size_t len)
+{
+	uint8_t code[4];
+	cs_insn *in = NULL;
+	snprintf(out, len, "unknown instruction");
+	if (uc_mem_read(m->uc, pc, code, 4) == UC_ERR_OK &&
+	    cs_disasm(m->cs, code, 4, pc, 1, &in) == 1)
+		snprintf(out, len, "'%.20s %.60s'", in->mnemonic, in->op_str);
+	if (in)
+		cs_free(in, 1);
+}
+
+/* Handles an exact access stop: the PC is the accessing instruction; time it and replay. */
+static int exact_access(struct machine *m, uint32_t pc)
+{
+	struct block_timing *bt = m->bt;
+	if (!analyze_current(m, bt))
+		return -1;
+	int idx = timing_find(bt, pc);
+	if (idx < 0) {
+		machine_fail(m, "internal: accessing instruction not in its block at address 0x%08x", pc);
+		return -1;
+	}
+	uint64_t now = m->cycles - timing_suffix(bt, idx);
+	m->cycles = now;
+	periph_systick_advance(&m->p, now);
+	if (m->p.st_pending && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1))
+		return exception_entry(m, pc); /* taken first; the access replays after return */
+	m->armed = true;
+	m->armed_pc = pc;
+	m->armed_time = now;
+	m->resume = true;
+	m->resume_state = bt->insn[idx].before;
+	machine_schedule(m);
+	return 0;
+}
+
+int machine_run(struct machine *m)
+{
+	for (;;) {
+		m->stop = STOP_NONE;
+		uint32_t start = reg(m, UC_ARM_REG_PC);
+		uc_err err = uc_emu_start(m->uc, start | 1, UNTIL_NEVER, 0, 0);
+		uint32_t pc = reg(m, UC_ARM_REG_PC);
+
+		if (m->stop == STOP_FAIL) {
+			uart_flush(m->uart);
+			fprintf(stderr, "vboard: error: %s (pc=0x%08x)\n", m->fail_msg, pc);
+			return 1;
+		}
+		if (err != UC_ERR_OK) {
+			if (m->in_handler && (pc | 1) == (m->exc_return | 1)) {
+				if (exception_return(m) == 0)
+					continue;
+			} else {
+				char insn[100];
+				describe_insn(m, pc, insn, sizeof insn);
+				machine_fail(m, "%s (%s) at address 0x%08x", uc_strerror(err),
+					     err == UC_ERR_EXCEPTION || err == UC_ERR_INSN_INVALID ?
+						     insn : "fault", pc);
+			}
+			uart_flush(m->uart);
+			fprintf(stderr, "vboard: error: %s (pc=0x%08x)\n", m->fail_msg, pc);
+			return 1;
+		}
+
+		switch (m->stop) {
+		case STOP_EXACT_ACCESS:
+			if (exact_access(m, pc) == 0)
+				continue;
+			break;
+		case STOP_RETRANSLATE:
+			if (add_div_hooks(m, m->pending_divs) == 0)
+				continue;
+			machine_fail(m, "cannot hook the division at address 0x%08x", pc);
+			break;
+		case STOP_EVENT:
+			if (m->signal) {
+				uart_flush(m->uart);
+				fprintf(stderr, "vboard: stopped by signal %d at pc=0x%08x\n", m->signal, pc);
+				return 0;
+			}
+			if (m->cycles >= m->max_cycles) {
+				machine_fail(m, "cycle limit %llu exceeded at address 0x%08x",
+					     (unsigned long long)m->max_cycles, pc);
+				break;
+			}
+			if (exception_entry(m, pc) == 0)
+				continue;
+			break;
+		case STOP_HALT:
+			uart_flush(m->uart);
+			fprintf(stderr, "vboard: halted at pc=0x%08x\n", pc);
+			return 0;
+		case STOP_INPUT_EOF:
+			uart_flush(m->uart);
+			fprintf(stderr, "vboard: end of uart input at pc=0x%08x\n", pc);
+			return 0;
+		case STOP_NONE:
+			machine_fail(m, "emulation stopped unexpectedly at address 0x%08x", pc);
+			break;
+		case STOP_FAIL:
+			break;
+		}
+		uart_flush(m->uart);
+		fprintf(stderr, "vboard: error: %s (pc=0x%08x)\n", m->fail_msg, pc);
+		return 1;
+	}
+}

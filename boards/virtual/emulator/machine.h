@@ -1,0 +1,94 @@
+/* The emulated Cortex-M4 core of the virtual board: Unicorn set-up, memory, run loop,
+ * the SysTick exception, and the per-block cycle accounting. */
+#ifndef VBOARD_MACHINE_H
+#define VBOARD_MACHINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <unicorn/unicorn.h>
+
+#include "elf.h"
+#include "peripherals.h"
+#include "timing.h"
+#include "uart.h"
+
+#define FLASH_BASE 0x08000000u
+#define FLASH_SIZE (1u << 20)
+#define SRAM_BASE 0x20000000u
+#define SRAM_SIZE (128u << 10)
+#define CCM_BASE 0x10000000u
+#define CCM_SIZE (64u << 10)
+
+enum stop_reason {
+	STOP_NONE,
+	STOP_FAIL,          /* fail_msg says what; the run loop adds the PC */
+	STOP_EXACT_ACCESS,  /* a time-dependent register was accessed: find the instruction */
+	STOP_EVENT,         /* at a block start: exception to take, cycle limit, signal */
+	STOP_RETRANSLATE,   /* a block has divisions that need their operand hooks first */
+	STOP_HALT,
+	STOP_INPUT_EOF,
+};
+
+struct cost_entry {
+	uint32_t addr, size, cycles, ninsns;
+};
+#define COST_CACHE_BITS 16
+
+struct div_hook;
+struct profile;
+
+struct machine {
+	/* hot: read and written for every block */
+	uint64_t cycles;       /* model time at the end of the current block */
+	uint64_t next_event;   /* the block hook takes its slow path once cycles reach this */
+	uint32_t cur_addr, cur_size;
+	uint64_t blocks, insns;
+	struct cost_entry *cache;
+
+	uc_engine *uc;
+	csh cs;
+	struct block_timing *bt;      /* scratch analysis for the slow paths */
+	struct elf_image *elf;
+	uint8_t *flash;
+	uint64_t max_cycles;
+	volatile int signal;          /* SIGINT/SIGTERM received */
+
+	enum stop_reason stop;
+	char fail_msg[256];
+
+	/* exact access to a time-dependent register: replay the instruction at a known time */
+	bool armed;
+	uint32_t armed_pc;
+	uint64_t armed_time;
+	bool resume;                  /* next block starts mid-block at armed_pc */
+	struct pipe_state resume_state;
+	uint64_t resumed_block;       /* value of `blocks` while that resumed block runs */
+
+	bool in_handler;              /* inside the SysTick handler */
+	uint32_t exc_return;
+
+	struct div_hook **divs;
+	uint32_t ndivs, cap_divs;
+	struct block_timing *pending_divs; /* block whose divisions need hooks */
+
+	struct periph p;
+	struct uart_host *uart;
+	struct profile *prof;
+};
+
+int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
+		 uint64_t max_cycles, struct profile *prof);
+/* Runs until halt, error, end of input or signal. Returns the process exit code. */
+int machine_run(struct machine *m);
+void machine_free(struct machine *m);
+
+/* For peripherals: stop with "vboard: error: <what> (pc=...)". */
+void machine_fail(struct machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void machine_stop(struct machine *m, enum stop_reason why);
+/* Exact model time of the instruction now accessing a time-dependent register. Returns false
+ * when the access must be abandoned: the emulator stops, locates the instruction and replays it. */
+bool machine_access_time(struct machine *m, uint64_t *now);
+/* Recomputes next_event after a change of SysTick configuration or the cycle limit. */
+void machine_schedule(struct machine *m);
+
+#endif

@@ -1,0 +1,133 @@
+/* pqscope-vboard: runs a firmware ELF built for the STM32F4 Discovery board on an emulated
+ * Cortex-M4 with a cycle model, so cycle counts can be measured without the board. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "elf.h"
+#include "machine.h"
+#include "profile.h"
+#include "uart.h"
+
+static struct machine machine;
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH]\n"
+		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n");
+}
+
+static void on_signal(int sig)
+{
+	machine.signal = sig;
+	machine.next_event = 0; /* the next block takes the slow path and stops */
+}
+
+static double seconds(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int write_stats(const char *path, const struct machine *m, double wall)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(stderr, "vboard: error: cannot write %s\n", path);
+		return -1;
+	}
+	fprintf(f,
+		"{\"model_cycles\": %llu, \"instructions\": %llu, \"blocks\": %llu, "
+		"\"wall_seconds\": %.6f, \"model_cycles_per_second\": %.0f}\n",
+		(unsigned long long)m->cycles, (unsigned long long)m->insns,
+		(unsigned long long)m->blocks, wall, wall > 0 ? (double)m->cycles / wall : 0.0);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
+	enum uart_mode mode = UART_STDIO;
+	uint64_t max_cycles = UINT64_MAX;
+
+	for (int i = 1; i < argc; i++) {
+		const char *opt = argv[i];
+		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+			usage();
+			return 0;
+		}
+		if (!val) {
+			usage();
+			return 2;
+		}
+		i++;
+		if (!strcmp(opt, "--elf")) {
+			elf_path = val;
+		} else if (!strcmp(opt, "--uart")) {
+			if (!strcmp(val, "stdio"))
+				mode = UART_STDIO;
+			else if (!strcmp(val, "pty"))
+				mode = UART_PTY;
+			else {
+				usage();
+				return 2;
+			}
+		} else if (!strcmp(opt, "--pty-link")) {
+			pty_link = val;
+		} else if (!strcmp(opt, "--max-cycles")) {
+			char *end;
+			max_cycles = strtoull(val, &end, 0);
+			if (*end || !max_cycles) {
+				usage();
+				return 2;
+			}
+		} else if (!strcmp(opt, "--stats")) {
+			stats_path = val;
+		} else if (!strcmp(opt, "--profile")) {
+			profile_path = val;
+		} else {
+			usage();
+			return 2;
+		}
+	}
+	if (!elf_path) {
+		usage();
+		return 2;
+	}
+
+	struct elf_image elf;
+	if (elf_load(elf_path, &elf))
+		return 1;
+	struct uart_host uart;
+	if (uart_open(&uart, mode, pty_link))
+		return 1;
+	struct profile *prof = profile_path ? profile_new(&elf) : NULL;
+
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	int rc = 1;
+	double t0 = seconds();
+	if (machine_init(&machine, &elf, &uart, max_cycles, prof) == 0)
+		rc = machine_run(&machine);
+	double wall = seconds() - t0;
+
+	if (stats_path && write_stats(stats_path, &machine, wall) && rc == 0)
+		rc = 1;
+	if (prof && profile_write(prof, profile_path, machine.cycles) && rc == 0)
+		rc = 1;
+	uart_close(&uart);
+	machine_free(&machine);
+	profile_free(prof);
+	elf_free(&elf);
+	return rc;
+}

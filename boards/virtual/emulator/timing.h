@@ -1,0 +1,80 @@
+/* Cortex-M4 cycle cost model: decodes a translated block once and prices every instruction
+ * from the Cortex-M4 TRM (ARM DDI 0439, chapter 3 "Instruction timings", FPU chapter).
+ * Pure functions over byte sequences: no emulator state, so they are unit-testable. */
+#ifndef VBOARD_TIMING_H
+#define VBOARD_TIMING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <capstone/capstone.h>
+
+/* Pipeline refill P of a taken branch (TRM: 1..3). We take 2: the TRM's own worked figure
+ * "LDR PC: two cycles for the load and two cycles for the pipeline reload". */
+#define TIMING_REFILL 2
+/* Exception entry and return (TRM "Exception model": 12-cycle entry, 10-cycle return). */
+#define TIMING_EXC_ENTRY 12
+#define TIMING_EXC_RETURN 10
+/* UDIV/SDIV base cost charged statically; the operand-dependent rest comes from timing_div(). */
+#define TIMING_DIV_BASE 2
+
+/* Largest block we price: QEMU ends a translation block after 512 instructions. */
+#define TIMING_MAX_INSNS 600
+#define TIMING_MAX_DIVS 16
+
+/* What the previous instruction leaves behind that the next load/store can pipeline with. */
+struct pipe_state {
+	bool after_load;     /* previous instruction was a single LDR-class access */
+	uint16_t load_dests; /* registers it loaded (bit n = Rn): an address using them stalls */
+};
+
+struct div_site {
+	uint32_t addr;
+	uint8_t rn, rm;    /* dividend, divisor register numbers */
+	uint8_t cond;      /* arm_cc; ARM_CC_AL if unconditional */
+	bool is_signed;
+};
+
+struct insn_cost {
+	uint32_t addr;
+	uint16_t size;
+	uint16_t cycles;
+	struct pipe_state before; /* pipeline state this instruction was priced with */
+	bool mem;                 /* accesses data memory */
+	bool in_it;               /* conditional through an IT block */
+};
+
+struct block_timing {
+	uint32_t addr, size;
+	uint32_t cycles;   /* static cost of the whole block */
+	uint32_t ninsns;
+	bool halts;        /* block starts with "b ." : the firmware's final idle loop */
+	bool uses_fp;      /* contains FPv4 instructions (needs CPACR CP10/CP11) */
+	bool it_mem;       /* has a load/store made conditional by an IT block */
+	uint32_t ndivs;
+	struct div_site divs[TIMING_MAX_DIVS];
+	struct insn_cost insn[TIMING_MAX_INSNS];
+	char error[256];   /* set when the block cannot be priced */
+};
+
+/* Opens a capstone handle for Thumb-2/M-class with details on. Returns false on failure. */
+bool timing_open(csh *cs);
+
+/* Prices the block of `size` bytes at `addr`, starting from pipeline state `entry`
+ * (NULL: after a branch, nothing to pipeline with). Returns false and fills bt->error
+ * when an instruction cannot be decoded or priced. */
+bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
+		    const struct pipe_state *entry, struct block_timing *bt);
+
+/* Index of the instruction at `addr` in an analysed block, or -1. */
+int timing_find(const struct block_timing *bt, uint32_t addr);
+
+/* Static cost of the instructions of the block from index `from` to its end. */
+uint32_t timing_suffix(const struct block_timing *bt, int from);
+
+/* Total UDIV/SDIV cycles (2..12) for these operands. */
+uint32_t timing_div(uint32_t n, uint32_t d, bool is_signed);
+
+/* True if condition `cond` (arm_cc) holds for the APSR flags in `xpsr`. */
+bool timing_cond_holds(uint8_t cond, uint32_t xpsr);
+
+#endif

@@ -1,0 +1,110 @@
+#define _GNU_SOURCE
+#include "uart.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+int uart_open(struct uart_host *u, enum uart_mode mode, const char *pty_link)
+{
+	memset(u, 0, sizeof *u);
+	u->pty_slave_fd = -1;
+	if (mode == UART_STDIO) {
+		u->in_fd = STDIN_FILENO;
+		u->out_fd = STDOUT_FILENO;
+		return 0;
+	}
+	int master = posix_openpt(O_RDWR | O_NOCTTY);
+	if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) {
+		fprintf(stderr, "vboard: error: cannot open a pseudo-terminal: %s\n", strerror(errno));
+		return -1;
+	}
+	const char *slave = ptsname(master);
+	u->pty_slave_fd = slave ? open(slave, O_RDWR | O_NOCTTY) : -1;
+	if (u->pty_slave_fd < 0) {
+		fprintf(stderr, "vboard: error: cannot open the pty slave: %s\n", strerror(errno));
+		return -1;
+	}
+	/* Raw 8-bit bytes both ways, like the wire behind a USB-TTL adapter. */
+	struct termios t;
+	tcgetattr(u->pty_slave_fd, &t);
+	cfmakeraw(&t);
+	tcsetattr(u->pty_slave_fd, TCSANOW, &t);
+	u->in_fd = u->out_fd = master;
+	if (pty_link && *pty_link) {
+		unlink(pty_link);
+		if (symlink(slave, pty_link) != 0) {
+			fprintf(stderr, "vboard: error: cannot create the link %s: %s\n", pty_link,
+				strerror(errno));
+			return -1;
+		}
+		snprintf(u->link, sizeof u->link, "%s", pty_link);
+	}
+	fprintf(stderr, "vboard: uart %s\n", slave);
+	return 0;
+}
+
+void uart_close(struct uart_host *u)
+{
+	uart_flush(u);
+	if (u->link[0])
+		unlink(u->link);
+	if (u->pty_slave_fd >= 0) {
+		close(u->pty_slave_fd);
+		close(u->in_fd);
+	}
+}
+
+void uart_flush(struct uart_host *u)
+{
+	size_t done = 0;
+	while (done < u->tx_len) {
+		ssize_t n = write(u->out_fd, u->tx + done, u->tx_len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;   /* reader gone: the bytes are lost, like a disconnected wire */
+		done += (size_t)n;
+	}
+	u->tx_len = 0;
+}
+
+void uart_put(struct uart_host *u, uint8_t byte)
+{
+	u->tx[u->tx_len++] = byte;
+	/* newline ends a text line, 0x00 ends a protocol frame */
+	if (byte == '\n' || byte == 0 || u->tx_len == sizeof u->tx)
+		uart_flush(u);
+}
+
+enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted)
+{
+	uart_flush(u);
+	if (u->eof)
+		return UART_WAIT_EOF;
+	for (;;) {
+		if (*interrupted)
+			return UART_WAIT_INTERRUPTED;
+		struct pollfd p = {.fd = u->in_fd, .events = POLLIN};
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return UART_WAIT_EOF;
+		}
+		ssize_t n = read(u->in_fd, u->rx, sizeof u->rx);
+		if (n > 0) {
+			u->rx_pos = 0;
+			u->rx_len = (size_t)n;
+			return UART_WAIT_DATA;
+		}
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		u->eof = true;
+		return UART_WAIT_EOF;
+	}
+}

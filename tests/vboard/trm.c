@@ -1,0 +1,85 @@
+/* Runs the TRM micro-benchmarks and compares each with the Cortex-M4 TRM cycle count
+ * (ARM DDI 0439, table 3-1 and the FPU table; P = 2). One line per sequence, then a summary. */
+#include <stdint.h>
+
+#include "board.h"
+
+extern uint32_t bench_data[16];
+
+#define BENCHES(X)                                                                          \
+	X(alu, 4)                  /* data processing: 1 each */                            \
+	X(mul, 2)                  /* MUL: 1 */                                             \
+	X(mla_mls, 2)              /* MLA, MLS: 1 on the M4 (2 on the M3) */                \
+	X(umull_smlal, 2)          /* UMULL, SMLAL: 1 on the M4 */                          \
+	X(dsp_mul, 3)              /* SMULBB, SMLAD, SMMUL: 1 */                            \
+	X(udiv_zero_quotient, 2)   /* UDIV early termination: 2 */                          \
+	X(udiv_max_quotient, 12)   /* UDIV 32-bit quotient: 12 */                           \
+	X(sdiv_max_quotient, 12)   /* SDIV 0x80000000 / -1: 12 */                           \
+	X(ldr_pipelined, 3)        /* LDR; LDR (independent): 2 + 1 */                      \
+	X(ldr_dependent, 4)        /* LDR; LDR using the loaded address: 2 + 2 */           \
+	X(ldr_str, 3)              /* LDR; STR: 2 + 1 */                                    \
+	X(str_ldr, 4)              /* STR; LDR: nothing pipelines after a store: 2 + 2 */   \
+	X(ldr_three, 4)            /* three independent LDR: 2 + 1 + 1 */                   \
+	X(ldrd, 3)                 /* LDRD: 3 */                                            \
+	X(ldm4, 5)                 /* LDM 4 registers: 1 + N */                             \
+	X(stm4, 5)                 /* STM 4 registers: 1 + N */                             \
+	X(push_pop4, 10)           /* PUSH, POP 4 registers: (1 + N) * 2 */                 \
+	X(bl_pop_pc, 9)            /* BL 1+P, PUSH {lr} 2, POP {pc} 1+N+P */                \
+	X(branch_taken, 3)         /* B taken: 1 + P */                                     \
+	X(branch_not_taken, 3)     /* CMP 1, BNE not taken 1, NOP 1 */                      \
+	X(it_skip, 4)              /* CMP, ITE, ADDNE (skipped), ADDEQ: 1 each */           \
+	X(vadd, 2)                 /* VADD, VMUL: 1 */                                      \
+	X(vmla, 3)                 /* VMLA: 3 */                                            \
+	X(vfma, 3)                 /* VFMA: 3 */                                            \
+	X(vdiv, 14)                /* VDIV: 14 */                                           \
+	X(vsqrt, 14)               /* VSQRT: 14 */                                          \
+	X(vldr_vstr, 4)            /* VLDR 2, VSTR 2 */                                     \
+	X(vldm4, 5)                /* VLDM 4 singles: 1 + N */                              \
+	X(vpush_vpop, 10)          /* VPUSH, VPOP 4 singles: (1 + N) * 2 */                 \
+	X(vmov_core, 3)            /* VMOV Rt,Sn 1; VMOV Sm,Sm1,Rt,Rt2 2 */                 \
+	X(vcvt_vcmp_vmrs, 3)       /* VCVT, VCMP, VMRS: 1 */
+
+#define DECLARE(name, cycles) uint32_t bench_##name(void);
+BENCHES(DECLARE)
+uint32_t bench_empty(void);
+uint32_t bench_udiv_mid_quotient(void);
+
+static unsigned passed, failed;
+
+static void check(const char *name, uint32_t measured, uint32_t lo, uint32_t hi)
+{
+	int ok = measured >= lo && measured <= hi;
+	put_str(ok ? "PASS " : "FAIL ");
+	put_str(name);
+	put_str(": ");
+	put_u64(measured);
+	put_str(" cycles, TRM ");
+	put_u64(lo);
+	if (hi != lo) {
+		put_str("..");
+		put_u64(hi);
+	}
+	put_str("\n");
+	if (ok)
+		passed++;
+	else
+		failed++;
+}
+
+int main(void)
+{
+	board_setup();
+	bench_data[0] = (uint32_t)&bench_data[0]; /* pointer for the dependent load */
+	uint32_t empty = bench_empty();
+	put_str("empty measurement: ");
+	put_u64(empty);
+	put_str(" cycles\n");
+#define RUN(name, cycles) check(#name, bench_##name() - empty, cycles, cycles);
+	BENCHES(RUN)
+	/* 50000 / 7: 13-bit quotient, strictly between the extremes */
+	check("udiv_mid_quotient", bench_udiv_mid_quotient() - empty, 3, 11);
+	put_str(failed ? "TRM: FAILED " : "TRM: all ");
+	put_u64(failed ? failed : passed);
+	put_str(failed ? " failed\n" : " passed\n");
+	return 0;
+}

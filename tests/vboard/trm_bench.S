@@ -1,0 +1,266 @@
+/* Cortex-M4 TRM micro-benchmarks. Each bench_<name> returns the DWT cycles between two reads
+ * of CYCCNT around its sequence; the caller subtracts bench_empty. r0 = &DWT_CYCCNT,
+ * r8 = bench_data (SRAM). Nops around the first read keep it from pipelining with the set-up
+ * loads before it or with a sequence that starts with a load. */
+	.syntax unified
+	.thumb
+	.text
+
+.macro BEGIN name
+	.global bench_\name
+	.type bench_\name, %function
+	.thumb_func
+	.align 2
+bench_\name:
+	push {r4-r11, lr}
+	ldr r0, =0xe0001004
+	ldr r8, =bench_data
+.endm
+
+.macro START
+	nop
+	ldr r1, [r0]
+	nop
+.endm
+
+.macro END
+	ldr r2, [r0]
+	subs r0, r2, r1
+	pop {r4-r11, pc}
+	.ltorg
+.endm
+
+BEGIN empty
+	START
+	END
+
+BEGIN alu
+	movs r3, #0
+	START
+	adds r3, r3, #1
+	eor r3, r3, r3, lsl #3
+	subs r3, r3, #5
+	bic r3, r3, #4
+	END
+
+BEGIN mul
+	movs r4, #3
+	movs r5, #5
+	START
+	mul r3, r4, r5
+	mul r3, r3, r5
+	END
+
+BEGIN mla_mls
+	movs r4, #3
+	movs r5, #5
+	movs r6, #7
+	START
+	mla r3, r4, r5, r6
+	mls r3, r4, r5, r3
+	END
+
+BEGIN umull_smlal
+	mvn r5, #0
+	mvn r6, #0
+	START
+	umull r3, r4, r5, r6
+	smlal r3, r4, r5, r6
+	END
+
+BEGIN dsp_mul
+	movs r4, #3
+	movs r5, #5
+	START
+	smulbb r3, r4, r5
+	smlad r3, r4, r5, r3
+	smmul r3, r4, r5
+	END
+
+BEGIN udiv_zero_quotient
+	movs r4, #3
+	movs r5, #100
+	START
+	udiv r3, r4, r5
+	END
+
+BEGIN udiv_max_quotient
+	mvn r4, #0
+	movs r5, #1
+	START
+	udiv r3, r4, r5
+	END
+
+BEGIN udiv_mid_quotient
+	movw r4, #50000
+	movs r5, #7
+	START
+	udiv r3, r4, r5
+	END
+
+BEGIN sdiv_max_quotient
+	mov r4, #0x80000000
+	mvn r5, #0
+	START
+	sdiv r3, r4, r5
+	END
+
+BEGIN ldr_pipelined
+	START
+	ldr r3, [r8]
+	ldr r4, [r8, #4]
+	END
+
+BEGIN ldr_dependent
+	START
+	ldr r3, [r8]
+	ldr r4, [r3]
+	END
+
+BEGIN ldr_str
+	START
+	ldr r3, [r8, #4]
+	str r3, [r8, #8]
+	END
+
+BEGIN str_ldr
+	START
+	str r3, [r8, #8]
+	ldr r4, [r8, #4]
+	END
+
+BEGIN ldr_three
+	START
+	ldr r3, [r8, #4]
+	ldr r4, [r8, #8]
+	ldr r5, [r8, #12]
+	END
+
+BEGIN ldrd
+	START
+	ldrd r3, r4, [r8, #8]
+	END
+
+BEGIN ldm4
+	START
+	ldm r8, {r3-r6}
+	END
+
+BEGIN stm4
+	START
+	stm r8, {r3-r6}
+	END
+
+BEGIN push_pop4
+	START
+	push {r3-r6}
+	pop {r3-r6}
+	END
+
+BEGIN bl_pop_pc
+	START
+	bl leaf_push_pop_pc
+	END
+
+BEGIN branch_taken
+	START
+	b 1f
+	nop
+1:
+	END
+
+BEGIN branch_not_taken
+	movs r3, #0
+	START
+	cmp r3, #0
+	bne 1f
+	nop
+1:
+	END
+
+BEGIN it_skip
+	movs r3, #0
+	START
+	cmp r3, #0
+	ite ne
+	addne r4, r4, #1
+	addeq r4, r4, #2
+	END
+
+BEGIN vadd
+	vmov.f32 s1, #1.0
+	vmov.f32 s2, #2.0
+	START
+	vadd.f32 s0, s1, s2
+	vmul.f32 s3, s1, s2
+	END
+
+BEGIN vmla
+	vmov.f32 s1, #1.0
+	vmov.f32 s2, #2.0
+	START
+	vmla.f32 s0, s1, s2
+	END
+
+BEGIN vfma
+	vmov.f32 s1, #1.0
+	vmov.f32 s2, #2.0
+	START
+	vfma.f32 s0, s1, s2
+	END
+
+BEGIN vdiv
+	vmov.f32 s1, #1.0
+	vmov.f32 s2, #3.0
+	START
+	vdiv.f32 s0, s1, s2
+	END
+
+BEGIN vsqrt
+	vmov.f32 s1, #2.0
+	START
+	vsqrt.f32 s0, s1
+	END
+
+BEGIN vldr_vstr
+	START
+	vldr s0, [r8]
+	vstr s0, [r8, #8]
+	END
+
+BEGIN vldm4
+	START
+	vldmia r8, {s0-s3}
+	END
+
+BEGIN vpush_vpop
+	START
+	vpush {s16-s19}
+	vpop {s16-s19}
+	END
+
+BEGIN vmov_core
+	START
+	vmov r3, s0
+	vmov s0, s1, r3, r4
+	END
+
+BEGIN vcvt_vcmp_vmrs
+	vmov.f32 s1, #2.0
+	START
+	vcvt.s32.f32 s0, s1
+	vcmp.f32 s1, #0
+	vmrs APSR_nzcv, fpscr
+	END
+
+	.type leaf_push_pop_pc, %function
+	.thumb_func
+leaf_push_pop_pc:
+	push {lr}
+	pop {pc}
+
+	.bss
+	.align 3
+	.global bench_data
+bench_data:
+	.space 64
