@@ -1,0 +1,81 @@
+/* Unit tests of the cost model on raw Thumb-2 encodings (no emulator involved). */
+#include <stdio.h>
+#include <string.h>
+
+#include "timing.h"
+
+static csh cs;
+static struct block_timing bt;
+static int failures;
+
+#define CHECK(cond)                                                                           \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
+			failures++;                                                           \
+		}                                                                             \
+	} while (0)
+
+/* Prices a block given as little-endian halfwords. */
+static uint32_t price(const uint16_t *halfwords, size_t n)
+{
+	uint8_t code[64];
+	for (size_t i = 0; i < n; i++) {
+		code[2 * i] = (uint8_t)halfwords[i];
+		code[2 * i + 1] = (uint8_t)(halfwords[i] >> 8);
+	}
+	if (!timing_analyze(cs, code, (uint32_t)(2 * n), 0x08000100, NULL, &bt)) {
+		fprintf(stderr, "analysis failed: %s\n", bt.error);
+		failures++;
+		return 0;
+	}
+	return bt.cycles;
+}
+
+#define PRICE(...) price((const uint16_t[]){__VA_ARGS__}, sizeof((uint16_t[]){__VA_ARGS__}) / 2)
+
+int main(void)
+{
+	if (!timing_open(&cs)) {
+		fprintf(stderr, "cannot open capstone\n");
+		return 1;
+	}
+	CHECK(PRICE(0x6808, 0x681a) == 3);           /* ldr r0,[r1]; ldr r2,[r3]: pipelined */
+	CHECK(PRICE(0x6808, 0x6802) == 4);           /* ldr r0,[r1]; ldr r2,[r0]: dependent */
+	CHECK(PRICE(0x6008, 0x681a) == 4);           /* str; ldr: nothing after a store */
+	CHECK(PRICE(0x6808, 0x6008) == 3);           /* ldr; str */
+	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
+	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
+	CHECK(PRICE(0xbd10) == 3);                   /* pop {r4, pc}: 1+N (+P when taken) */
+	CHECK(PRICE(0xed2d, 0x8b04) == 5);           /* vpush {d8-d9}: 1 + 4 words */
+	CHECK(PRICE(0xee30, 0x0a81) == 1 && bt.uses_fp); /* vadd.f32 */
+	CHECK(PRICE(0xee00, 0x0a81) == 3);           /* vmla.f32 */
+
+	CHECK(PRICE(0xfbb1, 0xf0f2) == TIMING_DIV_BASE); /* udiv r0, r1, r2 */
+	CHECK(bt.ndivs == 1 && bt.divs[0].addr == 0x08000100 && bt.divs[0].rn == 1 &&
+	      bt.divs[0].rm == 2 && !bt.divs[0].is_signed && bt.divs[0].cond == ARM_CC_AL);
+
+	PRICE(0xe7fe); /* b . */
+	CHECK(bt.halts);
+	PRICE(0xbf08, 0x6808); /* it eq; ldreq r0,[r1] */
+	CHECK(bt.it_mem && bt.insn[1].in_it && !bt.insn[0].in_it);
+
+	PRICE(0x6808, 0x681a, 0x6008); /* ldr, ldr, str: 2 + 1 + 1 */
+	CHECK(timing_suffix(&bt, 1) == 2 && bt.insn[1].before.after_load &&
+	      bt.insn[1].before.load_dests == 1u);
+
+	CHECK(timing_div(3, 100, false) == 2);
+	CHECK(timing_div(0xffffffffu, 1, false) == 12);
+	CHECK(timing_div(0x80000000u, 0xffffffffu, true) == 12);
+	CHECK(timing_div(1, 0, false) == 2);
+	CHECK(timing_div(50000, 7, false) > 2 && timing_div(50000, 7, false) < 12);
+	for (uint32_t q = 1; q < 0x80000000u; q <<= 1) /* monotonic in the quotient */
+		CHECK(timing_div(q, 1, false) <= timing_div(q << 1, 1, false));
+
+	CHECK(timing_cond_holds(ARM_CC_EQ, 1u << 30) && !timing_cond_holds(ARM_CC_NE, 1u << 30));
+	CHECK(timing_cond_holds(ARM_CC_GE, 0x90000000u) && !timing_cond_holds(ARM_CC_LT, 0x90000000u));
+
+	cs_close(&cs);
+	printf(failures ? "timing tests: %d FAILED\n" : "timing tests: all passed\n", failures);
+	return failures != 0;
+}
