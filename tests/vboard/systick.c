@@ -111,10 +111,25 @@ static void hal_time_wraps(void)
 	expect(compared > 100 && exact == compared, "hal_time advances exactly like CYCCNT");
 }
 
+/* WFI sleeps until the next tick: the wake-up must come from the handler. */
+static void wfi_wakes(void)
+{
+	STK_RVR = 5000 - 1;
+	STK_CVR = 0;
+	uint32_t k0 = ticks;
+	STK_CSR = CSR_CLKSOURCE | CSR_TICKINT | CSR_ENABLE;
+	for (int i = 0; i < 3; i++)
+		__asm__ volatile("wfi");
+	uint32_t k = ticks - k0;
+	STK_CSR = 0;
+	expect(k == 3, "WFI wakes on each SysTick exception");
+}
+
 int main(void)
 {
 	board_setup();
 	tick_count();
+	wfi_wakes();
 	hal_time_wraps();
 	put_str(failures ? "SYSTICK: FAILED\n" : "SYSTICK: all passed\n");
 	return 0;

@@ -521,6 +521,30 @@ static int exact_access(struct machine *m, uint32_t pc)
 	return 0;
 }
 
+/* WFI sleeps until the next SysTick exception: model time jumps to it (the block hook then
+ * takes the exception). Without an enabled interrupt the core would sleep forever. */
+static int wait_for_interrupt(struct machine *m, uint32_t pc)
+{
+	uint16_t insn = 0;
+	uc_mem_read(m->uc, pc - 2, &insn, 2);
+	if (insn != 0xbf30) {
+		char what[100];
+		describe_insn(m, pc, what, sizeof what);
+		machine_fail(m, "emulation stopped unexpectedly before %s at address 0x%08x", what, pc);
+		return -1;
+	}
+	uint64_t tick = periph_next_tick_event(&m->p);
+	if (!m->p.st_pending && (tick == UINT64_MAX || m->in_handler)) {
+		machine_fail(m, "WFI with no interrupt that could wake the core at address 0x%08x",
+			     pc - 2);
+		return -1;
+	}
+	if (!m->p.st_pending && tick > m->cycles)
+		m->cycles = tick;
+	machine_schedule(m);
+	return 0;
+}
+
 int machine_run(struct machine *m)
 {
 	for (;;) {
@@ -582,8 +606,9 @@ int machine_run(struct machine *m)
 			uart_flush(m->uart);
 			fprintf(stderr, "vboard: end of uart input at pc=0x%08x\n", pc);
 			return 0;
-		case STOP_NONE:
-			machine_fail(m, "emulation stopped unexpectedly at address 0x%08x", pc);
+		case STOP_NONE: /* Unicorn returns after WFI with PC past it */
+			if (wait_for_interrupt(m, pc) == 0)
+				continue;
 			break;
 		case STOP_FAIL:
 			break;

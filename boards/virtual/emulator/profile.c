@@ -84,6 +84,8 @@ static void pop(struct profile *p, uint64_t now)
 void profile_block(struct profile *p, uint32_t addr)
 {
 	uint64_t start = p->last_cycles, now = p->m->cycles;
+	if (now < start) /* model time was rewound to replay a cycle-counter read */
+		now = start;
 	p->last_cycles = now;
 	while (p->depth && p->stack[p->depth - 1].ret == addr)
 		pop(p, start);
