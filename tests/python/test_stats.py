@@ -42,12 +42,12 @@ def test_summary_counts_failures_and_excludes_their_cycles():
         Row(1, Op.SIGN, seed, 300, 70, Status.OK, False),
         Row(1, Op.VERIFY, seed, 99_999, 30, Status.CORRUPT_ACCEPTED, False),
     ]
-    sign, verify = summarize(rows, (Op.SIGN, Op.VERIFY), ML_DSA, code_bytes=4242)
+    sign, verify = summarize(rows, (Op.SIGN, Op.VERIFY), "ml-dsa-44", "m4f", code_bytes=4242)
     assert (sign["op"], sign["n"], sign["verified"], sign["stack_bytes"]) == ("sign", 2, 1, 70)
     assert sign["cycles"]["median"] == 200
     assert (verify["n"], verify["verified"], verify["cycles"]["max"]) == (2, 1, 10)
     assert sign["code_bytes"] == verify["code_bytes"] == 4242
-    (keygen,) = summarize(rows, (Op.KEYGEN,), ML_DSA, code_bytes=1)
+    (keygen,) = summarize(rows, (Op.KEYGEN,), "ml-dsa-44", "m4f", code_bytes=1)
     assert keygen["n"] == 0 and keygen["cycles"] is None and keygen["stack_bytes"] is None
 
 

@@ -1,6 +1,6 @@
 """Boards, from boards/<name>/board.json."""
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .errors import PqscopeError, UnknownNameError
@@ -13,6 +13,7 @@ VBOARD_RUNNER = "vboard"
 class Board:
     name: str
     description: str
+    mcu: str
     clock_hz: int
     flash_bytes: int
     ram_bytes: int
@@ -20,6 +21,11 @@ class Board:
     cmake_preset: str
     runner: str  # "vboard" for the emulator; a real board is reached over a serial port
     emulates: str | None
+    directory: Path  # boards/<name>/, which holds the flasher configuration
+
+    def describe(self) -> dict:
+        """The board as JSON-ready data."""
+        return {**asdict(self), "directory": str(self.directory)}
 
     @property
     def is_virtual(self) -> bool:
@@ -58,6 +64,7 @@ def _board(name: str, data: dict, path: Path) -> Board:
     return Board(
         name=name,
         description=data.get("description", ""),
+        mcu=require(data, "mcu", path),
         clock_hz=require(data, "clock_hz", path),
         flash_bytes=require(require(memory, "flash", path), "bytes", path),
         ram_bytes=require(require(memory, "ram", path), "bytes", path),
@@ -65,4 +72,5 @@ def _board(name: str, data: dict, path: Path) -> Board:
         cmake_preset=require(data, "cmake_preset", path),
         runner=data.get("runner", "serial"),
         emulates=data.get("emulates"),
+        directory=path.parent,
     )

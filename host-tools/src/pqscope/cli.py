@@ -6,7 +6,7 @@ import secrets
 import sys
 import tempfile
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
 
@@ -23,13 +23,24 @@ from .errors import PqscopeError
 from .metadata import load_json
 from .paths import repo_root
 from .protocol import Op
-from .report import print_results, run_document
+from .flash import flash as flash_image
+from .report import csv_text, html_page, markdown, print_results, run_document, runs_document
 from .rundir import RunDirectory
+from .runs import find_runs, load_run
 from .stats import summarize
 
 VIRTUAL_BOARD = "virtual"
+# What `pqscope run` measures without --scheme: one representative of each family (those the
+# catalogue has), Falcon in its three floating-point modes.
+DEFAULT_SUITE = (
+    ("ml-dsa-44", "m4f"),
+    ("falcon-512", "fpnative"), ("falcon-512", "fpemu-c"), ("falcon-512", "fpemu-m4"),
+    ("fndsa_provisional-512", "m4f"),
+    ("sphincs-sha2-128f-simple", "clean"),
+    ("ecdsa-p256", "mbedtls"),
+)
 # (scheme, impl) pairs vboard-bench measures, when the catalogue has them.
-BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "m4-ct"))
+BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "fpemu-m4"))
 BENCH_SAMPLES = 3
 BENCH_MSG_LEN = 32
 BENCH_SEED = b"vboard-bench"
@@ -121,7 +132,7 @@ def boards(as_json: bool) -> None:
     """List the boards."""
     found = load_boards(repo_root()).values()
     if as_json:
-        _print_json({"boards": [asdict(board) for board in found]})
+        _print_json({"boards": [board.describe() for board in found]})
         return
     table = Table(Column("board", no_wrap=True), "runs on", "clock", "flash", "ram", "description")
     for board in found:
@@ -170,11 +181,6 @@ def _parse_seed(text: str | None) -> bytes:
     return seed
 
 
-def _default_run_dir(root: Path, board: Board, implementation: Implementation) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return root / "runs" / f"{stamp}-{board.name}-{implementation.scheme}-{implementation.impl}"
-
-
 def _progress(console: Console) -> Progress:
     return Progress(
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -182,62 +188,61 @@ def _progress(console: Console) -> Progress:
     )
 
 
-@cli.command()
-@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
-@click.option("--scheme", required=True)
-@click.option("--impl", required=True)
-@click.option("--ops", "ops_text", default="keygen,sign,verify", show_default=True, help="Operations to report.")
-@click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
-@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
-@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
-@click.option("--port", help="Serial port or pyserial URL of a real board.")
-@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              help="Seconds to wait for each record of a sample.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.pass_context
-def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, msg_len, port, baud, timeout,
-        out, as_json) -> None:
-    """Measure an implementation: build, run samples on the board, save and summarize them."""
-    root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl)
-    ops = _parse_ops(ops_text)
-    master_seed = _parse_seed(seed)
-    if not board.is_virtual and port is None:
-        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyACM0)")
-    err = _stderr()
+@dataclass
+class _Measurement:
+    """What one implementation's measurement needs besides the implementation itself."""
+
+    root: Path
+    board: Board
+    ops: tuple[Op, ...]
+    samples: int
+    master_seed: bytes
+    msg_len: int
+    port: str | None
+    baud: int | None
+    timeout: float
+    flash: bool
+
+
+def _measure(m: _Measurement, implementation: Implementation, run_path: Path, err: Console) -> tuple[dict, bool]:
+    """Builds, flashes or loads, and captures one implementation into `run_path`.
+
+    Returns the run's document and whether it was interrupted (Ctrl-C keeps what was captured)."""
+    board, scheme, impl = m.board, implementation.scheme, implementation.impl
     if implementation.status != "ok":
         err.print(f"warning: the catalogue marks {scheme}/{impl} as '{implementation.status}'")
-    elf, size = _build_checked(root, board, implementation, err)
-    emulator = _build_emulator(root, err) if board.is_virtual else None
-    if not board.is_virtual:
-        err.print(f"note: pqscope does not flash yet: {elf} must be flashed onto the board")
+    elf, size = _build_checked(m.root, board, implementation, err)
+    emulator = _build_emulator(m.root, err) if board.is_virtual else None
 
-    with RunDirectory(out or _default_run_dir(root, board, implementation)) as run_dir:
+    with RunDirectory(run_path) as run_dir:
         meta = {
             "schema": 1, "tool_version": version("pqscope"), "command_line": sys.argv,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "board": board.name,
             "scheme": scheme, "impl": impl, "elf": str(elf), "image": asdict(size),
-            "ops": [op.label for op in ops], "samples": samples, "msg_len": msg_len,
-            "master_seed": master_seed.hex(), "seed_derivation": "sha256(master_seed || u32le(sample_id))",
+            "ops": [op.label for op in m.ops], "samples": m.samples, "msg_len": m.msg_len,
+            "master_seed": m.master_seed.hex(), "seed_derivation": "sha256(master_seed || u32le(sample_id))",
             "status": "running", "samples_completed": 0,
         }
         run_dir.write_meta(meta)
         rows = []
+        info = None
         try:
-            with connect(board, elf=elf, emulator=emulator, port=port, baud=baud or board.baud,
+            with connect(board, elf=elf, emulator=emulator, port=m.port, baud=m.baud or board.baud,
                          stats_path=run_dir.path / "vboard-stats.json", on_receive=run_dir.write_raw,
-                         sample_timeout=timeout) as connection:
+                         sample_timeout=m.timeout) as connection:
+                # Flashed with the port already open, so the port is checked first and the boot
+                # announcement of the new image is not missed.
+                if not board.is_virtual and m.flash:
+                    with _working(err, f"flashing {elf.name} onto {board.name}"):
+                        flash_image(board, elf)
                 info = connection.session.hello()
-                check_info(info, board, implementation, msg_len)
+                check_info(info, board, implementation, m.msg_len)
                 meta.update(port=connection.port, clock_hz=info.clock_hz, info=asdict(info))
                 run_dir.write_meta(meta)
                 with _progress(err) as progress:
-                    task = progress.add_task(f"{scheme} {impl}", total=samples)
-                    for sample_rows in capture(connection.session, ops=ops, samples=samples, msg_len=msg_len,
-                                               master_seed=master_seed):
+                    task = progress.add_task(f"{scheme} {impl}", total=m.samples)
+                    for sample_rows in capture(connection.session, ops=m.ops, samples=m.samples,
+                                               msg_len=m.msg_len, master_seed=m.master_seed):
                         run_dir.write_rows(sample_rows)
                         rows += sample_rows
                         meta["samples_completed"] += 1
@@ -253,18 +258,115 @@ def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, m
             if board.is_virtual and (run_dir.path / "vboard-stats.json").exists():
                 meta["emulator_stats"] = load_json(run_dir.path / "vboard-stats.json")
             run_dir.write_meta(meta)
-        if meta["status"] == "interrupted":
-            err.print(f"interrupted after {meta['samples_completed']} of {samples} samples; "
-                      f"data kept in {run_dir.path}")
-            ctx.exit(130)
+    if meta["status"] == "interrupted":
+        err.print(f"interrupted after {meta['samples_completed']} of {m.samples} samples; data kept in {run_path}")
+    clock_hz = info.clock_hz if info else board.clock_hz
+    document = run_document(board.name, clock_hz, run_path, summarize(rows, m.ops, scheme, impl, size.text))
+    return document, meta["status"] == "interrupted"
 
-    document = run_document(board.name, info.clock_hz, run_dir.path,
-                            summarize(rows, ops, implementation, size.text))
+
+def _write_reports(path: Path) -> Path:
+    """report.md and report.html beside the samples of a run or suite; returns the HTML's path."""
+    runs = [load_run(run_path) for run_path in find_runs(path)]
+    document = runs_document(path, runs)
+    (path / "report.md").write_text(markdown(document))
+    (path / "report.html").write_text(html_page(document, runs))
+    return path / "report.html"
+
+
+@cli.command()
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
+@click.option("--scheme", help="Scheme (default: the default suite, every implementation in DEFAULT_SUITE).")
+@click.option("--impl", help="Implementation of --scheme.")
+@click.option("--ops", "ops_text", default="keygen,sign,verify", show_default=True, help="Operations to report.")
+@click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
+@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
+@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
+@click.option("--port", help="Serial port or pyserial URL of a real board.")
+@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
+@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds to wait for each record of a sample.")
+@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
+              help="Flash the image onto a real board before measuring.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, msg_len, port, baud, timeout,
+        flash, out, as_json) -> None:
+    """Measure an implementation, or the default suite: build, run samples on the board, save and report."""
+    root = repo_root()
+    board = get_board(root, board_name)
+    catalogue = load_catalogue(root)
+    if (scheme is None) != (impl is None):
+        raise PqscopeError("give both --scheme and --impl, or neither for the default suite")
+    if scheme is None:
+        selected = [row for row in catalogue if (row.scheme, row.impl) in DEFAULT_SUITE and row.status == "ok"]
+    else:
+        selected = [find_implementation(catalogue, scheme, impl)]
+    if not board.is_virtual and port is None:
+        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
+    measurement = _Measurement(root, board, _parse_ops(ops_text), samples, _parse_seed(seed), msg_len, port, baud,
+                               timeout, flash)
+    err = _stderr()
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    suite = scheme is None
+    path = out or root / "runs" / (f"{stamp}-{board.name}-suite" if suite else f"{stamp}-{board.name}-{scheme}-{impl}")
+    documents = []
+    interrupted = False
+    for implementation in selected:
+        run_path = path / f"{implementation.scheme}-{implementation.impl}" if suite else path
+        document, interrupted = _measure(measurement, implementation, run_path, err)
+        documents.append(document)
+        if interrupted:
+            break
+    report = _write_reports(path)
+    if interrupted:
+        ctx.exit(130)
+
+    document = run_document(board.name, documents[0]["clock_hz"], path,
+                            [result for d in documents for result in d["results"]])
     if as_json:
         _print_json(document)
     else:
         # Wide enough that no figure is cut off, even when the output is not a terminal.
         print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
+        err.print(f"report: {report}")
+
+
+@cli.command("flash")
+@click.option("--board", "board_name", required=True)
+@click.option("--scheme", required=True)
+@click.option("--impl", required=True)
+def flash_command(board_name: str, scheme: str, impl: str) -> None:
+    """Build an image and flash it onto a real board with OpenOCD (program, verify, reset)."""
+    root = repo_root()
+    board, implementation = _select(root, board_name, scheme, impl)
+    err = _stderr()
+    elf, _size = _build_checked(root, board, implementation, err)
+    with _working(err, f"flashing {elf.name} onto {board.name}"):
+        flash_image(board, elf)
+    click.echo(f"flashed {elf} onto {board.name}")
+
+
+@cli.command()
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["table", "md", "html", "csv", "json"]), default="table",
+              show_default=True)
+def report(path: Path, fmt: str) -> None:
+    """Report a run directory (or a suite of runs) from its samples: table, Markdown, HTML, CSV or JSON."""
+    runs = [load_run(run_path) for run_path in find_runs(path)]
+    document = runs_document(path, runs)
+    if fmt == "table":
+        print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
+    elif fmt == "md":
+        click.echo(markdown(document), nl=False)
+    elif fmt == "html":
+        click.echo(html_page(document, runs), nl=False)
+    elif fmt == "csv":
+        click.echo(csv_text(document), nl=False)
+    else:
+        _print_json(document)
 
 
 @cli.command("vboard-bench")

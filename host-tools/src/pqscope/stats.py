@@ -5,7 +5,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from .capture import Row
-from .catalogue import Implementation
 from .protocol import Op, Status
 
 
@@ -24,15 +23,15 @@ def cycle_stats(cycles: Sequence[int]) -> dict[str, float]:
     }
 
 
-def summarize(rows: list[Row], ops: tuple[Op, ...], implementation: Implementation, code_bytes: int) -> list[dict]:
+def summarize(rows: list[Row], ops: tuple[Op, ...], scheme: str, impl: str, code_bytes: int) -> list[dict]:
     """One result per requested operation; cycle statistics cover the runs that succeeded."""
     results = []
     for op in ops:
         op_rows = [row for row in rows if row.op == op]
         ok_cycles = [row.cycles for row in op_rows if row.status == Status.OK]
         results.append({
-            "scheme": implementation.scheme,
-            "impl": implementation.impl,
+            "scheme": scheme,
+            "impl": impl,
             "op": op.label,
             "n": len(op_rows),
             "verified": sum(row.verified for row in op_rows),

@@ -1,0 +1,45 @@
+"""Flashing a real board with OpenOCD and the configuration in its board folder."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from .boards import Board
+from .build import SETUP_HINT
+from .errors import PqscopeError
+
+OPENOCD_CONFIG = "openocd.cfg"
+FLASH_TIMEOUT_SECONDS = 120
+# OpenOCD messages that mean "no probe or no target", worded for the user.
+NO_PROBE_HINTS = ("open failed", "no device found", "unable to find", "libusb_open", "error connecting dp",
+                  "couldn't find", "not found")
+
+
+def openocd_command(board: Board, elf: Path) -> list[str]:
+    openocd = shutil.which("openocd")
+    if openocd is None:
+        raise PqscopeError(f"openocd not found on PATH; {SETUP_HINT}")
+    config = board.directory / OPENOCD_CONFIG
+    if not config.is_file():
+        raise PqscopeError(f"board {board.name} has no flasher configuration ({config})")
+    # Forward slashes and no spaces trouble OpenOCD's Tcl parser less than quoting does.
+    return [openocd, "-f", str(config), "-c", f"program {elf.as_posix()} verify reset exit"]
+
+
+def flash(board: Board, elf: Path) -> None:
+    """Programs and verifies `elf`, then resets the board so that it boots the new image."""
+    if board.is_virtual:
+        raise PqscopeError(f"board {board.name} is emulated: it loads the image itself, there is nothing to flash")
+    command = openocd_command(board, elf)
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=FLASH_TIMEOUT_SECONDS)
+    except subprocess.TimeoutExpired:
+        raise PqscopeError(f"openocd did not finish within {FLASH_TIMEOUT_SECONDS} s flashing {board.name}") from None
+    if result.returncode == 0:
+        return
+    log = result.stderr + result.stdout
+    if any(hint in log.lower() for hint in NO_PROBE_HINTS):
+        raise PqscopeError(f"no {board.name} found: connect the board's ST-LINK USB port (openocd could not "
+                           "open the debug probe)", details=log)
+    raise PqscopeError(f"openocd failed to flash {elf.name} onto {board.name} (exit code {result.returncode})",
+                       details=log)

@@ -1,0 +1,53 @@
+"""Figures for reports (matplotlib, rendered off-screen to PNG bytes)."""
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
+import numpy as np  # noqa: E402
+
+from .runs import Run  # noqa: E402
+
+
+def _png(figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    plt.close(figure)
+    return buffer.getvalue()
+
+
+def comparison_bars(results: list[dict]) -> bytes:
+    """Median cycles per operation, one bar per implementation (log scale: schemes differ by 1000x)."""
+    ops = list(dict.fromkeys(r["op"] for r in results))
+    labels = list(dict.fromkeys(f"{r['scheme']} {r['impl']}" for r in results))
+    width = 0.8 / len(labels)
+    figure, axes = plt.subplots(figsize=(max(6, 1.6 * len(ops) * max(1, len(labels) / 3)), 4))
+    for index, label in enumerate(labels):
+        medians = [next((r["cycles"]["median"] for r in results if f"{r['scheme']} {r['impl']}" == label
+                         and r["op"] == op and r["cycles"]), np.nan) for op in ops]
+        axes.bar(np.arange(len(ops)) + index * width, medians, width, label=label)
+    axes.set_xticks(np.arange(len(ops)) + width * (len(labels) - 1) / 2, ops)
+    axes.set_yscale("log")
+    axes.set_ylabel("median cycles")
+    axes.legend(fontsize="small")
+    axes.grid(axis="y", which="both", alpha=0.3)
+    return _png(figure)
+
+
+def cycle_ecdfs(runs: list[Run]) -> bytes:
+    """Empirical CDF of cycles per operation: a vertical step is a constant-time operation."""
+    ops = list(dict.fromkeys(row.op for run in runs for row in run.rows))
+    figure, axes = plt.subplots(1, len(ops), figsize=(4.5 * len(ops), 3.5), squeeze=False)
+    for axis, op in zip(axes[0], ops):
+        for run in runs:
+            cycles = np.sort([row.cycles for row in run.rows if row.op == op and row.verified])
+            if cycles.size:
+                axis.step(cycles, np.arange(1, cycles.size + 1) / cycles.size, where="post", label=run.label)
+        axis.set_title(op.label)
+        axis.set_xlabel("cycles")
+        axis.set_ylabel("fraction of samples")
+        axis.grid(alpha=0.3)
+    axes[0][0].legend(fontsize="small")
+    return _png(figure)
