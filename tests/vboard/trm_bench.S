@@ -129,6 +129,29 @@ BEGIN str_ldr
 	ldr r4, [r8, #4]
 	END
 
+BEGIN ldr_after_alu
+	START
+	adds r3, r8, #4
+	ldr r4, [r3]
+	END
+
+BEGIN str_reg_ldr
+	movs r5, #8
+	START
+	str r3, [r8, r5]
+	ldr r4, [r8, #4]
+	END
+
+BEGIN tbb
+	movs r3, #1
+	START
+	tbb [pc, r3]
+1:
+	.byte 0
+	.byte (2f - 1b) / 2
+2:
+	END
+
 BEGIN ldr_three
 	START
 	ldr r3, [r8, #4]

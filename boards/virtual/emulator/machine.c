@@ -130,13 +130,14 @@ static bool div_hooked(struct machine *m, uint32_t addr)
 }
 
 static void charge(struct machine *m, uint32_t addr, uint32_t size, uint32_t cycles,
-		   uint32_t ninsns)
+		   uint32_t ninsns, uint32_t exit_refill)
 {
 	/* Control reaching anything but the fall-through of the previous block is a taken
 	 * branch: its pipeline refill. */
-	m->cycles += cycles + (addr != m->cur_addr + m->cur_size ? TIMING_REFILL : 0);
+	m->cycles += cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
 	m->cur_addr = addr;
 	m->cur_size = size;
+	m->cur_exit_refill = exit_refill;
 	m->blocks++;
 	m->insns += ninsns;
 	if (m->prof)
@@ -161,7 +162,7 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		m->resume = false;
 		m->cur_addr = addr;
 		m->cur_size = 0;     /* no refill: execution continues where it stopped */
-		charge(m, addr, size, bt->cycles, bt->ninsns);
+		charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill);
 		m->resumed_block = m->blocks;
 		machine_schedule(m);
 		return;
@@ -179,7 +180,7 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 
 	struct cost_entry *e = &m->cache[(addr >> 1) & CACHE_MASK];
 	if (e->addr == addr && e->size == size) {
-		charge(m, addr, size, e->cycles, e->ninsns);
+		charge(m, addr, size, e->cycles, e->ninsns, e->exit_refill);
 		return;
 	}
 	if (size > sizeof code || uc_mem_read(m->uc, addr, code, size) ||
@@ -204,8 +205,8 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 			return;
 		}
 	}
-	*e = (struct cost_entry){addr, size, bt->cycles, bt->ninsns};
-	charge(m, addr, size, bt->cycles, bt->ninsns);
+	*e = (struct cost_entry){addr, size, bt->cycles, bt->ninsns, bt->exit_refill};
+	charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill);
 }
 
 static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
@@ -218,9 +219,10 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 		block_slow(m, addr, size);
 		return;
 	}
-	m->cycles += e->cycles + (addr != m->cur_addr + m->cur_size ? TIMING_REFILL : 0);
+	m->cycles += e->cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
 	m->cur_addr = addr;
 	m->cur_size = size;
+	m->cur_exit_refill = e->exit_refill;
 	m->blocks++;
 	m->insns += e->ninsns;
 	if (__builtin_expect(m->prof != NULL, 0))

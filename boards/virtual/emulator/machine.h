@@ -31,6 +31,7 @@ enum stop_reason {
 
 struct cost_entry {
 	uint32_t addr, size, cycles, ninsns;
+	uint32_t exit_refill; /* refill charged if control leaves the block by a taken branch */
 };
 #define COST_CACHE_BITS 16
 
@@ -42,6 +43,7 @@ struct machine {
 	uint64_t cycles;       /* model time at the end of the current block */
 	uint64_t next_event;   /* the block hook takes its slow path once cycles reach this */
 	uint32_t cur_addr, cur_size;
+	uint32_t cur_exit_refill;  /* of the block that ran last */
 	uint64_t blocks, insns;
 	struct cost_entry *cache;
 

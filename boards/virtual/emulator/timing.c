@@ -84,6 +84,36 @@ static enum single_kind single_kind(unsigned id)
 	}
 }
 
+#define NOT_AN_ACCESS UINT32_MAX
+
+/* A load whose destinations include PC: LDR PC, POP {..., pc}, LDM {..., pc}. */
+static bool loads_pc(const cs_arm *a, unsigned id)
+{
+	switch (id) {
+	case ARM_INS_LDR: case ARM_INS_POP: case ARM_INS_LDM: case ARM_INS_LDMDB:
+		for (int i = 0; i < a->op_count; i++)
+			if (a->operands[i].type == ARM_OP_REG && a->operands[i].reg == ARM_REG_PC)
+				return true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+/* Core registers an instruction writes through its register operands. */
+static uint16_t written_core_regs(const cs_arm *a)
+{
+	uint16_t regs = 0;
+	for (int i = 0; i < a->op_count; i++)
+		if (a->operands[i].type == ARM_OP_REG && (a->operands[i].access & CS_AC_WRITE))
+			regs |= reg_bit(a->operands[i].reg);
+	return regs;
+}
+
+static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op *m,
+			     uint16_t addr_regs, const struct pipe_state *prev, struct pipe_state *st);
+static uint32_t price_other(const cs_insn *in, const cs_arm *a);
+
 /* Prices one instruction given the pipeline state before it; updates the state.
  * Returns 0 for an instruction the Cortex-M4 does not have. */
 static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem)
@@ -92,15 +122,35 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem)
 	struct pipe_state prev = *st;
 	st->after_load = false;
 	st->load_dests = 0;
+	st->alu_dests = 0;
 	*mem = true;
 
+	const cs_arm_op *m = mem_operand(a);
+	uint16_t addr_regs = m ? (uint16_t)(reg_bit(m->mem.base) | reg_bit(m->mem.index)) : 0;
+	/* TRM 3.3.2: "Any load or store that generates an address dependent on the result of a
+	 * preceding data processing operation stalls the pipeline for an additional cycle". */
+	uint32_t address_stall = (addr_regs & prev.alu_dests) ? 1 : 0;
+	uint32_t c = price_access(in, a, m, addr_regs, &prev, st);
+	if (c != NOT_AN_ACCESS)
+		return c == 0 ? 0 : c + address_stall;
+
+	*mem = false;
+	c = price_other(in, a);
+	st->alu_dests = written_core_regs(a);
+	return c;
+}
+
+static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op *m,
+			     uint16_t addr_regs, const struct pipe_state *prev, struct pipe_state *st)
+{
 	enum single_kind kind = single_kind(in->id);
 	if (kind != NOT_SINGLE) {
-		const cs_arm_op *m = mem_operand(a);
-		uint16_t addr_regs = m ? (uint16_t)(reg_bit(m->mem.base) | reg_bit(m->mem.index)) : 0;
-		/* TRM 3.3.2: a load or store following an LDR pipelines (1 cycle) unless its address
-		 * uses the register that LDR loaded; nothing pipelines after a store. */
-		uint32_t cycles = (prev.after_load && !(addr_regs & prev.load_dests)) ? 1 : 2;
+		/* TRM 3.3.2: "STR Rx,[Ry,#imm] is always one cycle" (the data phase overlaps the next
+		 * instruction); otherwise a load or store following an LDR pipelines (1 cycle) unless
+		 * its address uses the register that LDR loaded; nothing pipelines after a store. */
+		bool immediate_store = kind == SINGLE_STORE && m && m->mem.index == ARM_REG_INVALID;
+		uint32_t cycles = immediate_store ? 1
+				  : (prev->after_load && !(addr_regs & prev->load_dests)) ? 1 : 2;
 		if (kind == SINGLE_LOAD && !writes_pc(a)) {
 			st->after_load = true;
 			st->load_dests = reg_bit(a->operands[0].reg);
@@ -131,13 +181,16 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem)
 	case ARM_INS_MCRR: case ARM_INS_MCRR2: case ARM_INS_MRRC: case ARM_INS_MRRC2:
 	case ARM_INS_CDP: case ARM_INS_CDP2:
 		return 0;
-	}
-
-	*mem = false;
-	switch (in->id) {
 	case ARM_INS_TBB: case ARM_INS_TBH:
-		*mem = true;
-		return 2;    /* 2+P */
+		return 3;    /* TRM 3.3.2: two for the load, one for the add, then the refill */
+	}
+	return NOT_AN_ACCESS;
+}
+
+/* Everything that is not a data access. */
+static uint32_t price_other(const cs_insn *in, const cs_arm *a)
+{
+	switch (in->id) {
 	case ARM_INS_UDIV: case ARM_INS_SDIV:
 		return TIMING_DIV_BASE;
 	case ARM_INS_ISB:
@@ -176,6 +229,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	bt->addr = addr;
 	bt->size = size;
 	bt->cycles = 0;
+	bt->exit_refill = TIMING_REFILL;
 	bt->ninsns = 0;
 	bt->halts = false;
 	bt->uses_fp = false;
@@ -219,6 +273,8 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 			break;
 		}
 		ic->cycles = (uint16_t)c;
+		bool unpredicted = in->id == ARM_INS_TBB || in->id == ARM_INS_TBH || loads_pc(a, in->id);
+		bt->exit_refill = unpredicted ? TIMING_REFILL_UNPREDICTED : TIMING_REFILL;
 		ic->mem = mem;
 		bt->cycles += c;
 		if (mem && ic->in_it)

@@ -8,9 +8,13 @@
 #include <stdint.h>
 #include <capstone/capstone.h>
 
-/* Pipeline refill P of a taken branch (TRM: 1..3). We take 2: the TRM's own worked figure
- * "LDR PC: two cycles for the load and two cycles for the pipeline reload". */
+/* Pipeline refill P of a taken branch (TRM table 3-1: 1..3 "depending on the alignment and
+ * width of the target instruction, and whether the processor manages to speculate the address
+ * early"). A direct branch's target is known early: 2. A target loaded from memory (LDR PC,
+ * POP/LDM with PC) or a table branch cannot be speculated: TRM 3.3.2 gives "three cycles for
+ * the pipeline reload" for both. */
 #define TIMING_REFILL 2
+#define TIMING_REFILL_UNPREDICTED 3
 /* Exception entry and return (TRM "Exception model": 12-cycle entry, 10-cycle return). */
 #define TIMING_EXC_ENTRY 12
 #define TIMING_EXC_RETURN 10
@@ -25,6 +29,7 @@
 struct pipe_state {
 	bool after_load;     /* previous instruction was a single LDR-class access */
 	uint16_t load_dests; /* registers it loaded (bit n = Rn): an address using them stalls */
+	uint16_t alu_dests;  /* core registers the previous data-processing instruction wrote */
 };
 
 struct div_site {
@@ -46,6 +51,7 @@ struct insn_cost {
 struct block_timing {
 	uint32_t addr, size;
 	uint32_t cycles;   /* static cost of the whole block */
+	uint32_t exit_refill; /* refill if the block is left by a taken branch (its last insn) */
 	uint32_t ninsns;
 	bool halts;        /* block starts with "b ." : the firmware's final idle loop */
 	bool uses_fp;      /* contains FPv4 instructions (needs CPACR CP10/CP11) */

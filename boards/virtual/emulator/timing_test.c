@@ -42,11 +42,18 @@ int main(void)
 	}
 	CHECK(PRICE(0x6808, 0x681a) == 3);           /* ldr r0,[r1]; ldr r2,[r3]: pipelined */
 	CHECK(PRICE(0x6808, 0x6802) == 4);           /* ldr r0,[r1]; ldr r2,[r0]: dependent */
-	CHECK(PRICE(0x6008, 0x681a) == 4);           /* str; ldr: nothing after a store */
+	CHECK(PRICE(0x6008, 0x681a) == 3);           /* str r0,[r1]: always 1; ldr after it: 2 */
+	CHECK(PRICE(0x5088, 0x681a) == 4);           /* str r0,[r1,r2]: 2; nothing after a store */
+	CHECK(PRICE(0x3104, 0x6808) == 4);           /* adds r1,#4; ldr r0,[r1]: address stall */
+	CHECK(PRICE(0x3204, 0x6808) == 3);           /* adds r2,#4; ldr r0,[r1]: no stall */
 	CHECK(PRICE(0x6808, 0x6008) == 3);           /* ldr; str */
 	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
 	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
 	CHECK(PRICE(0xbd10) == 3);                   /* pop {r4, pc}: 1+N (+P when taken) */
+	CHECK(bt.exit_refill == TIMING_REFILL_UNPREDICTED); /* a loaded target: 3-cycle reload */
+	CHECK(PRICE(0xe8d0, 0xf001) == 3);           /* tbb [r0, r1]: load 2 + add 1 (+P) */
+	CHECK(bt.exit_refill == TIMING_REFILL_UNPREDICTED);
+	CHECK(PRICE(0x2000, 0xe7fe) == 2 && bt.exit_refill == TIMING_REFILL); /* movs; b: direct */
 	CHECK(PRICE(0xed2d, 0x8b04) == 5);           /* vpush {d8-d9}: 1 + 4 words */
 	CHECK(PRICE(0xee30, 0x0a81) == 1 && bt.uses_fp); /* vadd.f32 */
 	CHECK(PRICE(0xee00, 0x0a81) == 3);           /* vmla.f32 */
