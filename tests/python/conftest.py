@@ -87,13 +87,23 @@ def tiny_elf(tmp_path_factory) -> tuple[Path, str]:
     return elf, size_tool
 
 
+FAKE_CATALOGUE = {"schema": 1, "implementations": [{
+    "scheme": "ml-dsa-44", "impl": "m4f", "family": "ML-DSA",
+    "source": {"dependency": "pqm4", "path": "crypto_sign/ml-dsa-44/m4f"}, "symmetric": ["fips202"],
+    "defines": [], "pk_bytes": 1312, "sk_bytes": 2560, "sig_bytes": 2420, "stack_bytes": 65536, "status": "ok",
+}]}
+
+
 @pytest.fixture
 def fake_repo(tmp_path, monkeypatch) -> Path:
     """A repository root with the real Discovery board and catalogue plus the virtual board."""
     root = tmp_path / "repo"
-    for relative in ("boards/stm32f4discovery/board.json", "firmware/schemes/catalogue.json"):
-        (root / relative).parent.mkdir(parents=True)
+    for relative in ("boards/stm32f4discovery/board.json", "boards/stm32f4discovery/openocd.cfg"):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(REPO / relative, root / relative)
+    # A fixed one-row catalogue: the real one grows, these tests must not change with it.
+    (root / "firmware/schemes").mkdir(parents=True)
+    (root / "firmware/schemes/catalogue.json").write_text(json.dumps(FAKE_CATALOGUE))
     (root / "boards/virtual").mkdir()
     (root / "boards/virtual/board.json").write_text(json.dumps(VIRTUAL_BOARD_JSON))
     monkeypatch.setenv("PQSCOPE_ROOT", str(root))

@@ -37,7 +37,8 @@ RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
     [
         (("run", "--board", "nucleo", "--scheme", "ml-dsa-44", "--impl", "m4f"),
          "unknown board 'nucleo'; valid: stm32f4discovery, virtual"),
-        (("run", "--scheme", "rsa-2048", "--impl", "m4f"), "unknown scheme 'rsa-2048'; valid: ml-dsa-44"),
+        (("run", "--scheme", "no-such-scheme", "--impl", "m4f"), "unknown scheme 'no-such-scheme'; valid: "),
+        (("run", "--scheme", "ml-dsa-44"), "give both --scheme and --impl, or neither for the default suite"),
         (("build", "--board", "virtual", "--scheme", "ml-dsa-44", "--impl", "ref"),
          "unknown impl 'ref' of scheme ml-dsa-44; valid: m4f"),
         ((*RUN, "--ops", "sign,encrypt"), "unknown op 'encrypt'; valid: keygen, sign, verify"),

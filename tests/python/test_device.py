@@ -104,8 +104,9 @@ def test_every_received_byte_reaches_on_receive(session_on):
     session.hello()
     session.run_sample(SEED, 32, ALL_OPS, sample_id=0)
     records = [decode_message(frame) for frame in FrameDecoder().feed(bytes(received))]
-    assert [type(r).__name__ for r in records] == ["Info", "Info", "Sample", "Sample", "Sample", "Done"]
-    assert isinstance(records[0], Info)
+    # The boot INFO may arrive before the port is opened (and be flushed); HELLO's INFO may not.
+    infos = 2 if isinstance(records[1], Info) else 1
+    assert [type(r).__name__ for r in records] == ["Info"] * infos + ["Sample", "Sample", "Sample", "Done"]
 
 
 def test_missing_port_is_one_clear_error():

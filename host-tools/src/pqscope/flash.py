@@ -40,6 +40,6 @@ def flash(board: Board, elf: Path) -> None:
     log = result.stderr + result.stdout
     if any(hint in log.lower() for hint in NO_PROBE_HINTS):
         raise PqscopeError(f"no {board.name} found: connect the board's ST-LINK USB port (openocd could not "
-                           "open the debug probe)", details=log)
+                           "open the debug probe)")
     raise PqscopeError(f"openocd failed to flash {elf.name} onto {board.name} (exit code {result.returncode})",
                        details=log)

@@ -1,0 +1,113 @@
+"""The workflow commands around a run: flash (with a stand-in OpenOCD), report, the default suite."""
+
+import json
+import os
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from pqscope.cli import cli
+
+RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
+FLASH = ("flash", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f")
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture
+def fake_openocd(tmp_path, monkeypatch):
+    """An `openocd` that logs its arguments and exits with the given code and message."""
+    bin_dir = tmp_path / "openocd-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "openocd.log"
+
+    def install(exit_code: int = 0, message: str = "") -> object:
+        script = bin_dir / "openocd"
+        script.write_text(f"#!{sys.executable}\nimport sys\nopen({str(log)!r}, 'w').write('\\n'.join(sys.argv[1:]))\n"
+                          f"print({message!r}, file=sys.stderr)\nsys.exit({exit_code})\n")
+        script.chmod(0o755)
+        monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        return log
+
+    return install
+
+
+def test_flash_programs_verifies_and_resets_with_the_board_config(fake_repo, fake_toolchain, fake_openocd):
+    log = fake_openocd()
+    result = invoke(*FLASH)
+    assert result.exit_code == 0, result.stderr
+    args = log.read_text().splitlines()
+    elf = fake_repo / "build/stm32f4discovery/images/ml-dsa-44/m4f.elf"
+    assert args == ["-f", str(fake_repo / "boards/stm32f4discovery/openocd.cfg"),
+                    "-c", f"program {elf.as_posix()} verify reset exit"]
+    assert f"flashed {elf}" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("exit_code", "message", "expected"),
+    [
+        (1, "Error: open failed", "no stm32f4discovery found: connect the board's ST-LINK USB port"),
+        (1, "Error: checksum mismatch - attempting binary compare", "openocd failed to flash m4f.elf onto"),
+    ],
+)
+def test_flash_failures_are_explained(fake_repo, fake_toolchain, fake_openocd, exit_code, message, expected):
+    fake_openocd(exit_code, message)
+    result = invoke(*FLASH)
+    assert result.exit_code != 0 and "Traceback" not in result.stderr
+    assert expected in result.stderr.splitlines()[-1]
+
+
+def test_flash_without_openocd_points_to_setup(fake_repo, fake_toolchain, monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))  # only the fake cmake and compiler
+    result = invoke(*FLASH)
+    assert result.exit_code != 0
+    assert "openocd not found on PATH; run host-tools/setup.sh" in result.stderr.splitlines()[-1]
+
+
+def test_the_virtual_board_is_not_flashed(fake_repo, fake_toolchain):
+    result = invoke("flash", "--board", "virtual", "--scheme", "ml-dsa-44", "--impl", "m4f")
+    assert "is emulated: it loads the image itself" in result.stderr.splitlines()[-1]
+
+
+def test_report_formats_agree_with_the_run(fake_repo, fake_toolchain, tmp_path):
+    out = tmp_path / "run"
+    run = invoke(*RUN, "-n", "5", "--seed", "02", "--out", str(out), "--json")
+    assert run.exit_code == 0, run.stderr
+    measured = json.loads(run.stdout)["results"]
+
+    reported = json.loads(invoke("report", str(out), "--format", "json").stdout)["results"]
+    assert reported == measured
+
+    markdown = invoke("report", str(out), "--format", "md").stdout
+    assert markdown.startswith("# pqscope on virtual at 24 MHz")
+    assert sum(line.startswith("| ml-dsa-44 | m4f |") for line in markdown.splitlines()) == 3
+
+    csv_lines = invoke("report", str(out), "--format", "csv").stdout.splitlines()
+    assert csv_lines[0].startswith("scheme,impl,op,n,verified,min,p05,median")
+    assert len(csv_lines) == 4
+
+    page = invoke("report", str(out), "--format", "html").stdout
+    assert page.count("<img") == 2 and page.count("<tr>") == 4 and "data:image/png;base64," in page
+    # `run` wrote the same reports beside the samples.
+    assert (out / "report.html").read_text() == page
+    assert (out / "report.md").read_text() == markdown
+
+
+def test_report_of_a_directory_without_runs_is_one_line(tmp_path):
+    result = invoke("report", str(tmp_path))
+    assert result.exit_code != 0
+    assert "is not a run directory (no meta.json) and holds none" in result.stderr.splitlines()[-1]
+
+
+def test_default_suite_measures_every_suite_row_into_one_report(fake_repo, fake_toolchain, tmp_path):
+    out = tmp_path / "suite"
+    result = invoke("run", "-n", "2", "--seed", "03", "--out", str(out), "--json")
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["run_dir"] == str(out)
+    # The fake catalogue holds one suite implementation: it gets its own run directory.
+    assert {(r["scheme"], r["impl"]) for r in document["results"]} == {("ml-dsa-44", "m4f")}
+    assert (out / "ml-dsa-44-m4f/samples.csv").is_file() and (out / "report.html").is_file()
