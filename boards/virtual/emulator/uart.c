@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "uart.h"
 
+#include "clock.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -91,7 +93,10 @@ enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted)
 		if (*interrupted)
 			return UART_WAIT_INTERRUPTED;
 		struct pollfd p = {.fd = u->in_fd, .events = POLLIN};
-		if (poll(&p, 1, -1) < 0) {
+		double waited_from = monotonic_seconds();
+		int ready = poll(&p, 1, -1);
+		u->host_wait_seconds += monotonic_seconds() - waited_from;
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			return UART_WAIT_EOF;

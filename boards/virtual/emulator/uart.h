@@ -18,6 +18,7 @@ struct uart_host {
 	size_t rx_pos, rx_len;
 	uint8_t tx[4096];
 	size_t tx_len;
+	double host_wait_seconds;  /* wall time spent blocked waiting for the host's input */
 };
 
 /* Returns 0, or -1 after printing "vboard: error: ...". */

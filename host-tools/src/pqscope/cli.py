@@ -41,7 +41,7 @@ DEFAULT_SUITE = (
 )
 # (scheme, impl) pairs vboard-bench measures, when the catalogue has them.
 BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "fpemu-m4"))
-BENCH_SAMPLES = 3
+BENCH_SAMPLES = 20
 BENCH_MSG_LEN = 32
 BENCH_SEED = b"vboard-bench"
 RESULTS_WIDTH = 120
