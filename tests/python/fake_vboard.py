@@ -42,7 +42,7 @@ def main() -> int:
     if args.stats:
         wall = time.monotonic() - started
         args.stats.write_text(json.dumps({
-            "model_cycles": device.model_cycles, "wall_seconds": wall,
+            "model_cycles": device.model_cycles, "wall_seconds": wall, "run_seconds": wall,
             "model_cycles_per_second": device.model_cycles / wall,
         }))
     return 0
