@@ -1,8 +1,80 @@
 # Turns the scheme catalogue (firmware/schemes/catalogue.json, also read by the host tool) into
 # one image target per row: image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf.
+#
+# Row fields used here (all but scheme, impl, source and stack_bytes optional):
+#   source            {"dependency": <FetchContent name, or "pqscope" for this repository>,
+#                      "path": <implementation directory in it>}
+#   api               "signature" (crypto_sign_signature/_verify, default) or "signed-message"
+#                     (crypto_sign/crypto_sign_open)
+#   namespace         prefix of the API names and CRYPTO_* macros (PQClean: "PQCLEAN_..._CLEAN_")
+#   symmetric         shared primitives, pqscope_sym_<name> targets (firmware/CMakeLists.txt)
+#   libraries         further link libraries: CMake targets or system libraries ("m")
+#   defines           compile definitions for the whole image
+#   config_overrides  [{"file", "replace", "with"}]: textual edits of upstream files, applied to a
+#                     copy of the implementation directory in the build tree
 
+# Reads a JSON array member of `json` into a CMake list (empty if the member is absent).
+function(pqscope_json_list out json key)
+  set(items "")
+  string(JSON n ERROR_VARIABLE missing LENGTH "${json}" ${key})
+  if(NOT missing AND n GREATER 0)
+    math(EXPR n_last "${n} - 1")
+    foreach(j RANGE ${n_last})
+      string(JSON item GET "${json}" ${key} ${j})
+      list(APPEND items "${item}")
+    endforeach()
+  endif()
+  set(${out} "${items}" PARENT_SCOPE)
+endfunction()
+
+# Reads an optional string member of `json` (default if absent).
+function(pqscope_json_string out json key default)
+  string(JSON value ERROR_VARIABLE missing GET "${json}" ${key})
+  if(missing)
+    set(value "${default}")
+  endif()
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# Copies an implementation directory into the build tree and applies the row's overrides there:
+# upstream text stays untouched, and every compiled file (including the implementation's own
+# sibling #includes) sees the edit. An override whose text is not found is an error, so an
+# upstream change cannot silently undo it. Sets `out` to the copy's directory.
+function(pqscope_apply_overrides out source_dir copy_dir overrides_json)
+  file(REMOVE_RECURSE ${copy_dir})
+  file(COPY ${source_dir}/ DESTINATION ${copy_dir})
+  string(JSON n LENGTH "${overrides_json}")
+  math(EXPR n_last "${n} - 1")
+  foreach(i RANGE ${n_last})
+    string(JSON file GET "${overrides_json}" ${i} file)
+    string(JSON replace GET "${overrides_json}" ${i} replace)
+    string(JSON with GET "${overrides_json}" ${i} with)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${source_dir}/${file})
+    file(READ ${copy_dir}/${file} text)
+    string(FIND "${text}" "${replace}" at)
+    if(at EQUAL -1)
+      message(FATAL_ERROR "config override: '${replace}' not found in ${source_dir}/${file}")
+    endif()
+    string(REPLACE "${replace}" "${with}" text "${text}")
+    file(WRITE ${copy_dir}/${file} "${text}")
+  endforeach()
+  set(${out} ${copy_dir} PARENT_SCOPE)
+endfunction()
+
+# One image from any directory implementing the pqm4/NIST signature API (api.h with the CRYPTO_*
+# sizes and either crypto_sign_signature/crypto_sign_verify or crypto_sign/crypto_sign_open):
+#   pqscope_add_image(SCHEME <name> IMPL <name> SOURCE_DIR <dir> STACK_BYTES <n>
+#                     [API signature|signed-message] [NAMESPACE <prefix>]
+#                     [SYMMETRIC <names...>] [LIBRARIES <libs...>] [DEFINES <defs...>])
 function(pqscope_add_image)
-  cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;STACK_BYTES" "SYMMETRIC;DEFINES" ${ARGN})
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;STACK_BYTES;API;NAMESPACE"
+    "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
+  set(api_define "")
+  if(arg_API STREQUAL "signed-message")
+    set(api_define PQSCOPE_API_SIGNED_MESSAGE)
+  elseif(arg_API AND NOT arg_API STREQUAL "signature")
+    message(FATAL_ERROR "${arg_SCHEME}/${arg_IMPL}: api '${arg_API}' is not signature or signed-message")
+  endif()
   set(target image.${arg_SCHEME}.${arg_IMPL})
   file(GLOB sources CONFIGURE_DEPENDS
     ${arg_SOURCE_DIR}/*.c ${arg_SOURCE_DIR}/*.S ${arg_SOURCE_DIR}/*.s)
@@ -15,12 +87,28 @@ function(pqscope_add_image)
     RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/images/${arg_SCHEME})
   target_include_directories(${target} PRIVATE ${arg_SOURCE_DIR})
   target_compile_definitions(${target} PRIVATE
-    PQSCOPE_SCHEME="${arg_SCHEME}" PQSCOPE_IMPL="${arg_IMPL}" ${arg_DEFINES})
+    PQSCOPE_SCHEME="${arg_SCHEME}" PQSCOPE_IMPL="${arg_IMPL}" PQSCOPE_NAMESPACE=${arg_NAMESPACE}
+    ${api_define} ${arg_DEFINES})
   list(TRANSFORM arg_SYMMETRIC PREPEND pqscope_sym_)
-  target_link_libraries(${target} PRIVATE pqscope_harness ${arg_SYMMETRIC})
+  target_link_libraries(${target} PRIVATE pqscope_harness ${arg_SYMMETRIC} ${arg_LIBRARIES})
   target_link_options(${target} PRIVATE
     -Wl,--defsym=__pqscope_stack_reserve=${arg_STACK_BYTES}
     -Wl,-Map=${CMAKE_BINARY_DIR}/images/${arg_SCHEME}/${arg_IMPL}.map)
+endfunction()
+
+# The source directory of a catalogue row (fetched, and copied with its overrides if it has any).
+function(pqscope_row_source_dir out row scheme impl)
+  string(JSON dependency GET "${row}" source dependency)
+  string(JSON path GET "${row}" source path)
+  if(NOT dependency STREQUAL PROJECT_NAME)
+    FetchContent_MakeAvailable(${dependency})
+  endif()
+  set(dir ${${dependency}_SOURCE_DIR}/${path})
+  string(JSON overrides ERROR_VARIABLE no_overrides GET "${row}" config_overrides)
+  if(NOT no_overrides)
+    pqscope_apply_overrides(dir ${dir} ${CMAKE_BINARY_DIR}/sources/${scheme}/${impl} "${overrides}")
+  endif()
+  set(${out} ${dir} PARENT_SCOPE)
 endfunction()
 
 function(pqscope_add_catalogue_images catalogue)
@@ -36,23 +124,15 @@ function(pqscope_add_catalogue_images catalogue)
     if(NOT status STREQUAL "ok")
       continue()
     endif()
-    string(JSON dependency GET "${row}" source dependency)
-    string(JSON path GET "${row}" source path)
     string(JSON stack_bytes GET "${row}" stack_bytes)
-    foreach(key symmetric defines)
-      set(${key} "")
-      string(JSON n LENGTH "${row}" ${key})
-      if(n GREATER 0)
-        math(EXPR n_last "${n} - 1")
-        foreach(j RANGE ${n_last})
-          string(JSON item GET "${row}" ${key} ${j})
-          list(APPEND ${key} ${item})
-        endforeach()
-      endif()
-    endforeach()
-    FetchContent_MakeAvailable(${dependency})
-    pqscope_add_image(SCHEME ${scheme} IMPL ${impl}
-      SOURCE_DIR ${${dependency}_SOURCE_DIR}/${path}
-      STACK_BYTES ${stack_bytes} SYMMETRIC ${symmetric} DEFINES ${defines})
+    pqscope_json_string(api "${row}" api signature)
+    pqscope_json_string(namespace "${row}" namespace "")
+    pqscope_json_list(symmetric "${row}" symmetric)
+    pqscope_json_list(libraries "${row}" libraries)
+    pqscope_json_list(defines "${row}" defines)
+    pqscope_row_source_dir(source_dir "${row}" ${scheme} ${impl})
+    pqscope_add_image(SCHEME ${scheme} IMPL ${impl} SOURCE_DIR ${source_dir}
+      STACK_BYTES ${stack_bytes} API ${api} NAMESPACE "${namespace}"
+      SYMMETRIC ${symmetric} LIBRARIES ${libraries} DEFINES ${defines})
   endforeach()
 endfunction()

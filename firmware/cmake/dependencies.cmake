@@ -18,3 +18,21 @@ FetchContent_Declare(unity
   GIT_TAG v2.6.1
   GIT_SHALLOW ON
   SOURCE_SUBDIR no-cmake-project)
+
+# pqm4 at its tag Round3: the Falcon (round 3) Cortex-M4 implementation crypto_sign/falcon-*/m4-ct,
+# which pqm4 HEAD no longer has. It needs only a FIPS 202 API and randombytes(), which the
+# cc2c1b9 pieces provide with the same signatures, so no submodules.
+FetchContent_Declare(pqm4_round3
+  GIT_REPOSITORY https://github.com/mupq/pqm4
+  GIT_TAG Round3
+  GIT_SUBMODULES ""
+  SOURCE_SUBDIR no-cmake-project)
+
+# Mbed TLS v3.6.5 (LTS): ECDSA P-256 and RSA-2048 baselines. Only the library sources the adapters
+# need are compiled (firmware/schemes/mbedtls/mbedtls.cmake); its framework submodule holds build
+# and test scripts only, so it is not fetched.
+FetchContent_Declare(mbedtls
+  GIT_REPOSITORY https://github.com/Mbed-TLS/mbedtls
+  GIT_TAG v3.6.5
+  GIT_SUBMODULES ""
+  SOURCE_SUBDIR no-cmake-project)

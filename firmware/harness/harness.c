@@ -19,7 +19,6 @@ enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
 enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
 enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
 
-#define MAX_MSG_BYTES 1024
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
 /* Room left unpainted below the measuring frame for the painter's own frame. */
 #define PAINT_GUARD_BYTES 256
@@ -30,7 +29,7 @@ struct measurement {
   int ret;
 };
 
-static uint8_t message[MAX_MSG_BYTES];
+static uint8_t message[PQS_MAX_MSG_BYTES];
 static size_t message_len;
 static size_t signature_len;
 static uint64_t counter_overhead;
@@ -68,7 +67,7 @@ static void send_info(uint16_t seq)
   pqs_writer_init(&w, buf, sizeof buf);
   pqs_put_u8(&w, PQS_PROTOCOL_VERSION);
   pqs_put_u8(&w, 0);
-  pqs_put_u16(&w, MAX_MSG_BYTES);
+  pqs_put_u16(&w, PQS_MAX_MSG_BYTES);
   pqs_put_u32(&w, hal_clock_hz());
   pqs_put_u32(&w, (uint32_t)pqs_scheme.pk_bytes);
   pqs_put_u32(&w, (uint32_t)pqs_scheme.sk_bytes);
@@ -166,7 +165,7 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
   uint16_t msg_len = pqs_get_u16(&r);
   uint32_t sample_id = pqs_get_u32(&r);
   pqs_get_bytes(&r, seed, sizeof seed);
-  if (flags != 0 || ops == 0 || ops >= (1u << OP_COUNT) || msg_len > MAX_MSG_BYTES) {
+  if (flags != 0 || ops == 0 || ops >= (1u << OP_COUNT) || msg_len > PQS_MAX_MSG_BYTES) {
     send_error(seq, ERR_BAD_ARGUMENT, "RUN: flags must be 0, ops 1..7, msg_len <= max_msg_len");
     return;
   }

@@ -1,34 +1,71 @@
+/* The adapter between the harness and one implementation, compiled with that implementation's
+ * api.h. The catalogue row chooses, through compile definitions:
+ *   PQSCOPE_NAMESPACE            prefix of the API names and CRYPTO_* macros (empty for pqm4)
+ *   PQSCOPE_API_SIGNED_MESSAGE   the implementation only offers crypto_sign/crypto_sign_open */
 #include <pqscope/scheme.h>
+
+#include <string.h>
 
 #include "api.h"
 
-static uint8_t public_key[CRYPTO_PUBLICKEYBYTES];
-static uint8_t secret_key[CRYPTO_SECRETKEYBYTES];
-static uint8_t signature[CRYPTO_BYTES];
+#ifndef PQSCOPE_NAMESPACE
+#define PQSCOPE_NAMESPACE
+#endif
+#define PQS_PASTE(prefix, name) prefix##name
+#define PQS_EXPAND_PASTE(prefix, name) PQS_PASTE(prefix, name)
+#define API(name) PQS_EXPAND_PASTE(PQSCOPE_NAMESPACE, name)
+
+static uint8_t public_key[API(CRYPTO_PUBLICKEYBYTES)];
+static uint8_t secret_key[API(CRYPTO_SECRETKEYBYTES)];
 
 /* Functions, not the api.h names directly: some implementations define those as macros. */
 static int keypair(uint8_t *pk, uint8_t *sk)
 {
-  return crypto_sign_keypair(pk, sk);
+  return API(crypto_sign_keypair)(pk, sk);
 }
+
+#ifndef PQSCOPE_API_SIGNED_MESSAGE
+static uint8_t signature[API(CRYPTO_BYTES)];
 
 static int sign(uint8_t *sig, size_t *sig_len, const uint8_t *msg, size_t msg_len, const uint8_t *sk)
 {
-  return crypto_sign_signature(sig, sig_len, msg, msg_len, sk);
+  return API(crypto_sign_signature)(sig, sig_len, msg, msg_len, sk);
 }
 
 static int verify(const uint8_t *sig, size_t sig_len, const uint8_t *msg, size_t msg_len,
                   const uint8_t *pk)
 {
-  return crypto_sign_verify(sig, sig_len, msg, msg_len, pk);
+  return API(crypto_sign_verify)(sig, sig_len, msg, msg_len, pk);
 }
+#else
+/* The "signature" the harness handles is the whole signed message, whose layout is the
+ * implementation's own; verification opens it and compares the recovered message, so a flipped
+ * bit anywhere in it must be rejected. */
+static uint8_t signature[API(CRYPTO_BYTES) + PQS_MAX_MSG_BYTES];
+static uint8_t opened[API(CRYPTO_BYTES) + PQS_MAX_MSG_BYTES];
+
+static int sign(uint8_t *sig, size_t *sig_len, const uint8_t *msg, size_t msg_len, const uint8_t *sk)
+{
+  return API(crypto_sign)(sig, sig_len, msg, msg_len, sk);
+}
+
+static int verify(const uint8_t *sig, size_t sig_len, const uint8_t *msg, size_t msg_len,
+                  const uint8_t *pk)
+{
+  size_t opened_len;
+  if (API(crypto_sign_open)(opened, &opened_len, sig, sig_len, pk) != 0) {
+    return -1;
+  }
+  return opened_len == msg_len && memcmp(opened, msg, msg_len) == 0 ? 0 : -1;
+}
+#endif
 
 const struct pqs_scheme pqs_scheme = {
   .name = PQSCOPE_SCHEME,
   .impl = PQSCOPE_IMPL,
-  .pk_bytes = CRYPTO_PUBLICKEYBYTES,
-  .sk_bytes = CRYPTO_SECRETKEYBYTES,
-  .sig_bytes = CRYPTO_BYTES,
+  .pk_bytes = API(CRYPTO_PUBLICKEYBYTES),
+  .sk_bytes = API(CRYPTO_SECRETKEYBYTES),
+  .sig_bytes = API(CRYPTO_BYTES),
   .pk = public_key,
   .sk = secret_key,
   .sig = signature,

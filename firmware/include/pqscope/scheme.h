@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Longest message a RUN may ask for (INFO.max_msg_len); signed-message adapters size their
+ * buffers with it. */
+#define PQS_MAX_MSG_BYTES 1024
+
 struct pqs_scheme {
   const char *name;
   const char *impl;
