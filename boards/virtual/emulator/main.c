@@ -19,7 +19,9 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH]\n"
-		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n");
+		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
+		"                      [--profile-calls NAME[,NAME...]]\n"
+		"                      [--intervals FILE.jsonl --interval-function NAME]\n");
 }
 
 static void on_signal(int sig)
@@ -48,9 +50,21 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 	return fclose(f) == 0 ? 0 : -1;
 }
 
+/* --profile-calls NAME[,NAME...] */
+static int profile_track_list(struct profile *prof, const char *list)
+{
+	char names[1024];
+	snprintf(names, sizeof names, "%s", list);
+	for (char *save, *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save))
+		if (profile_track_calls(prof, name))
+			return -1;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
+	const char *calls_list = NULL, *intervals_path = NULL, *interval_function = NULL;
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 
@@ -90,12 +104,18 @@ int main(int argc, char **argv)
 			stats_path = val;
 		} else if (!strcmp(opt, "--profile")) {
 			profile_path = val;
+		} else if (!strcmp(opt, "--profile-calls")) {
+			calls_list = val;
+		} else if (!strcmp(opt, "--intervals")) {
+			intervals_path = val;
+		} else if (!strcmp(opt, "--interval-function")) {
+			interval_function = val;
 		} else {
 			usage();
 			return 2;
 		}
 	}
-	if (!elf_path) {
+	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function)) {
 		usage();
 		return 2;
 	}
@@ -106,7 +126,11 @@ int main(int argc, char **argv)
 	struct uart_host uart;
 	if (uart_open(&uart, mode, pty_link))
 		return 1;
-	struct profile *prof = profile_path ? profile_new(&elf) : NULL;
+	struct profile *prof = profile_path || intervals_path ? profile_new(&elf) : NULL;
+	if (calls_list && profile_track_list(prof, calls_list))
+		return 1;
+	if (intervals_path && profile_intervals(prof, interval_function, intervals_path))
+		return 1;
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -122,7 +146,7 @@ int main(int argc, char **argv)
 
 	if (stats_path && write_stats(stats_path, &machine, wall, uart.host_wait_seconds) && rc == 0)
 		rc = 1;
-	if (prof && profile_write(prof, profile_path, machine.cycles) && rc == 0)
+	if (profile_path && profile_write(prof, profile_path, machine.cycles) && rc == 0)
 		rc = 1;
 	uart_close(&uart);
 	machine_free(&machine);

@@ -23,10 +23,37 @@ struct frame {
 	int counts;      /* outermost activation of its function */
 };
 
+/* Cycles of each call of one function: a small open-addressing histogram (calls of a
+ * function take few distinct durations). */
+struct call_histogram {
+	uint32_t func;
+	size_t used, capacity;
+	struct {
+		uint64_t cycles, count;
+	} *slots;
+};
+
+#define MAX_TRACKED 16
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+struct interval {
+	uint32_t func;          /* NO_FUNC: intervals off */
+	FILE *out;
+	uint32_t frame;         /* stack depth of the open interval's frame + 1, or 0 */
+	uint64_t index, blocks, hash;
+	uint64_t *exclusive, *calls;
+	uint32_t *touched;      /* functions with non-zero counters in this interval */
+	uint32_t ntouched;
+};
+
 struct profile {
 	const struct elf_image *elf;
 	struct machine *m;
 	struct func_stats *stats;
+	struct call_histogram tracked[MAX_TRACKED];
+	uint32_t ntracked;
+	struct interval iv;
 	uint64_t unattributed;
 	uint64_t last_cycles;
 	struct frame stack[MAX_DEPTH];
@@ -44,7 +71,106 @@ struct profile *profile_new(const struct elf_image *elf)
 	p->stats = calloc(elf->nfuncs + 1, sizeof *p->stats);
 	for (size_t i = 0; i < (1u << LOOKUP_BITS); i++)
 		p->lookup[i].addr = 1; /* odd: never a block address */
+	p->iv.func = NO_FUNC;
 	return p;
+}
+
+static int func_by_name(const struct profile *p, const char *name, uint32_t *func)
+{
+	int found = 0;
+	for (size_t i = 0; i < p->elf->nfuncs; i++) {
+		if (!strcmp(p->elf->funcs[i].name, name)) {
+			*func = (uint32_t)i;
+			found++;
+		}
+	}
+	if (found != 1)
+		fprintf(stderr, "vboard: error: %s function symbol '%s' in the ELF\n",
+			found ? "more than one" : "no", name);
+	return found == 1 ? 0 : -1;
+}
+
+int profile_track_calls(struct profile *p, const char *name)
+{
+	uint32_t f;
+	if (func_by_name(p, name, &f))
+		return -1;
+	if (p->ntracked == MAX_TRACKED) {
+		fprintf(stderr, "vboard: error: at most %d functions for --profile-calls\n", MAX_TRACKED);
+		return -1;
+	}
+	struct call_histogram *h = &p->tracked[p->ntracked++];
+	h->func = f;
+	h->capacity = 64;
+	h->slots = calloc(h->capacity, sizeof *h->slots);
+	return 0;
+}
+
+int profile_intervals(struct profile *p, const char *name, const char *path)
+{
+	if (func_by_name(p, name, &p->iv.func))
+		return -1;
+	p->iv.out = fopen(path, "w");
+	if (!p->iv.out) {
+		fprintf(stderr, "vboard: error: cannot write %s\n", path);
+		return -1;
+	}
+	size_t n = p->elf->nfuncs + 1;
+	p->iv.exclusive = calloc(n, sizeof *p->iv.exclusive);
+	p->iv.calls = calloc(n, sizeof *p->iv.calls);
+	p->iv.touched = calloc(n, sizeof *p->iv.touched);
+	return 0;
+}
+
+static void histogram_add(struct call_histogram *h, uint64_t cycles, uint64_t count)
+{
+	if (2 * (h->used + 1) > h->capacity) { /* keep the table at most half full */
+		struct call_histogram bigger = {h->func, 0, 2 * h->capacity, NULL};
+		bigger.slots = calloc(bigger.capacity, sizeof *bigger.slots);
+		for (size_t i = 0; i < h->capacity; i++)
+			if (h->slots[i].count)
+				histogram_add(&bigger, h->slots[i].cycles, h->slots[i].count);
+		free(h->slots);
+		*h = bigger;
+	}
+	size_t i = (size_t)(cycles * FNV_PRIME) & (h->capacity - 1);
+	while (h->slots[i].count && h->slots[i].cycles != cycles)
+		i = (i + 1) & (h->capacity - 1);
+	if (!h->slots[i].count)
+		h->used++;
+	h->slots[i].cycles = cycles;
+	h->slots[i].count += count;
+}
+
+static void interval_count(struct interval *iv, uint32_t f, uint64_t cycles, uint64_t calls)
+{
+	if (!iv->exclusive[f] && !iv->calls[f])
+		iv->touched[iv->ntouched++] = f;
+	iv->exclusive[f] += cycles;
+	iv->calls[f] += calls;
+}
+
+static void json_string(FILE *f, const char *s);
+
+static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
+{
+	struct interval *iv = &p->iv;
+	fprintf(iv->out, "{\"interval\": %llu, \"start_cycle\": %llu, \"cycles\": %llu, "
+			 "\"blocks\": %llu, \"trace_hash\": \"0x%016llx\", \"functions\": {",
+		(unsigned long long)iv->index++, (unsigned long long)entry,
+		(unsigned long long)(now - entry), (unsigned long long)iv->blocks,
+		(unsigned long long)iv->hash);
+	for (uint32_t i = 0; i < iv->ntouched; i++) {
+		uint32_t f = iv->touched[i];
+		fputs(i ? ", " : "", iv->out);
+		json_string(iv->out, f < p->elf->nfuncs ? p->elf->funcs[f].name : "(unattributed)");
+		fprintf(iv->out, ": [%llu, %llu]", (unsigned long long)iv->exclusive[f],
+			(unsigned long long)iv->calls[f]);
+		iv->exclusive[f] = iv->calls[f] = 0;
+	}
+	fputs("}}\n", iv->out);
+	iv->ntouched = 0;
+	iv->frame = 0;
 }
 
 int profile_attach(struct profile *p, struct machine *m)
@@ -76,9 +202,15 @@ static void pop(struct profile *p, uint64_t now)
 {
 	struct frame *fr = &p->stack[--p->depth];
 	struct func_stats *s = &p->stats[fr->func];
-	if (fr->counts)
+	if (fr->counts) {
 		s->inclusive += now - fr->entry;
+		for (uint32_t i = 0; i < p->ntracked; i++)
+			if (p->tracked[i].func == fr->func)
+				histogram_add(&p->tracked[i], now - fr->entry, 1);
+	}
 	s->active--;
+	if (p->iv.frame == p->depth + 1)
+		interval_end(p, fr->entry, now);
 }
 
 void profile_block(struct profile *p, uint32_t addr)
@@ -96,6 +228,11 @@ void profile_block(struct profile *p, uint32_t addr)
 		p->lookup[slot].func = find_func(p, addr);
 	}
 	uint32_t f = p->lookup[slot].func;
+	if (p->iv.frame) {
+		p->iv.hash = (p->iv.hash ^ addr) * FNV_PRIME;
+		p->iv.blocks++;
+		interval_count(&p->iv, f == NO_FUNC ? (uint32_t)p->elf->nfuncs : f, now - start, 0);
+	}
 	if (f == NO_FUNC) {
 		p->unattributed += now - start;
 		return;
@@ -115,6 +252,15 @@ void profile_block(struct profile *p, uint32_t addr)
 	}
 	p->stack[p->depth++] = (struct frame){f, lr, start, p->stats[f].active == 0};
 	p->stats[f].active++;
+	if (f == p->iv.func && !p->iv.frame) {
+		/* The interval starts with this block, whose cycles were counted just above. */
+		p->iv.frame = p->depth;
+		p->iv.hash = (FNV_OFFSET ^ addr) * FNV_PRIME;
+		p->iv.blocks = 1;
+		interval_count(&p->iv, f, now - start, 0);
+	}
+	if (p->iv.frame)
+		interval_count(&p->iv, f, 0, 1);
 }
 
 /* The handler's first block opened its frame (LR = EXC_RETURN); close it and its callees. */
@@ -174,7 +320,23 @@ int profile_write(const struct profile *p, const char *path, uint64_t model_cycl
 			(unsigned long long)s->exclusive);
 		sep = ",\n  ";
 	}
-	fprintf(f, "\n], \"call_distributions\": {}, \"trace_hashes\": []}\n");
+	fprintf(f, "\n], \"call_distributions\": {");
+	for (uint32_t i = 0; i < p->ntracked; i++) {
+		const struct call_histogram *h = &p->tracked[i];
+		fputs(i ? ",\n  " : "\n  ", f);
+		json_string(f, p->elf->funcs[h->func].name);
+		fputs(": [", f);
+		const char *item = "";
+		for (size_t j = 0; j < h->capacity; j++) {
+			if (!h->slots[j].count)
+				continue;
+			fprintf(f, "%s[%llu, %llu]", item, (unsigned long long)h->slots[j].cycles,
+				(unsigned long long)h->slots[j].count);
+			item = ", ";
+		}
+		fputs("]", f);
+	}
+	fprintf(f, "}}\n");
 	free(open_incl);
 	return fclose(f) == 0 ? 0 : -1;
 }
@@ -182,6 +344,13 @@ int profile_write(const struct profile *p, const char *path, uint64_t model_cycl
 void profile_free(struct profile *p)
 {
 	if (p) {
+		for (uint32_t i = 0; i < p->ntracked; i++)
+			free(p->tracked[i].slots);
+		if (p->iv.out)
+			fclose(p->iv.out);
+		free(p->iv.exclusive);
+		free(p->iv.calls);
+		free(p->iv.touched);
 		free(p->stats);
 		free(p);
 	}

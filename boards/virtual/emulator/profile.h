@@ -1,14 +1,18 @@
 /* Optional per-function profile (--profile): exclusive cycles per function from the blocks
  * that ran in it, and inclusive cycles and call counts from a shadow call stack.
- * Output format (JSON), designed to grow:
+ * Output format (JSON):
  *   {"format": "pqscope-vboard-profile", "version": 1, "model_cycles": N,
  *    "unattributed_cycles": N,           // blocks outside every function symbol
  *    "functions": [{"name", "addr", "size", "calls", "inclusive_cycles", "exclusive_cycles"}],
- *    "call_distributions": {},           // later: {"<function>": [cycles of each call]}
- *    "trace_hashes": []}                 // later: [{"from", "to", "hash"}] block-trace hashes
- * A call is control reaching a function's first address with a new return address in LR
- * (BL/BLX, and tail calls, which share their caller's return); it ends when control reaches
- * that return address. */
+ *    "call_distributions": {"<function>": [[cycles, count], ...]}}  // --profile-calls
+ * Intervals (--intervals FILE --interval-function NAME): every call of NAME is one interval,
+ * written as one JSON line when it returns:
+ *   {"interval": k, "start_cycle": N, "cycles": N, "blocks": N, "trace_hash": "0x...",
+ *    "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ * trace_hash is FNV-1a-64 over the addresses of the blocks executed in the interval: equal
+ * hashes mean the same control flow. A call is control reaching a function's first address
+ * with a new return address in LR (BL/BLX, and tail calls, which share their caller's return);
+ * it ends when control reaches that return address. */
 #ifndef VBOARD_PROFILE_H
 #define VBOARD_PROFILE_H
 
@@ -19,6 +23,10 @@ struct elf_image;
 struct profile;
 
 struct profile *profile_new(const struct elf_image *elf);
+/* Records the cycles of every call of function `name`. Returns -1 after printing an error. */
+int profile_track_calls(struct profile *p, const char *name);
+/* Makes every call of function `name` an interval written to `path` (JSON lines). */
+int profile_intervals(struct profile *p, const char *name, const char *path);
 int profile_attach(struct profile *p, struct machine *m);
 void profile_block(struct profile *p, uint32_t addr);
 void profile_exception_return(struct profile *p, uint64_t cycles);
