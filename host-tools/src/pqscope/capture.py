@@ -66,6 +66,12 @@ def check_info(info: Info, board: Board, implementation: Implementation, msg_len
         info.board not in board.firmware_names
     ):
         raise PqscopeError(f"the device runs {running}, not {wanted}: flash the right image")
+    compiled = (info.pk_bytes, info.sk_bytes, info.sig_bytes)
+    catalogued = (implementation.pk_bytes, implementation.sk_bytes, implementation.sig_bytes)
+    if compiled != catalogued:
+        raise PqscopeError(
+            f"{implementation.scheme}/{implementation.impl}: the image's api.h sizes (pk, sk, sig) {compiled} "
+            f"differ from the catalogue's {catalogued}: fix firmware/schemes/catalogue.json")
     if msg_len > info.max_msg_len:
         raise PqscopeError(f"--msg-len {msg_len} exceeds the image's maximum of {info.max_msg_len}")
 

@@ -1,6 +1,9 @@
-"""Scheme implementations, from firmware/schemes/catalogue.json."""
+"""Scheme implementations, from firmware/schemes/catalogue.json.
 
-from dataclasses import dataclass
+Only the fields the host tool uses are read; the build-only ones (source, api, namespace,
+symmetric, libraries, defines, config_overrides) are firmware/cmake/catalogue.cmake's."""
+
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 
 from .errors import UnknownNameError
@@ -18,14 +21,19 @@ class Implementation:
     sk_bytes: int
     sig_bytes: int
     stack_bytes: int
-    status: str
+    status: str  # "ok", or why the row is not built, e.g. "does-not-fit"
+    reason: str = ""  # for a status other than "ok": the explanation
+    slow: bool = False  # billions of cycles per sample: left out of the default tests
 
 
 def load_catalogue(root: Path) -> list[Implementation]:
     path = root / CATALOGUE
     rows = require(load_json(path), "implementations", path)
     return [
-        Implementation(**{field: require(row, field, path) for field in Implementation.__dataclass_fields__})
+        Implementation(**{
+            field.name: require(row, field.name, path) if field.default is MISSING else row.get(field.name, field.default)
+            for field in fields(Implementation)
+        })
         for row in rows
     ]
 

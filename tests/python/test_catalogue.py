@@ -1,0 +1,50 @@
+import json
+from dataclasses import replace
+
+import pytest
+
+from conftest import REPO
+from fakedevice import make_info
+from pqscope.boards import get_board
+from pqscope.capture import check_info
+from pqscope.catalogue import find_implementation, load_catalogue
+from pqscope.errors import PqscopeError
+
+
+def _write_catalogue(root, rows):
+    path = root / "firmware/schemes/catalogue.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"schema": 1, "implementations": rows}))
+
+
+ROW = {"scheme": "s", "impl": "i", "family": "F", "pk_bytes": 1, "sk_bytes": 2, "sig_bytes": 3,
+       "stack_bytes": 4, "status": "ok"}
+
+
+def test_optional_fields_default_and_are_read(tmp_path):
+    unfit = {**ROW, "impl": "big", "status": "does-not-fit", "reason": "too much stack"}
+    _write_catalogue(tmp_path, [ROW, {**ROW, "impl": "slow", "slow": True}, unfit])
+    plain, slow, big = load_catalogue(tmp_path)
+    assert (plain.slow, plain.reason) == (False, "")
+    assert slow.slow is True
+    assert (big.status, big.reason) == ("does-not-fit", "too much stack")
+
+
+def test_a_missing_required_field_is_named(tmp_path):
+    _write_catalogue(tmp_path, [{key: value for key, value in ROW.items() if key != "sig_bytes"}])
+    with pytest.raises(PqscopeError, match="lacks 'sig_bytes'"):
+        load_catalogue(tmp_path)
+
+
+def test_the_real_catalogue_explains_every_row_it_does_not_build():
+    for row in load_catalogue(REPO):
+        assert row.stack_bytes > 0
+        assert (row.status == "ok") == (row.reason == ""), (row.scheme, row.impl)
+
+
+def test_info_sizes_must_match_the_catalogue(fake_repo):
+    virtual = get_board(fake_repo, "virtual")
+    ml_dsa = find_implementation(load_catalogue(REPO), "ml-dsa-44", "m4f")
+    check_info(make_info(), virtual, ml_dsa, msg_len=32)
+    with pytest.raises(PqscopeError, match=r"api.h sizes \(pk, sk, sig\) \(1312, 2560, 2420\) differ .* \(1312, 2560, 2421\)"):
+        check_info(make_info(), virtual, replace(ml_dsa, sig_bytes=2421), msg_len=32)

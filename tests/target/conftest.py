@@ -1,0 +1,33 @@
+"""Sessions with catalogue images on the virtual board, through the host tool's own modules."""
+
+import contextlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pqscope.boards import get_board
+from pqscope.capture import connect
+
+ROOT = Path(__file__).resolve().parents[2]
+IMAGES = Path(os.environ.get("PQSCOPE_IMAGES", ROOT / "build/stm32f4discovery/images"))
+EMULATOR = Path(os.environ.get("PQSCOPE_VBOARD_EXE", ROOT / "build/host/boards/virtual/emulator/pqscope-vboard"))
+
+
+def catalogue_rows() -> list[dict]:
+    return json.loads((ROOT / "firmware/schemes/catalogue.json").read_text())["implementations"]
+
+
+@pytest.fixture
+def image_session(tmp_path):
+    """Opens a DeviceSession with the image of (scheme, impl) running on the virtual board."""
+    with contextlib.ExitStack() as stack:
+        def open_session(scheme: str, impl: str):
+            board = get_board(ROOT, "virtual")
+            connection = stack.enter_context(connect(
+                board, elf=IMAGES / scheme / f"{impl}.elf", emulator=EMULATOR, port=None, baud=board.baud,
+                stats_path=tmp_path / f"{scheme}.{impl}.stats.json", sample_timeout=1200))
+            return connection.session
+
+        yield open_session
