@@ -111,3 +111,22 @@ def test_default_suite_measures_every_suite_row_into_one_report(fake_repo, fake_
     # The fake catalogue holds one suite implementation: it gets its own run directory.
     assert {(r["scheme"], r["impl"]) for r in document["results"]} == {("ml-dsa-44", "m4f")}
     assert (out / "ml-dsa-44-m4f/samples.csv").is_file() and (out / "report.html").is_file()
+
+
+@pytest.mark.parametrize(
+    ("linker_says", "expected"),
+    [
+        ("ld: image too big for RAM: .data + .bss + the scheme's stack need exceed the 128 KiB SRAM",
+         "image.ml-dsa-44.m4f: image too big for RAM: its static data plus the stack it needs"),
+        ("ld: m4f.elf section `.text' will not fit in region `rom'\nld: region `rom' overflowed by 12 bytes",
+         "image.ml-dsa-44.m4f: image too big for flash"),
+    ],
+)
+def test_an_image_that_does_not_fit_is_one_line(fake_repo, fake_toolchain, linker_says, expected):
+    (fake_repo / "build/stm32f4discovery").mkdir(parents=True)
+    (fake_repo / "build/stm32f4discovery/CMakeCache.txt").write_text("")  # configured: the build fails
+    fake_toolchain(fail=linker_says)
+    result = invoke("build", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f")
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(f"Error: {expected}")

@@ -68,9 +68,21 @@ def _build(root: Path, preset: str, target: str) -> None:
     _run(root, ["cmake", "--build", "--preset", preset, "--target", target])
 
 
+# Link failures that mean "does not fit", explained in one line instead of a linker log.
+FIT_DIAGNOSES = (
+    ("image too big for RAM", "image too big for RAM: its static data plus the stack it needs (catalogue "
+                              "stack_bytes) exceed the board's RAM"),
+    ("region `rom' overflowed", "image too big for flash: its code and constants exceed the board's flash"),
+    ("region `ram' overflowed", "image too big for RAM: its static data alone exceed the board's RAM"),
+)
+
+
 def _run(root: Path, command: list[str]) -> None:
     result = subprocess.run(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode != 0:
+        for needle, diagnosis in FIT_DIAGNOSES:
+            if needle in result.stdout:
+                raise BuildError(f"{command[-1]}: {diagnosis}")
         raise BuildError(
             f"`{' '.join(command)}` failed with exit code {result.returncode} (log above)",
             details=result.stdout,
