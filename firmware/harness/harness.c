@@ -5,6 +5,7 @@
 #include <pqscope/hal.h>
 #include <pqscope/scheme.h>
 #include <pqscope/stackmeter.h>
+#include <pqscope/transcript.h>
 
 #include <stdbool.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #endif
 
 enum { CMD_HELLO = 0x01, CMD_RUN = 0x02 };
-enum { REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_ERROR = 0x8F };
+enum { REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_DIGEST = 0x84, REC_ERROR = 0x8F };
+enum { RUN_FLAG_DIGEST = 1u << 0 };
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
 enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
 enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
@@ -151,6 +153,17 @@ static uint8_t check_forgery_rejected(void)
   return accepted ? STATUS_FORGERY_ACCEPTED : STATUS_OK;
 }
 
+static void send_digest(uint16_t seq, uint32_t sample_id)
+{
+  uint8_t buf[4 + PQS_SHA3_256_BYTES];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u32(&w, sample_id);
+  pqs_transcript_digest(message, message_len, signature_len, buf + w.len);
+  w.len += PQS_SHA3_256_BYTES;
+  send_record(REC_DIGEST, seq, &w);
+}
+
 static void handle_run(uint16_t seq, const struct pqs_frame *frame)
 {
   if (frame->payload_len != RUN_PAYLOAD_BYTES) {
@@ -165,12 +178,15 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
   uint16_t msg_len = pqs_get_u16(&r);
   uint32_t sample_id = pqs_get_u32(&r);
   pqs_get_bytes(&r, seed, sizeof seed);
-  if (flags != 0 || ops == 0 || ops >= (1u << OP_COUNT) || msg_len > PQS_MAX_MSG_BYTES) {
-    send_error(seq, ERR_BAD_ARGUMENT, "RUN: flags must be 0, ops 1..7, msg_len <= max_msg_len");
+  if ((flags & ~RUN_FLAG_DIGEST) != 0 || ops == 0 || ops >= (1u << OP_COUNT) ||
+      msg_len > PQS_MAX_MSG_BYTES) {
+    send_error(seq, ERR_BAD_ARGUMENT, "RUN: flags 0 or 1, ops 1..7, msg_len <= max_msg_len");
     return;
   }
 
   pqs_drbg_seed(&pqs_global_drbg, seed);
+  message_len = 0;
+  signature_len = 0;
   static int (*const steps[OP_COUNT])(void) = {run_keygen, run_sign, run_verify};
   uint8_t first_failure = STATUS_OK;
   for (uint8_t op = 0; op < OP_COUNT; op++) {
@@ -195,6 +211,9 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
     }
   }
 
+  if (flags & RUN_FLAG_DIGEST) {
+    send_digest(seq, sample_id);
+  }
   uint8_t buf[5];
   struct pqs_writer w;
   pqs_writer_init(&w, buf, sizeof buf);

@@ -5,6 +5,7 @@ protocol version, and so on. Cycle counts are a function of the seed, like the r
 (deterministic) behaviour on the virtual board.
 """
 
+import hashlib
 import os
 import select
 import threading
@@ -13,6 +14,8 @@ from dataclasses import dataclass, field
 from pqscope.frames import FrameDecoder
 from pqscope.protocol import (
     PROTOCOL_VERSION,
+    RUN_FLAG_DIGEST,
+    Digest,
     Done,
     ErrorCode,
     ErrorRecord,
@@ -37,6 +40,10 @@ def fake_stack(op: Op) -> int:
     return 4000 + 100 * op
 
 
+def fake_digest(seed: bytes, msg_len: int) -> bytes:
+    return hashlib.sha3_256(seed + msg_len.to_bytes(2, "little")).digest()
+
+
 def make_info(board="stm32f4discovery", scheme="ml-dsa-44", impl="m4f") -> Info:
     return Info(PROTOCOL_VERSION, MAX_MSG_LEN, 24_000_000, 1312, 2560, 2420, 100_000,
                 board, scheme, impl, "test-build", "fake-cc")
@@ -51,6 +58,7 @@ class Behaviour:
     corrupt_records: list[int] = field(default_factory=list)  # indexes (sending order) to damage
     reject_commands: int = 0  # answer the first N commands with ERROR(BAD_FRAME)
     reset_on_run: bool = False  # answer RUN with a boot announcement, as if the board reset
+    omit_digest: bool = False  # ignore RUN.flags' DIGEST request
 
 
 class FakeDevice:
@@ -118,6 +126,8 @@ class FakeDevice:
             cycles = fake_cycles(command.seed, op)
             self.model_cycles += cycles
             self._send(Sample(command.sample_id, op, Status.OK, cycles, fake_stack(op)), seq)
+        if command.flags & RUN_FLAG_DIGEST and not self.behaviour.omit_digest:
+            self._send(Digest(command.sample_id, fake_digest(command.seed, command.msg_len)), seq)
         self._send(Done(command.sample_id, Status.OK), seq)
 
     def _send(self, record, seq: int) -> None:

@@ -10,7 +10,9 @@ import serial
 from .errors import PqscopeError
 from .frames import Frame, FrameDecoder
 from .protocol import (
+    RUN_FLAG_DIGEST,
     Command,
+    Digest,
     Done,
     ErrorCode,
     ErrorRecord,
@@ -39,6 +41,7 @@ class DeviceError(PqscopeError):
 class SampleResult:
     samples: list[Sample]
     done: Done
+    digest: bytes | None = None  # the transcript digest, when asked for
 
 
 class _Rejected(Exception):
@@ -88,17 +91,22 @@ class DeviceSession:
         )
         return records[-1]
 
-    def run_sample(self, seed: bytes, msg_len: int, ops: tuple[Op, ...], sample_id: int) -> SampleResult:
+    def run_sample(
+        self, seed: bytes, msg_len: int, ops: tuple[Op, ...], sample_id: int, *, digest: bool = False
+    ) -> SampleResult:
+        """One sample; with `digest`, the device also sends the transcript digest."""
         ops = tuple(sorted(set(ops)))
         records = self._command(
-            Run(ops, msg_len, sample_id, seed),
+            Run(ops, msg_len, sample_id, seed, RUN_FLAG_DIGEST if digest else 0),
             Done,
             self.sample_timeout,
             retry_on_silence=False,
             what=f"record of sample {sample_id}",
-            check=lambda answer: _check_sample(answer, ops, sample_id),
+            check=lambda answer: _check_sample(answer, ops, sample_id, digest),
         )
-        return SampleResult([r for r in records if isinstance(r, Sample)], records[-1])
+        digests = [r.digest for r in records if isinstance(r, Digest)]
+        return SampleResult([r for r in records if isinstance(r, Sample)], records[-1],
+                            digests[0] if digests else None)
 
     def _command(
         self,
@@ -196,12 +204,15 @@ class DeviceSession:
             raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
 
 
-def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int) -> str | None:
+def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int, digest: bool) -> str | None:
     samples = [r for r in answer if isinstance(r, Sample)]
+    digests = [r for r in answer if isinstance(r, Digest)]
     got = tuple(s.op for s in samples)
-    ids = {s.sample_id for s in samples} | {answer[-1].sample_id}
-    if len(samples) != len(answer) - 1:
-        return f"device answered sample {sample_id} with unexpected records"
+    ids = {r.sample_id for r in samples + digests} | {answer[-1].sample_id}
+    expected_types = [Sample] * len(samples) + [Digest] * digest + [Done]
+    if [type(r) for r in answer] != expected_types:
+        wanted = "SAMPLE records, DIGEST, DONE" if digest else "SAMPLE records, DONE"
+        return f"device answered sample {sample_id} with unexpected records (expected {wanted})"
     if got != ops:
         expected = ",".join(op.label for op in ops)
         reported = ",".join(op.label for op in got) or "nothing"

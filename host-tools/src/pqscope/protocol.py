@@ -14,6 +14,8 @@ from .frames import Frame, encode_frame
 
 PROTOCOL_VERSION = 1
 SEED_BYTES = 32
+DIGEST_BYTES = 32
+RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
 
 
 class MessageType(IntEnum):
@@ -22,6 +24,7 @@ class MessageType(IntEnum):
     INFO = 0x81
     SAMPLE = 0x82
     DONE = 0x83
+    DIGEST = 0x84
     ERROR = 0x8F
 
 
@@ -224,6 +227,24 @@ class Done:
 
 
 @dataclass(frozen=True)
+class Digest:
+    """SHA3-256 of the sample's pk || sk || msg || sig (firmware/PROTOCOL.md)."""
+
+    TYPE: ClassVar = MessageType.DIGEST
+    _LAYOUT: ClassVar = struct.Struct(f"<I{DIGEST_BYTES}s")
+
+    sample_id: int
+    digest: bytes
+
+    def payload(self) -> bytes:
+        return self._LAYOUT.pack(self.sample_id, self.digest)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Digest":
+        return cls(*_unpack_fixed(cls._LAYOUT, payload, "DIGEST"))
+
+
+@dataclass(frozen=True)
 class ErrorRecord:
     TYPE: ClassVar = MessageType.ERROR
     _CODE: ClassVar = struct.Struct("<H")
@@ -251,9 +272,9 @@ class ErrorRecord:
 
 
 Command = Hello | Run
-Record = Info | Sample | Done | ErrorRecord
+Record = Info | Sample | Digest | Done | ErrorRecord
 Message = Command | Record
-_BY_TYPE: dict[int, type] = {cls.TYPE: cls for cls in (Hello, Run, Info, Sample, Done, ErrorRecord)}
+_BY_TYPE: dict[int, type] = {cls.TYPE: cls for cls in (Hello, Run, Info, Sample, Digest, Done, ErrorRecord)}
 
 
 def encode_message(message: Message, seq: int, version: int = PROTOCOL_VERSION) -> bytes:
