@@ -90,7 +90,9 @@ def test_report_formats_agree_with_the_run(fake_repo, fake_toolchain, tmp_path):
     assert len(csv_lines) == 4
 
     page = invoke("report", str(out), "--format", "html").stdout
-    assert page.count("<img") == 2 and page.count("<tr>") == 4 and "data:image/png;base64," in page
+    # Two figures and a table of results (header and three operations), then the TLS budget's table
+    # (header and one row) and plot (test_tls.py).
+    assert page.count("<img") == 3 and page.count("<tr>") == 4 + 2 and "data:image/png;base64," in page
     # `run` wrote the same reports beside the samples.
     assert (out / "report.html").read_text() == page
     assert (out / "report.md").read_text() == markdown

@@ -24,10 +24,11 @@ from .metadata import load_json
 from .paths import repo_root
 from .protocol import Op
 from .flash import flash as flash_image
-from .report import csv_text, html_page, markdown, print_results, run_document, runs_document
+from .report import csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
 from .rundir import RunDirectory
-from .runs import find_runs, load_run
+from .runs import find_runs, load_run, newest_run
 from .stats import summarize
+from .tls import budget_rows, parse_assignments, resolve_assignment, signer_from_run
 
 VIRTUAL_BOARD = "virtual"
 # What `pqscope run` measures without --scheme: one representative of each family (those the
@@ -45,6 +46,7 @@ BENCH_SAMPLES = 20
 BENCH_MSG_LEN = 32
 BENCH_SEED = b"vboard-bench"
 RESULTS_WIDTH = 120
+TLS_WIDTH = 150  # a mixed assignment's name and every figure of the TLS budget on one line
 
 
 class _OneLineErrors(click.Group):
@@ -269,7 +271,7 @@ def _write_reports(path: Path) -> Path:
     """report.md and report.html beside the samples of a run or suite; returns the HTML's path."""
     runs = [load_run(run_path) for run_path in find_runs(path)]
     document = runs_document(path, runs)
-    (path / "report.md").write_text(markdown(document))
+    (path / "report.md").write_text(markdown(document, runs))
     (path / "report.html").write_text(html_page(document, runs))
     return path / "report.html"
 
@@ -360,13 +362,53 @@ def report(path: Path, fmt: str) -> None:
     if fmt == "table":
         print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
     elif fmt == "md":
-        click.echo(markdown(document), nl=False)
+        click.echo(markdown(document, runs), nl=False)
     elif fmt == "html":
         click.echo(html_page(document, runs), nl=False)
     elif fmt == "csv":
         click.echo(csv_text(document), nl=False)
     else:
         _print_json(document)
+
+
+@cli.command("tls-budget")
+@click.option("--run", "run_paths", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A run directory or suite; repeat for more (default: the newest under runs/).")
+@click.option("--assign", "assignments", multiple=True, metavar="ROLE=SCHEME[/IMPL]",
+              help="Give a role of a mixed handshake to an implementation; repeatable (see above).")
+@click.option("--overhead", "overhead_bytes", default=0, show_default=True, type=click.IntRange(0),
+              help="Bytes per handshake besides signatures and public keys (certificate fields, extensions).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhead_bytes: int, as_json: bool) -> None:
+    """Which signatures a TLS 1.3 handshake affords: its bytes and board cycles, from measured runs.
+
+    A handshake carries six signatures and two public keys: the server's CertificateVerify and its
+    leaf public key (role handshake), the two certificate-chain signatures and the intermediate
+    public key (chain), an OCSP staple (ocsp) and two SCTs (sct). Bytes count these only (plus
+    --overhead) against the 9 kB target and initial congestion windows of 10 and 30 segments of
+    1460 bytes; extra round trips are ceil(bytes / window) - 1, ignoring slow start. The client
+    verifies the six signatures (not the root's self-signature, which is never sent); the server
+    signs CertificateVerify. Sizes are those the firmware reported, cycles the runs' medians,
+    milliseconds at the run's clock.
+
+    Each run gives a row with its implementation in every role. --assign adds a mixed row:
+
+    \b
+      --assign handshake=ml-dsa-44/m4f --assign chain=falcon-512/fpemu-m4 --assign ocsp+sct=ecdsa-p256
+
+    ROLE is handshake, chain, ocsp or sct (join several with +); roles not given take the
+    handshake's. SCHEME/IMPL must have a run among the runs; a bare SCHEME takes its run, or if it
+    has none the catalogue's sizes, with its cycles unavailable.
+    """
+    assigned = parse_assignments(assignments)
+    paths = run_paths or (newest_run(repo_root() / "runs"),)
+    signers = [signer_from_run(load_run(run_path)) for path in paths for run_path in find_runs(path)]
+    mixed = resolve_assignment(assigned, signers, lambda: load_catalogue(repo_root()))
+    rows = budget_rows(signers, mixed, overhead_bytes)
+    if as_json:
+        _print_json({"rows": rows})
+    else:
+        print_tls_budget(Console(width=max(Console().width, TLS_WIDTH)), rows)
 
 
 @cli.command("vboard-bench")

@@ -9,6 +9,7 @@ import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first
 import numpy as np  # noqa: E402
 
 from .runs import Run  # noqa: E402
+from .tls import INITCWND_SEGMENTS, MSS_BYTES, TARGET_BYTES  # noqa: E402
 
 
 def _png(figure) -> bytes:
@@ -50,4 +51,27 @@ def cycle_ecdfs(runs: list[Run]) -> bytes:
         axis.set_ylabel("fraction of samples")
         axis.grid(alpha=0.3)
     axes[0][0].legend(fontsize="small")
+    return _png(figure)
+
+
+def tls_budget(labels: list[str], rows: list[dict]) -> bytes:
+    """Handshake bytes against the 9 kB target and the initial congestion windows, beside the
+    client's verification time (log scale: schemes differ by 100x)."""
+    positions = np.arange(len(rows))
+    figure, (size_axis, time_axis) = plt.subplots(1, 2, sharey=True, figsize=(11, 1.2 + 0.5 * len(rows)))
+    size_axis.barh(positions, [row["bytes"] for row in rows], color="tab:blue")
+    limits = [(TARGET_BYTES, "9 kB target", "tab:green")]
+    limits += [(n * MSS_BYTES, f"initcwnd {n}", colour) for n, colour in zip(INITCWND_SEGMENTS, ("tab:orange", "tab:red"))]
+    for limit, name, colour in limits:
+        size_axis.axvline(limit, color=colour, linestyle="--", label=f"{name} ({limit:,} B)")
+    size_axis.set_yticks(positions, [label.replace(" ", "\n") for label in labels], fontsize="small")
+    size_axis.invert_yaxis()
+    size_axis.set_xlabel("signature + public-key bytes per handshake")
+    size_axis.legend(fontsize="small")
+    time_axis.barh(positions, [np.nan if row["verify_ms"] is None else row["verify_ms"] for row in rows],
+                   color="tab:purple")
+    time_axis.set_xscale("log")
+    time_axis.set_xlabel("client verification ms (6 verifications)")
+    for axis in (size_axis, time_axis):
+        axis.grid(axis="x", which="both", alpha=0.3)
     return _png(figure)

@@ -5,15 +5,25 @@ import base64
 import csv
 import html
 import io
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
 from .runs import Run
+from .tls import budget_rows, has_sign_and_verify, signer_from_run
 
 RESULTS_SCHEMA = 1
 STAT_KEYS = ("min", "p05", "median", "mean", "p95", "max", "stdev")
+TLS_HEADINGS = ("scheme", "bytes", "≤ 9 kB", "≤ cwnd 10", "≤ cwnd 30", "extra RTT (cwnd 10)", "verify cycles",
+                "verify ms", "sign cycles", "sign ms")
+TLS_NOTE = ("Six signatures (CertificateVerify, two certificate-chain signatures, an OCSP staple, two SCTs) and two "
+            "public keys (leaf, intermediate) per handshake; only their bytes are counted. The client verifies all "
+            "six signatures (verify; the root's self-signature is neither sent nor checked); the server signs "
+            "CertificateVerify online (sign). cwnd: initial congestion windows of 1460-byte segments; extra round trips "
+            "(RTT) = ceil(bytes / window) - 1, ignoring slow start. Cycles are the runs' medians; n/a: no run, "
+            "catalogue sizes only.")
 TABLE_HEADINGS = ("scheme", "impl", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
                   "median ms", "stack B", "code B")
 
@@ -59,12 +69,54 @@ def print_results(console: Console, document: dict) -> None:
     console.print(f"run saved in {document['run_dir']}")
 
 
-def markdown(document: dict) -> str:
+def markdown(document: dict, runs: Sequence[Run] = ()) -> str:
     lines = [f"# {_title(document)}", "", f"Run directory: `{document['run_dir']}`", "",
-             "| " + " | ".join(TABLE_HEADINGS) + " |",
-             "|" + "|".join("---" if h in ("scheme", "impl", "op") else "---:" for h in TABLE_HEADINGS) + "|"]
-    lines += ["| " + " | ".join(row) + " |" for row in _table_rows(document)]
+             *_markdown_table(TABLE_HEADINGS, _table_rows(document), ("scheme", "impl", "op"))]
+    tls_rows = report_tls_rows(runs)
+    if tls_rows:
+        lines += ["", "## TLS 1.3 handshake budget", "", *_markdown_table(TLS_HEADINGS, _tls_cells(tls_rows), ("scheme",)),
+                  "", TLS_NOTE]
     return "\n".join(lines) + "\n"
+
+
+def tls_label(row: dict) -> str:
+    return f"{row['scheme']}/{row['impl']}" if row["impl"] else row["scheme"]
+
+
+def _tls_cells(rows: list[dict]) -> list[list[str]]:
+    def number(value: float | None, decimals: int) -> str:
+        return "n/a" if value is None else f"{value:,.{decimals}f}"
+
+    return [[tls_label(row), f"{row['bytes']:,}",
+             *("yes" if row[key] else "no" for key in ("fits_9kB", "fits_initcwnd10", "fits_initcwnd30")),
+             str(row["extra_round_trips_initcwnd10"]), number(row["verify_cycles"], 0), number(row["verify_ms"], 2),
+             number(row["sign_cycles"], 0), number(row["sign_ms"], 2)]
+            for row in rows]
+
+
+def print_tls_budget(console: Console, rows: list[dict]) -> None:
+    overhead = rows[0]["overhead_bytes"] if rows else 0
+    caption = TLS_NOTE + (f" Plus {overhead:,} bytes of other handshake content each (--overhead)." if overhead else "")
+    table = Table(title="TLS 1.3 handshake budget", caption=caption)
+    cells = _tls_cells(rows)
+    table.add_column(TLS_HEADINGS[0], no_wrap=True)
+    for index, heading in enumerate(TLS_HEADINGS[1:], 1):
+        # Figures are never cut: the headings wrap instead.
+        table.add_column(heading, justify="right", min_width=max(len(row[index]) for row in cells))
+    for label, *figures in cells:
+        table.add_row(label.replace(" ", "\n"), *figures)  # a mixed assignment: one role per line
+    console.print(table)
+
+
+def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
+    """The budget of every run that has sign and verify samples (none: the report has no TLS section)."""
+    return budget_rows([signer_from_run(run) for run in runs if has_sign_and_verify(run)])
+
+
+def _markdown_table(headings: tuple[str, ...], rows: list[list[str]], left: tuple[str, ...]) -> list[str]:
+    return ["| " + " | ".join(headings) + " |",
+            "|" + "|".join("---" if h in left else "---:" for h in headings) + "|",
+            *("| " + " | ".join(row) + " |" for row in rows)]
 
 
 def csv_text(document: dict) -> str:
@@ -78,20 +130,30 @@ def csv_text(document: dict) -> str:
     return buffer.getvalue()
 
 
+def _html_table(headings: tuple[str, ...], rows: list[list[str]], css_class: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headings)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    opening = f'<table class="{css_class}">' if css_class else "<table>"
+    return f"{opening}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
 def html_page(document: dict, runs: list[Run]) -> str:
-    from .plots import comparison_bars, cycle_ecdfs  # matplotlib is slow to import: only when needed
+    from .plots import comparison_bars, cycle_ecdfs, tls_budget  # matplotlib is slow to import: only when needed
 
     def image(png: bytes, alt: str) -> str:
         return f'<img alt="{alt}" src="data:image/png;base64,{base64.b64encode(png).decode()}">'
 
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in TABLE_HEADINGS)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
-                   for row in _table_rows(document))
     with_cycles = [r for r in document["results"] if r["cycles"]]
     figures = []
     if with_cycles:
         figures.append("<h2>Median cycles</h2>" + image(comparison_bars(with_cycles), "median cycles per operation"))
         figures.append("<h2>Cycle distributions</h2>" + image(cycle_ecdfs(runs), "cycle ECDF per operation"))
+    tls_rows = report_tls_rows(runs)
+    if tls_rows:
+        labels = [tls_label(row) for row in tls_rows]
+        figures.append("<h2>TLS 1.3 handshake budget</h2>" + _html_table(TLS_HEADINGS, _tls_cells(tls_rows), "tls")
+                       + f"<p>{html.escape(TLS_NOTE)}</p>"
+                       + image(tls_budget(labels, tls_rows), "TLS handshake bytes and client verification time"))
     title = html.escape(_title(document))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
@@ -100,11 +162,13 @@ body {{ font-family: sans-serif; margin: 2em; }}
 table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
 td:nth-child(-n+3), th:nth-child(-n+3) {{ text-align: left; }}
+.tls td, .tls th {{ text-align: right; }}
+.tls td:first-child, .tls th:first-child {{ text-align: left; }}
 img {{ max-width: 100%; }}
 </style></head><body>
 <h1>{title}</h1>
 <p>Run directory: <code>{html.escape(document['run_dir'])}</code></p>
-<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>
+{_html_table(TABLE_HEADINGS, _table_rows(document))}
 {''.join(figures)}
 </body></html>
 """

@@ -59,3 +59,11 @@ def _row(record: dict) -> Row:
         cycles=int(record["cycles"]), stack_bytes=int(record["stack_bytes"]),
         status=STATUS_BY_LABEL[record["status"]], verified=record["verified"] == "true",
     )
+
+
+def newest_run(runs_dir: Path) -> Path:
+    """The newest run or suite under `runs_dir` (`pqscope run` names them after their start time)."""
+    found = sorted(child for child in runs_dir.iterdir() if child.is_dir()) if runs_dir.is_dir() else []
+    if not found:
+        raise PqscopeError(f"no runs: {runs_dir} holds none; measure with `pqscope run` or pass --run DIR")
+    return found[-1]
