@@ -169,8 +169,8 @@ def t_tests(classes: ArrayLike, cycles: ArrayLike) -> dict[str, TTest]:
     samples, which turns a difference in spread into a difference in means)."""
     fixed, random = split_classes(classes, cycles)
     tests = {"raw": welch_t(fixed, random)}
-    if len(fixed) + len(random) == 0:
-        return tests
+    if not len(fixed) or not len(random):
+        return tests  # the start of a sequence may hold one class only: nothing to compare yet
     # Thresholds from both classes pooled, so that under no leak both are cropped alike.
     thresholds = np.quantile(np.concatenate([fixed, random]), CROP_QUANTILES, method="inverted_cdf")
     fixed_sorted, random_sorted = np.sort(fixed), np.sort(random)
@@ -178,8 +178,7 @@ def t_tests(classes: ArrayLike, cycles: ArrayLike) -> dict[str, TTest]:
         cropped = welch_t(fixed_sorted[:np.searchsorted(fixed_sorted, threshold)],
                           random_sorted[:np.searchsorted(random_sorted, threshold)])
         tests[f"crop-{index:02d}"] = TTest(cropped.t, cropped.p, cropped.n_fixed, cropped.n_random, float(threshold))
-    tests["second-order"] = welch_t((fixed - fixed.mean()) ** 2 if len(fixed) else fixed,
-                                    (random - random.mean()) ** 2 if len(random) else random)
+    tests["second-order"] = welch_t((fixed - fixed.mean()) ** 2, (random - random.mean()) ** 2)
     return tests
 
 
