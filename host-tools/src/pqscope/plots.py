@@ -58,7 +58,7 @@ def tls_budget(labels: list[str], rows: list[dict]) -> bytes:
     """Handshake bytes against the 9 kB target and the initial congestion windows, beside the
     client's verification time (log scale: schemes differ by 100x)."""
     positions = np.arange(len(rows))
-    figure, (size_axis, time_axis) = plt.subplots(1, 2, sharey=True, figsize=(11, 1.2 + 0.5 * len(rows)))
+    figure, (size_axis, time_axis) = plt.subplots(1, 2, sharey=True, figsize=(11, max(2.5, 1.2 + 0.5 * len(rows))))
     size_axis.barh(positions, [row["bytes"] for row in rows], color="tab:blue")
     limits = [(TARGET_BYTES, "9 kB target", "tab:green")]
     limits += [(n * MSS_BYTES, f"initcwnd {n}", colour) for n, colour in zip(INITCWND_SEGMENTS, ("tab:orange", "tab:red"))]
@@ -68,8 +68,14 @@ def tls_budget(labels: list[str], rows: list[dict]) -> bytes:
     size_axis.invert_yaxis()
     size_axis.set_xlabel("signature + public-key bytes per handshake")
     size_axis.legend(fontsize="small")
-    time_axis.barh(positions, [np.nan if row["verify_ms"] is None else row["verify_ms"] for row in rows],
-                   color="tab:purple")
+    bars = time_axis.barh(positions, [np.nan if row["verify_ms"] is None else row["verify_ms"] for row in rows],
+                          color="tab:purple")
+    time_axis.bar_label(bars, labels=["" if row["verify_ms"] is None else f"{row['verify_ms']:,.1f}" for row in rows],
+                        padding=3, fontsize="small")
+    for position, row in zip(positions, rows):
+        if row["verify_ms"] is None:
+            time_axis.text(0.01, position, "n/a: a part has no run", transform=time_axis.get_yaxis_transform(),
+                           va="center", fontsize="small")
     time_axis.set_xscale("log")
     time_axis.set_xlabel("client verification ms (6 verifications)")
     for axis in (size_axis, time_axis):
