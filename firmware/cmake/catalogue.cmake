@@ -12,6 +12,8 @@
 #   defines           compile definitions for the whole image
 #   config_overrides  [{"file", "replace", "with"}]: textual edits of upstream files, applied to a
 #                     copy of the implementation directory in the build tree
+#   host_reference    impl (same scheme, portable sources) whose host build must produce the same
+#                     transcripts as this row's image (firmware/transcripts)
 
 # Reads a JSON array member of `json` into a CMake list (empty if the member is absent).
 function(pqscope_json_list out json key)
@@ -61,36 +63,44 @@ function(pqscope_apply_overrides out source_dir copy_dir overrides_json)
   set(${out} ${copy_dir} PARENT_SCOPE)
 endfunction()
 
-# One image from any directory implementing the pqm4/NIST signature API (api.h with the CRYPTO_*
-# sizes and either crypto_sign_signature/crypto_sign_verify or crypto_sign/crypto_sign_open):
-#   pqscope_add_image(SCHEME <name> IMPL <name> SOURCE_DIR <dir> STACK_BYTES <n>
-#                     [API signature|signed-message] [NAMESPACE <prefix>]
-#                     [SYMMETRIC <names...>] [LIBRARIES <libs...>] [DEFINES <defs...>])
-function(pqscope_add_image)
-  cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;STACK_BYTES;API;NAMESPACE"
-    "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
+# An executable that links the implementation in `SOURCE_DIR` with `HARNESS` (the board harness or
+# the host transcript program); the arguments are the catalogue row's, see above.
+function(pqscope_add_scheme_executable target harness)
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;API;NAMESPACE" "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
   set(api_define "")
   if(arg_API STREQUAL "signed-message")
     set(api_define PQSCOPE_API_SIGNED_MESSAGE)
   elseif(arg_API AND NOT arg_API STREQUAL "signature")
     message(FATAL_ERROR "${arg_SCHEME}/${arg_IMPL}: api '${arg_API}' is not signature or signed-message")
   endif()
-  set(target image.${arg_SCHEME}.${arg_IMPL})
   file(GLOB sources CONFIGURE_DEPENDS
     ${arg_SOURCE_DIR}/*.c ${arg_SOURCE_DIR}/*.S ${arg_SOURCE_DIR}/*.s)
   if(NOT sources)
     message(FATAL_ERROR "${arg_SCHEME}/${arg_IMPL}: no sources in ${arg_SOURCE_DIR}")
   endif()
   add_executable(${target} ${sources})
-  set_target_properties(${target} PROPERTIES
-    OUTPUT_NAME ${arg_IMPL} SUFFIX .elf
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/images/${arg_SCHEME})
   target_include_directories(${target} PRIVATE ${arg_SOURCE_DIR})
   target_compile_definitions(${target} PRIVATE
     PQSCOPE_SCHEME="${arg_SCHEME}" PQSCOPE_IMPL="${arg_IMPL}" PQSCOPE_NAMESPACE=${arg_NAMESPACE}
     ${api_define} ${arg_DEFINES})
   list(TRANSFORM arg_SYMMETRIC PREPEND pqscope_sym_)
-  target_link_libraries(${target} PRIVATE pqscope_harness ${arg_SYMMETRIC} ${arg_LIBRARIES})
+  target_link_libraries(${target} PRIVATE ${harness} ${arg_SYMMETRIC} ${arg_LIBRARIES})
+endfunction()
+
+# One image from any directory implementing the pqm4/NIST signature API (api.h with the CRYPTO_*
+# sizes and either crypto_sign_signature/crypto_sign_verify or crypto_sign/crypto_sign_open):
+#   pqscope_add_image(SCHEME <name> IMPL <name> SOURCE_DIR <dir> STACK_BYTES <n>
+#                     [API signature|signed-message] [NAMESPACE <prefix>]
+#                     [SYMMETRIC <names...>] [LIBRARIES <libs...>] [DEFINES <defs...>])
+# creates image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf.
+function(pqscope_add_image)
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;STACK_BYTES" "" ${ARGN})
+  set(target image.${arg_SCHEME}.${arg_IMPL})
+  pqscope_add_scheme_executable(${target} pqscope_harness SCHEME ${arg_SCHEME} IMPL ${arg_IMPL}
+    ${arg_UNPARSED_ARGUMENTS})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${arg_IMPL} SUFFIX .elf
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/images/${arg_SCHEME})
   target_link_options(${target} PRIVATE
     -Wl,--defsym=__pqscope_stack_reserve=${arg_STACK_BYTES}
     -Wl,-Map=${CMAKE_BINARY_DIR}/images/${arg_SCHEME}/${arg_IMPL}.map)
@@ -111,28 +121,66 @@ function(pqscope_row_source_dir out row scheme impl)
   set(${out} ${dir} PARENT_SCOPE)
 endfunction()
 
+# Reads row `index` of the catalogue into row_<field> variables of the caller (list fields as
+# lists, absent optional fields empty).
+macro(pqscope_read_row json index)
+  string(JSON row GET "${json}" implementations ${index})
+  string(JSON row_scheme GET "${row}" scheme)
+  string(JSON row_impl GET "${row}" impl)
+  string(JSON row_status GET "${row}" status)
+  string(JSON row_stack_bytes GET "${row}" stack_bytes)
+  pqscope_json_string(row_api "${row}" api signature)
+  pqscope_json_string(row_namespace "${row}" namespace "")
+  pqscope_json_string(row_host_reference "${row}" host_reference "")
+  pqscope_json_list(row_symmetric "${row}" symmetric)
+  pqscope_json_list(row_libraries "${row}" libraries)
+  pqscope_json_list(row_defines "${row}" defines)
+endmacro()
+
+# The build arguments of the row last read by pqscope_read_row (fetching its source).
+macro(pqscope_row_build_arguments out)
+  pqscope_row_source_dir(row_source_dir "${row}" ${row_scheme} ${row_impl})
+  set(${out} SCHEME ${row_scheme} IMPL ${row_impl} SOURCE_DIR ${row_source_dir} API ${row_api}
+    NAMESPACE "${row_namespace}" SYMMETRIC ${row_symmetric} LIBRARIES ${row_libraries}
+    DEFINES ${row_defines})
+endmacro()
+
 function(pqscope_add_catalogue_images catalogue)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${catalogue})
   file(READ ${catalogue} json)
   string(JSON rows LENGTH "${json}" implementations)
   math(EXPR last "${rows} - 1")
   foreach(i RANGE ${last})
-    string(JSON row GET "${json}" implementations ${i})
-    string(JSON scheme GET "${row}" scheme)
-    string(JSON impl GET "${row}" impl)
-    string(JSON status GET "${row}" status)
-    if(NOT status STREQUAL "ok")
-      continue()
+    pqscope_read_row("${json}" ${i})
+    if(row_status STREQUAL "ok")
+      pqscope_row_build_arguments(arguments)
+      pqscope_add_image(${arguments} STACK_BYTES ${row_stack_bytes})
     endif()
-    string(JSON stack_bytes GET "${row}" stack_bytes)
-    pqscope_json_string(api "${row}" api signature)
-    pqscope_json_string(namespace "${row}" namespace "")
-    pqscope_json_list(symmetric "${row}" symmetric)
-    pqscope_json_list(libraries "${row}" libraries)
-    pqscope_json_list(defines "${row}" defines)
-    pqscope_row_source_dir(source_dir "${row}" ${scheme} ${impl})
-    pqscope_add_image(SCHEME ${scheme} IMPL ${impl} SOURCE_DIR ${source_dir}
-      STACK_BYTES ${stack_bytes} API ${api} NAMESPACE "${namespace}"
-      SYMMETRIC ${symmetric} LIBRARIES ${libraries} DEFINES ${defines})
+  endforeach()
+endfunction()
+
+# Host transcript programs: every row some row names as its "host_reference" (an implementation of
+# the same scheme with portable sources), built natively as transcript.<scheme>.<impl> ->
+# <build>/transcripts/transcript.<scheme>.<impl>, linked with `harness` (firmware/transcripts).
+function(pqscope_add_catalogue_transcripts catalogue harness)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${catalogue})
+  file(READ ${catalogue} json)
+  string(JSON rows LENGTH "${json}" implementations)
+  math(EXPR last "${rows} - 1")
+  set(references "")
+  foreach(i RANGE ${last})
+    pqscope_read_row("${json}" ${i})
+    if(row_host_reference)
+      list(APPEND references ${row_scheme}/${row_host_reference})
+    endif()
+  endforeach()
+  foreach(i RANGE ${last})
+    pqscope_read_row("${json}" ${i})
+    if(${row_scheme}/${row_impl} IN_LIST references)
+      set(target transcript.${row_scheme}.${row_impl})
+      pqscope_row_build_arguments(arguments)
+      pqscope_add_scheme_executable(${target} ${harness} ${arguments})
+      set_target_properties(${target} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/transcripts)
+    endif()
   endforeach()
 endfunction()

@@ -1,5 +1,6 @@
 # Board-independent pieces of the harness: built into every image, unit-tested on the host and on
 # the (virtual) board.
+include_guard(GLOBAL)
 set(PQSCOPE_FIRMWARE_DIR ${CMAKE_CURRENT_LIST_DIR}/..)
 add_library(pqscope_harness_core INTERFACE)
 target_sources(pqscope_harness_core INTERFACE
