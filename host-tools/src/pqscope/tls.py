@@ -114,13 +114,13 @@ def resolve(scheme: str, impl: str | None, signers: list[Signer],
     run falls back to the catalogue's sizes, with its cycles unavailable."""
     matches = [s for s in signers if s.scheme == scheme and impl in (None, s.impl)]
     name = f"{scheme}/{impl}" if impl else scheme
-    measured = ", ".join(s.label for s in signers)
     if len(matches) > 1:
         raise PqscopeError(f"--assign: several runs of {name} ({', '.join(s.source for s in matches)}); "
                            "name the implementation or pass only one of them with --run")
     if matches:
         return matches[0]
     if impl:
+        measured = ", ".join(s.label for s in signers)
         raise PqscopeError(f"--assign: no run of {name} among the runs ({measured}); measure it and pass it with --run")
     rows = [row for row in catalogue() if row.scheme == scheme]
     if not rows:
