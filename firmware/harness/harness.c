@@ -14,7 +14,7 @@
 #define PQSCOPE_BUILD_ID "unknown"
 #endif
 
-enum { CMD_HELLO = 0x01, CMD_RUN = 0x02 };
+enum { CMD_HELLO = 0x01, CMD_RUN = 0x02, CMD_KEYGEN_SLOT = 0x03, CMD_SIGN_SLOT = 0x04 };
 enum { REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_DIGEST = 0x84, REC_ERROR = 0x8F };
 enum { RUN_FLAG_DIGEST = 1u << 0 };
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
@@ -22,6 +22,8 @@ enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPT
 enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
 
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
+/* KEYGEN_SLOT and SIGN_SLOT share RUN's layout, with the key slot in place of ops. */
+#define SLOT_PAYLOAD_BYTES RUN_PAYLOAD_BYTES
 /* Room left unpainted below the measuring frame for the painter's own frame. */
 #define PAINT_GUARD_BYTES 256
 
@@ -32,6 +34,9 @@ struct measurement {
 };
 
 static uint8_t message[PQS_MAX_MSG_BYTES];
+/* The key slot the operations use: 0 for RUN, the command's slot for KEYGEN_SLOT/SIGN_SLOT. */
+static uint8_t active_slot;
+static uint8_t slot_has_key[32]; /* bitmap over the (at most 255) slots */
 static size_t message_len;
 static size_t signature_len;
 static uint64_t counter_overhead;
@@ -68,7 +73,7 @@ static void send_info(uint16_t seq)
   struct pqs_writer w;
   pqs_writer_init(&w, buf, sizeof buf);
   pqs_put_u8(&w, PQS_PROTOCOL_VERSION);
-  pqs_put_u8(&w, 0);
+  pqs_put_u8(&w, pqs_scheme.key_slots);
   pqs_put_u16(&w, PQS_MAX_MSG_BYTES);
   pqs_put_u32(&w, hal_clock_hz());
   pqs_put_u32(&w, (uint32_t)pqs_scheme.pk_bytes);
@@ -85,17 +90,19 @@ static void send_info(uint16_t seq)
 
 static int run_keygen(void)
 {
-  return pqs_scheme.keypair(pqs_scheme.pk, pqs_scheme.sk);
+  slot_has_key[active_slot / 8] |= (uint8_t)(1u << (active_slot % 8));
+  return pqs_scheme.keypair(pqs_slot_pk(active_slot), pqs_slot_sk(active_slot));
 }
 
+/* The virtual board's profiler marks each signature by this function's calls. */
 static int run_sign(void)
 {
-  return pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, message_len, pqs_scheme.sk);
+  return pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, message_len, pqs_slot_sk(active_slot));
 }
 
 static int run_verify(void)
 {
-  return pqs_scheme.verify(pqs_scheme.sig, signature_len, message, message_len, pqs_scheme.pk);
+  return pqs_scheme.verify(pqs_scheme.sig, signature_len, message, message_len, pqs_slot_pk(active_slot));
 }
 
 /* noinline: its frame is the reference point above which the operation's stack use is counted. */
@@ -164,6 +171,16 @@ static void send_digest(uint16_t seq, uint32_t sample_id)
   send_record(REC_DIGEST, seq, &w);
 }
 
+static void send_done(uint16_t seq, uint32_t sample_id, uint8_t status)
+{
+  uint8_t buf[5];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u32(&w, sample_id);
+  pqs_put_u8(&w, status);
+  send_record(REC_DONE, seq, &w);
+}
+
 static void handle_run(uint16_t seq, const struct pqs_frame *frame)
 {
   if (frame->payload_len != RUN_PAYLOAD_BYTES) {
@@ -185,6 +202,7 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
   }
 
   pqs_drbg_seed(&pqs_global_drbg, seed);
+  active_slot = 0;
   message_len = 0;
   signature_len = 0;
   static int (*const steps[OP_COUNT])(void) = {run_keygen, run_sign, run_verify};
@@ -214,12 +232,73 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
   if (flags & RUN_FLAG_DIGEST) {
     send_digest(seq, sample_id);
   }
-  uint8_t buf[5];
-  struct pqs_writer w;
-  pqs_writer_init(&w, buf, sizeof buf);
-  pqs_put_u32(&w, sample_id);
-  pqs_put_u8(&w, first_failure);
-  send_record(REC_DONE, seq, &w);
+  send_done(seq, sample_id, first_failure);
+}
+
+/* The payload of KEYGEN_SLOT and SIGN_SLOT; false (after an ERROR) if it is malformed. Selects
+ * the slot and seeds the DRBG. */
+static bool parse_slot_command(uint16_t seq, const struct pqs_frame *frame, uint16_t *msg_len,
+                               uint32_t *sample_id)
+{
+  if (frame->payload_len != SLOT_PAYLOAD_BYTES) {
+    send_error(seq, ERR_BAD_LENGTH, "KEYGEN_SLOT/SIGN_SLOT payload must be 40 bytes");
+    return false;
+  }
+  struct pqs_reader r;
+  uint8_t seed[PQS_DRBG_SEED_BYTES];
+  pqs_reader_init(&r, frame->payload, frame->payload_len);
+  uint8_t slot = pqs_get_u8(&r);
+  uint8_t flags = pqs_get_u8(&r);
+  *msg_len = pqs_get_u16(&r);
+  *sample_id = pqs_get_u32(&r);
+  pqs_get_bytes(&r, seed, sizeof seed);
+  if (slot >= pqs_scheme.key_slots || flags != 0 || *msg_len > PQS_MAX_MSG_BYTES) {
+    send_error(seq, ERR_BAD_ARGUMENT, "slot must be < INFO.key_slots, flags 0, msg_len <= max_msg_len");
+    return false;
+  }
+  active_slot = slot;
+  pqs_drbg_seed(&pqs_global_drbg, seed);
+  return true;
+}
+
+/* KEYGEN_SLOT: a key pair into a slot of the pool (the key classes of a constant-time test are
+ * generated outside the signatures' timed region). */
+static void handle_keygen_slot(uint16_t seq, const struct pqs_frame *frame)
+{
+  uint16_t msg_len;
+  uint32_t sample_id;
+  if (!parse_slot_command(seq, frame, &msg_len, &sample_id)) {
+    return;
+  }
+  struct measurement m;
+  measure(run_keygen, &m);
+  uint8_t status = m.ret == 0 ? STATUS_OK : STATUS_OP_FAILED;
+  send_sample(seq, sample_id, OP_KEYGEN, status, &m);
+  send_done(seq, sample_id, status);
+}
+
+/* SIGN_SLOT: one timed signature of a DRBG message with a slot's key, verified afterwards. */
+static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
+{
+  uint16_t msg_len;
+  uint32_t sample_id;
+  if (!parse_slot_command(seq, frame, &msg_len, &sample_id)) {
+    return;
+  }
+  if (!(slot_has_key[active_slot / 8] & (1u << (active_slot % 8)))) {
+    send_error(seq, ERR_BAD_ARGUMENT, "SIGN_SLOT: the slot has no key yet (send KEYGEN_SLOT)");
+    return;
+  }
+  message_len = msg_len;
+  pqs_drbg_generate(&pqs_global_drbg, message, message_len);
+  struct measurement m;
+  measure(run_sign, &m);
+  uint8_t status = STATUS_OP_FAILED;
+  if (m.ret == 0) {
+    status = run_verify() == 0 ? check_forgery_rejected() : STATUS_VALID_REJECTED;
+  }
+  send_sample(seq, sample_id, OP_SIGN, status, &m);
+  send_done(seq, sample_id, status);
 }
 
 static void handle_frame(const struct pqs_frame *frame)
@@ -234,6 +313,12 @@ static void handle_frame(const struct pqs_frame *frame)
     break;
   case CMD_RUN:
     handle_run(frame->seq, frame);
+    break;
+  case CMD_KEYGEN_SLOT:
+    handle_keygen_slot(frame->seq, frame);
+    break;
+  case CMD_SIGN_SLOT:
+    handle_sign_slot(frame->seq, frame);
     break;
   default:
     send_error(frame->seq, ERR_UNKNOWN_COMMAND, "unknown command");

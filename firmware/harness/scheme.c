@@ -15,8 +15,10 @@
 #define PQS_EXPAND_PASTE(prefix, name) PQS_PASTE(prefix, name)
 #define API(name) PQS_EXPAND_PASTE(PQSCOPE_NAMESPACE, name)
 
-static uint8_t public_key[API(CRYPTO_PUBLICKEYBYTES)];
-static uint8_t secret_key[API(CRYPTO_SECRETKEYBYTES)];
+#define KEY_PAIR_BYTES (API(CRYPTO_PUBLICKEYBYTES) + API(CRYPTO_SECRETKEYBYTES))
+#define FITTING_SLOTS (PQS_KEY_POOL_BYTES / KEY_PAIR_BYTES)
+#define KEY_SLOTS (FITTING_SLOTS < 2 ? 2 : FITTING_SLOTS > 255 ? 255 : FITTING_SLOTS)
+static uint8_t key_pool[KEY_SLOTS * KEY_PAIR_BYTES];
 
 /* Functions, not the api.h names directly: some implementations define those as macros. */
 static int keypair(uint8_t *pk, uint8_t *sk)
@@ -66,8 +68,11 @@ const struct pqs_scheme pqs_scheme = {
   .pk_bytes = API(CRYPTO_PUBLICKEYBYTES),
   .sk_bytes = API(CRYPTO_SECRETKEYBYTES),
   .sig_bytes = API(CRYPTO_BYTES),
-  .pk = public_key,
-  .sk = secret_key,
+  .key_pool = key_pool,
+  .slot_bytes = KEY_PAIR_BYTES,
+  .key_slots = KEY_SLOTS,
+  .pk = key_pool,
+  .sk = key_pool + API(CRYPTO_PUBLICKEYBYTES),
   .sig = signature,
   .keypair = keypair,
   .sign = sign,

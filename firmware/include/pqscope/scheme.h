@@ -6,6 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* RAM given to the key pool; it holds at least two key pairs (a fixed and a random one). */
+#ifndef PQS_KEY_POOL_BYTES
+#define PQS_KEY_POOL_BYTES 16384
+#endif
+
 /* Longest message a RUN may ask for (INFO.max_msg_len); signed-message adapters size their
  * buffers with it. */
 #define PQS_MAX_MSG_BYTES 1024
@@ -16,9 +21,14 @@ struct pqs_scheme {
   size_t pk_bytes;
   size_t sk_bytes;
   size_t sig_bytes;
-  /* Buffers of the sizes above, owned by the adapter. */
-  uint8_t *pk;
+  /* Key pool: key_slots key pairs (pk then sk), slot_bytes apart, for constant-time tests
+   * (a fixed key and random keys generated outside the timed region). Slot 0 serves RUN. */
+  uint8_t *key_pool;
+  size_t slot_bytes;
+  uint8_t key_slots;
+  uint8_t *pk; /* slot 0's key pair */
   uint8_t *sk;
+  /* A signature buffer of sig_bytes (more for signed-message adapters), owned by the adapter. */
   uint8_t *sig;
   int (*keypair)(uint8_t *pk, uint8_t *sk);
   int (*sign)(uint8_t *sig, size_t *sig_len, const uint8_t *msg, size_t msg_len, const uint8_t *sk);
@@ -27,5 +37,15 @@ struct pqs_scheme {
 };
 
 extern const struct pqs_scheme pqs_scheme;
+
+static inline uint8_t *pqs_slot_pk(uint8_t slot)
+{
+  return pqs_scheme.key_pool + slot * pqs_scheme.slot_bytes;
+}
+
+static inline uint8_t *pqs_slot_sk(uint8_t slot)
+{
+  return pqs_slot_pk(slot) + pqs_scheme.pk_bytes;
+}
 
 #endif
