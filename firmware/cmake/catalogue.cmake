@@ -184,3 +184,45 @@ function(pqscope_add_catalogue_transcripts catalogue harness)
     endif()
   endforeach()
 endfunction()
+
+# Bring your own implementation: an image from any directory with the pqm4/NIST signature API,
+# without a catalogue row.
+#   pqscope_add_impl_dir(<dir> [SCHEME <name>] [IMPL <name>] [STACK_BYTES <n>]
+#                        [NAMESPACE <prefix>] [SYMMETRIC <names...>] [LIBRARIES <libs...>]
+#                        [DEFINES <defs...>])
+# SCHEME and IMPL default to the names of the directory's parent and of the directory (pqm4's
+# crypto_sign/<scheme>/<impl> layout); STACK_BYTES (the link-time stack reserve) to 16384;
+# SYMMETRIC to fips202 (unused primitives are dropped by the linker). The API is read off api.h:
+# crypto_sign_signature declared -> "signature", else crypto_sign/crypto_sign_open. Creates
+# image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf; its INFO record reports the sizes.
+function(pqscope_add_impl_dir dir)
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;STACK_BYTES;NAMESPACE" "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
+  get_filename_component(dir ${dir} ABSOLUTE)
+  if(NOT EXISTS ${dir}/api.h)
+    message(FATAL_ERROR "${dir}: no api.h, not an implementation of the pqm4/NIST signature API")
+  endif()
+  get_filename_component(parent ${dir} DIRECTORY)
+  if(NOT arg_SCHEME)
+    get_filename_component(arg_SCHEME ${parent} NAME)
+  endif()
+  if(NOT arg_IMPL)
+    get_filename_component(arg_IMPL ${dir} NAME)
+  endif()
+  if(NOT arg_STACK_BYTES)
+    set(arg_STACK_BYTES 16384)
+  endif()
+  if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN)
+    set(arg_SYMMETRIC fips202)
+  endif()
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/api.h)
+  file(READ ${dir}/api.h api_text)
+  string(FIND "${api_text}" "crypto_sign_signature" at)
+  if(at EQUAL -1)
+    set(api signed-message)
+  else()
+    set(api signature)
+  endif()
+  pqscope_add_image(SCHEME ${arg_SCHEME} IMPL ${arg_IMPL} SOURCE_DIR ${dir} STACK_BYTES ${arg_STACK_BYTES}
+    API ${api} NAMESPACE "${arg_NAMESPACE}" SYMMETRIC ${arg_SYMMETRIC} LIBRARIES ${arg_LIBRARIES}
+    DEFINES ${arg_DEFINES})
+endfunction()
