@@ -2,6 +2,7 @@
  * api.h. The catalogue row chooses, through compile definitions:
  *   PQSCOPE_NAMESPACE            prefix of the API names and CRYPTO_* macros (empty for pqm4)
  *   PQSCOPE_API_SIGNED_MESSAGE   the implementation only offers crypto_sign/crypto_sign_open */
+#include <pqscope/hal.h>
 #include <pqscope/scheme.h>
 
 #include <string.h>
@@ -18,7 +19,7 @@
 #define KEY_PAIR_BYTES (API(CRYPTO_PUBLICKEYBYTES) + API(CRYPTO_SECRETKEYBYTES))
 #define FITTING_SLOTS (PQS_KEY_POOL_BYTES / KEY_PAIR_BYTES)
 #define KEY_SLOTS (FITTING_SLOTS < 2 ? 2 : FITTING_SLOTS > 255 ? 255 : FITTING_SLOTS)
-static uint8_t key_pool[KEY_SLOTS * KEY_PAIR_BYTES];
+static uint8_t key_pool[KEY_SLOTS * KEY_PAIR_BYTES] PQS_BULK_DATA;
 
 /* Functions, not the api.h names directly: some implementations define those as macros. */
 static int keypair(uint8_t *pk, uint8_t *sk)

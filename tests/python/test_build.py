@@ -21,6 +21,26 @@ def test_sizes_match_gnu_size(tiny_elf):
     assert text >= 300 and data >= 4 and bss >= 400
 
 
+def test_the_harness_bulk_section_is_counted_apart(tiny_elf, tmp_path):
+    elf, size_tool = tiny_elf
+    compiler = "arm-none-eabi-gcc" if size_tool.startswith("arm-") else "cc"
+    if shutil.which(size_tool) is None:
+        pytest.skip(f"{size_tool} not installed")
+    source = tmp_path / "bulk.c"
+    source.write_text('char pool[4096] __attribute__((section(".pqscope_bulk")));\n'
+                      "char *entry(void) { return pool; }\n")
+    with_bulk = tmp_path / "bulk.elf"
+    flags = ["-mcpu=cortex-m4", "-mthumb"] if compiler.startswith("arm-") else ["-static"]
+    subprocess.run([compiler, *flags, "-O1", "-nostdlib", "-Wl,-e,entry", "-o", str(with_bulk), str(source)],
+                   check=True)
+    output = subprocess.run([size_tool, str(with_bulk)], capture_output=True, text=True, check=True).stdout
+    text, data, bss = map(int, output.splitlines()[1].split()[:3])
+    size = read_size(with_bulk)
+    assert size.bulk == 4096
+    # GNU size counts it (as data or bss, by its section type); pqscope does not.
+    assert size.text == text and size.data + size.bss + size.bulk == data + bss
+
+
 def test_reading_a_non_elf_is_a_build_error(tmp_path):
     bogus = tmp_path / "bogus.elf"
     bogus.write_bytes(b"not an elf at all")

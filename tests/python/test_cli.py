@@ -82,7 +82,7 @@ def test_build_json(fake_repo, fake_toolchain, tiny_elf):
     size = read_size(tiny_elf[0])
     assert json.loads(result.stdout) == {"images": [{
         "board": "virtual", "scheme": "ml-dsa-44", "impl": "m4f", "elf": str(elf),
-        "text": size.text, "data": size.data, "bss": size.bss, "stack_bytes": 65536,
+        "text": size.text, "data": size.data, "bss": size.bss, "bulk": 0, "stack_bytes": 65536,
     }]}
 
 

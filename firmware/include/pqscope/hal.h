@@ -22,6 +22,10 @@ uint64_t hal_cycles(void);
 /* Board name, e.g. "stm32f4discovery". */
 const char *hal_board_name(void);
 
+/* Bulk data the harness keeps outside the stack's RAM if the board has a second RAM: the board's
+ * linker script places this (uninitialised) section, e.g. in the STM32F4's CCM. */
+#define PQS_BULK_DATA __attribute__((section(".pqscope_bulk")))
+
 /* Lowest address the stack may grow down to (end of static RAM use); provided by the board's
  * linker script. The harness paints the stack between this and the current stack pointer. */
 extern uint8_t __pqscope_stack_limit[];

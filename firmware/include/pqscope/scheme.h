@@ -6,9 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* RAM given to the key pool; it holds at least two key pairs (a fixed and a random one). */
+/* RAM given to the key pool (in the board's bulk-data RAM); it holds at least two key pairs (a
+ * fixed and a random one). */
 #ifndef PQS_KEY_POOL_BYTES
-#define PQS_KEY_POOL_BYTES 16384
+#define PQS_KEY_POOL_BYTES 49152
 #endif
 
 /* Longest message a RUN may ask for (INFO.max_msg_len); signed-message adapters size their

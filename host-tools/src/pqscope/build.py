@@ -23,13 +23,19 @@ class BuildError(PqscopeError):
     pass
 
 
+# The harness's bulk data (firmware/include/pqscope/hal.h): boards place it in a second RAM.
+BULK_SECTION = ".pqscope_bulk"
+
+
 @dataclass(frozen=True)
 class ImageSize:
-    """Section sizes as GNU `size` (Berkeley format) reports them."""
+    """Section sizes as GNU `size` (Berkeley format) reports them, except that the harness's bulk
+    section (in a second RAM on boards that have one) is counted apart from bss."""
 
     text: int
     data: int
     bss: int
+    bulk: int = 0
 
     @property
     def flash_bytes(self) -> int:
@@ -96,12 +102,15 @@ def _built(path: Path) -> Path:
 
 
 def read_size(elf: Path) -> ImageSize:
-    text = data = bss = 0
+    text = data = bss = bulk = 0
     try:
         with elf.open("rb") as stream:
             for section in ELFFile(stream).iter_sections():
                 flags = section["sh_flags"]
                 if not flags & SH_FLAGS.SHF_ALLOC:
+                    continue
+                if section.name == BULK_SECTION:
+                    bulk += section["sh_size"]
                     continue
                 if flags & SH_FLAGS.SHF_EXECINSTR or not flags & SH_FLAGS.SHF_WRITE:
                     text += section["sh_size"]
@@ -111,7 +120,7 @@ def read_size(elf: Path) -> ImageSize:
                     bss += section["sh_size"]
     except (OSError, ELFError) as error:
         raise BuildError(f"cannot read {elf}: {error}") from None
-    return ImageSize(text, data, bss)
+    return ImageSize(text, data, bss, bulk)
 
 
 def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:
