@@ -46,12 +46,13 @@ def connect(
     stats_path: Path,
     on_receive: Callable[[bytes], object] | None = None,
     sample_timeout: float = 60.0,
+    emulator_args: tuple[str, ...] = (),
 ) -> Iterator[Connection]:
     """A session with the board: the emulator on `elf` for the virtual board, else `port`."""
     with contextlib.ExitStack() as stack:
         vboard = None
         if board.is_virtual:
-            vboard = stack.enter_context(VirtualBoard(emulator, elf, stats_path))
+            vboard = stack.enter_context(VirtualBoard(emulator, elf, stats_path, extra_args=emulator_args))
             port = vboard.port
         serial_port = stack.enter_context(open_port(port, baud))
         session = DeviceSession(serial_port, on_receive=on_receive, sample_timeout=sample_timeout)

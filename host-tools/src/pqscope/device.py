@@ -18,11 +18,13 @@ from .protocol import (
     ErrorRecord,
     Hello,
     Info,
+    KeygenSlot,
     Op,
     ProtocolError,
     Record,
     Run,
     Sample,
+    SignSlot,
     decode_message,
     encode_message,
 )
@@ -107,6 +109,22 @@ class DeviceSession:
         digests = [r.digest for r in records if isinstance(r, Digest)]
         return SampleResult([r for r in records if isinstance(r, Sample)], records[-1],
                             digests[0] if digests else None)
+
+    def keygen_slot(self, slot: int, seed: bytes, sample_id: int) -> Sample:
+        """A key pair from `seed` into `slot` of the device's key pool (its keygen SAMPLE)."""
+        return self._slot_command(KeygenSlot(slot, sample_id, seed), Op.KEYGEN)
+
+    def sign_slot(self, slot: int, seed: bytes, msg_len: int, sample_id: int) -> Sample:
+        """One timed signature with the key of `slot` (its status covers the verification)."""
+        return self._slot_command(SignSlot(slot, sample_id, seed, msg_len), Op.SIGN)
+
+    def _slot_command(self, command: KeygenSlot | SignSlot, op: Op) -> Sample:
+        records = self._command(
+            command, Done, self.sample_timeout, retry_on_silence=False,
+            what=f"record of sample {command.sample_id}",
+            check=lambda answer: _check_sample(answer, (op,), command.sample_id, digest=False),
+        )
+        return records[0]
 
     def _command(
         self,

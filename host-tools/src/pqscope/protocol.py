@@ -21,6 +21,8 @@ RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
 class MessageType(IntEnum):
     HELLO = 0x01
     RUN = 0x02
+    KEYGEN_SLOT = 0x03
+    SIGN_SLOT = 0x04
     INFO = 0x81
     SAMPLE = 0x82
     DONE = 0x83
@@ -151,6 +153,38 @@ class Run:
 
 
 @dataclass(frozen=True)
+class _SlotCommand:
+    """KEYGEN_SLOT and SIGN_SLOT: an operation with the key of one slot of the device's pool."""
+
+    _LAYOUT: ClassVar = struct.Struct(f"<BBHI{SEED_BYTES}s")
+
+    slot: int
+    sample_id: int
+    seed: bytes
+    msg_len: int = 0
+
+    def payload(self) -> bytes:
+        if len(self.seed) != SEED_BYTES:
+            raise ValueError(f"seed must be {SEED_BYTES} bytes, not {len(self.seed)}")
+        return self._LAYOUT.pack(self.slot, 0, self.msg_len, self.sample_id, self.seed)
+
+    @classmethod
+    def parse(cls, payload: bytes):
+        slot, _flags, msg_len, sample_id, seed = _unpack_fixed(cls._LAYOUT, payload, cls.TYPE.name)
+        return cls(slot, sample_id, seed, msg_len)
+
+
+@dataclass(frozen=True)
+class KeygenSlot(_SlotCommand):
+    TYPE: ClassVar = MessageType.KEYGEN_SLOT
+
+
+@dataclass(frozen=True)
+class SignSlot(_SlotCommand):
+    TYPE: ClassVar = MessageType.SIGN_SLOT
+
+
+@dataclass(frozen=True)
 class Info:
     TYPE: ClassVar = MessageType.INFO
     _FIXED: ClassVar = struct.Struct("<BBHIIIII")
@@ -167,10 +201,11 @@ class Info:
     impl: str
     build_id: str
     compiler: str
+    key_slots: int = 0  # key pool for constant-time tests; 0: the device has none
 
     def payload(self) -> bytes:
         fixed = self._FIXED.pack(
-            self.protocol_version, 0, self.max_msg_len, self.clock_hz, self.pk_bytes,
+            self.protocol_version, self.key_slots, self.max_msg_len, self.clock_hz, self.pk_bytes,
             self.sk_bytes, self.sig_bytes, self.stack_budget_bytes,
         )
         strings = (self.board, self.scheme, self.impl, self.build_id, self.compiler)
@@ -179,14 +214,14 @@ class Info:
     @classmethod
     def parse(cls, payload: bytes) -> "Info":
         size = cls._FIXED.size
-        version, _reserved, *numbers = _unpack_fixed(cls._FIXED, payload[:size], "INFO")
+        version, key_slots, *numbers = _unpack_fixed(cls._FIXED, payload[:size], "INFO")
         strings, offset = [], size
         for _ in range(5):
             text, offset = _unpack_string(payload, offset, "INFO")
             strings.append(text)
         if offset != len(payload):
             raise ProtocolError(f"malformed INFO: {len(payload) - offset} bytes after the last string")
-        return cls(version, *numbers, *strings)
+        return cls(version, *numbers, *strings, key_slots=key_slots)
 
 
 @dataclass(frozen=True)
@@ -271,10 +306,12 @@ class ErrorRecord:
         return f"{name}: {self.message}" if self.message else name
 
 
-Command = Hello | Run
+Command = Hello | Run | KeygenSlot | SignSlot
 Record = Info | Sample | Digest | Done | ErrorRecord
 Message = Command | Record
-_BY_TYPE: dict[int, type] = {cls.TYPE: cls for cls in (Hello, Run, Info, Sample, Digest, Done, ErrorRecord)}
+_BY_TYPE: dict[int, type] = {
+    cls.TYPE: cls for cls in (Hello, Run, KeygenSlot, SignSlot, Info, Sample, Digest, Done, ErrorRecord)
+}
 
 
 def encode_message(message: Message, seq: int, version: int = PROTOCOL_VERSION) -> bytes:

@@ -33,8 +33,9 @@ class VirtualBoard:
         *,
         max_cycles: int | None = None,
         startup_timeout: float = 10.0,
+        extra_args: tuple[str, ...] = (),
     ):
-        self.command = [str(emulator), "--elf", str(elf), "--uart", "pty", "--stats", str(stats_path)]
+        self.command = [str(emulator), "--elf", str(elf), "--uart", "pty", "--stats", str(stats_path), *extra_args]
         if max_cycles is not None:
             self.command += ["--max-cycles", str(max_cycles)]
         self.stats_path = stats_path
