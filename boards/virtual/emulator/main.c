@@ -13,6 +13,8 @@
 #include "profile.h"
 #include "uart.h"
 
+#define MAX_PUBLIC_FUNCTIONS 16
+
 static struct machine machine;
 
 static void usage(void)
@@ -21,7 +23,8 @@ static void usage(void)
 		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
-		"                      [--intervals FILE.jsonl --interval-function NAME]\n");
+		"                      [--intervals FILE.jsonl --interval-function NAME\n"
+		"                       [--public-function NAME]...]\n");
 }
 
 static void on_signal(int sig)
@@ -65,6 +68,8 @@ int main(int argc, char **argv)
 {
 	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
 	const char *calls_list = NULL, *intervals_path = NULL, *interval_function = NULL;
+	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
+	int npublic = 0;
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 
@@ -110,12 +115,19 @@ int main(int argc, char **argv)
 			intervals_path = val;
 		} else if (!strcmp(opt, "--interval-function")) {
 			interval_function = val;
+		} else if (!strcmp(opt, "--public-function")) {
+			if (npublic == MAX_PUBLIC_FUNCTIONS) {
+				usage();
+				return 2;
+			}
+			public_functions[npublic++] = val;
 		} else {
 			usage();
 			return 2;
 		}
 	}
-	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function)) {
+	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
+	    (npublic && !intervals_path)) {
 		usage();
 		return 2;
 	}
@@ -131,6 +143,9 @@ int main(int argc, char **argv)
 		return 1;
 	if (intervals_path && profile_intervals(prof, interval_function, intervals_path))
 		return 1;
+	for (int i = 0; i < npublic; i++)
+		if (profile_public_function(prof, public_functions[i]))
+			return 1;
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);

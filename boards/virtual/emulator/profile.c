@@ -1,5 +1,6 @@
 #include "profile.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct frame {
 	uint32_t func, ret;
 	uint64_t entry;
 	int counts;      /* outermost activation of its function */
+	int public_root; /* opened a public-input function's subtree */
 };
 
 /* Cycles of each call of one function: a small open-addressing histogram (calls of a
@@ -34,6 +36,7 @@ struct call_histogram {
 };
 
 #define MAX_TRACKED 16
+#define PUBLIC_NAME "(public-input functions)"
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
 
@@ -45,6 +48,8 @@ struct interval {
 	uint64_t *exclusive, *calls;
 	uint32_t *touched;      /* functions with non-zero counters in this interval */
 	uint32_t ntouched;
+	bool *is_public;        /* functions whose time depends only on public inputs */
+	uint32_t public_depth;  /* open public-input subtrees: their time goes to PUBLIC_SLOT */
 };
 
 struct profile {
@@ -115,10 +120,24 @@ int profile_intervals(struct profile *p, const char *name, const char *path)
 		fprintf(stderr, "vboard: error: cannot write %s\n", path);
 		return -1;
 	}
-	size_t n = p->elf->nfuncs + 1;
+	size_t n = p->elf->nfuncs + 2; /* + unattributed + public-input time */
 	p->iv.exclusive = calloc(n, sizeof *p->iv.exclusive);
 	p->iv.calls = calloc(n, sizeof *p->iv.calls);
 	p->iv.touched = calloc(n, sizeof *p->iv.touched);
+	p->iv.is_public = calloc(n, sizeof *p->iv.is_public);
+	return 0;
+}
+
+int profile_public_function(struct profile *p, const char *name)
+{
+	uint32_t f;
+	if (!p->iv.is_public) {
+		fprintf(stderr, "vboard: error: --public-function needs --intervals\n");
+		return -1;
+	}
+	if (func_by_name(p, name, &f))
+		return -1;
+	p->iv.is_public[f] = true;
 	return 0;
 }
 
@@ -163,7 +182,8 @@ static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 	for (uint32_t i = 0; i < iv->ntouched; i++) {
 		uint32_t f = iv->touched[i];
 		fputs(i ? ", " : "", iv->out);
-		json_string(iv->out, f < p->elf->nfuncs ? p->elf->funcs[f].name : "(unattributed)");
+		json_string(iv->out, f < p->elf->nfuncs ? p->elf->funcs[f].name
+				     : f == p->elf->nfuncs ? "(unattributed)" : PUBLIC_NAME);
 		fprintf(iv->out, ": [%llu, %llu]", (unsigned long long)iv->exclusive[f],
 			(unsigned long long)iv->calls[f]);
 		iv->exclusive[f] = iv->calls[f] = 0;
@@ -209,6 +229,8 @@ static void pop(struct profile *p, uint64_t now)
 				histogram_add(&p->tracked[i], now - fr->entry, 1);
 	}
 	s->active--;
+	if (fr->public_root)
+		p->iv.public_depth--;
 	if (p->iv.frame == p->depth + 1)
 		interval_end(p, fr->entry, now);
 }
@@ -231,7 +253,9 @@ void profile_block(struct profile *p, uint32_t addr)
 	if (p->iv.frame) {
 		p->iv.hash = (p->iv.hash ^ addr) * FNV_PRIME;
 		p->iv.blocks++;
-		interval_count(&p->iv, f == NO_FUNC ? (uint32_t)p->elf->nfuncs : f, now - start, 0);
+		uint32_t slot = p->iv.public_depth ? (uint32_t)p->elf->nfuncs + 1
+				: f == NO_FUNC ? (uint32_t)p->elf->nfuncs : f;
+		interval_count(&p->iv, slot, now - start, 0);
 	}
 	if (f == NO_FUNC) {
 		p->unattributed += now - start;
@@ -250,8 +274,17 @@ void profile_block(struct profile *p, uint32_t addr)
 		p->dropped_frames++;
 		return;
 	}
-	p->stack[p->depth++] = (struct frame){f, lr, start, p->stats[f].active == 0};
+	bool public_root = p->iv.is_public && p->iv.is_public[f];
+	p->stack[p->depth++] = (struct frame){f, lr, start, p->stats[f].active == 0, public_root};
 	p->stats[f].active++;
+	if (public_root) {
+		/* This first block ran in the public function: move its cycles to the public slot. */
+		if (p->iv.frame && !p->iv.public_depth) {
+			p->iv.exclusive[f] -= now - start;
+			interval_count(&p->iv, (uint32_t)p->elf->nfuncs + 1, now - start, 0);
+		}
+		p->iv.public_depth++;
+	}
 	if (f == p->iv.func && !p->iv.frame) {
 		/* The interval starts with this block, whose cycles were counted just above. */
 		p->iv.frame = p->depth;
@@ -351,6 +384,7 @@ void profile_free(struct profile *p)
 		free(p->iv.exclusive);
 		free(p->iv.calls);
 		free(p->iv.touched);
+		free(p->iv.is_public);
 		free(p->stats);
 		free(p);
 	}

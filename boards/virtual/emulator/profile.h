@@ -9,6 +9,8 @@
  * written as one JSON line when it returns:
  *   {"interval": k, "start_cycle": N, "cycles": N, "blocks": N, "trace_hash": "0x...",
  *    "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ * With --public-function NAME (repeatable), the time of NAME's calls and their callees goes to
+ * "(public-input functions)" instead.
  * trace_hash is FNV-1a-64 over the addresses of the blocks executed in the interval: equal
  * hashes mean the same control flow. A call is control reaching a function's first address
  * with a new return address in LR (BL/BLX, and tail calls, which share their caller's return);
@@ -27,6 +29,9 @@ struct profile *profile_new(const struct elf_image *elf);
 int profile_track_calls(struct profile *p, const char *name);
 /* Makes every call of function `name` an interval written to `path` (JSON lines). */
 int profile_intervals(struct profile *p, const char *name, const char *path);
+/* Within intervals, books the time of calls of `name` and everything they call to the one
+ * pseudo-function "(public-input functions)": work that depends only on public data. */
+int profile_public_function(struct profile *p, const char *name);
 int profile_attach(struct profile *p, struct machine *m);
 void profile_block(struct profile *p, uint32_t addr);
 void profile_exception_return(struct profile *p, uint64_t cycles);

@@ -24,6 +24,12 @@ class Implementation:
     status: str  # "ok", or why the row is not built, e.g. "does-not-fit"
     reason: str = ""  # for a status other than "ok": the explanation
     slow: bool = False  # billions of cycles per sample: left out of the default tests
+    # A function the implementation calls once per signing attempt (its rejection loop), so the
+    # constant-time test can take the public number of attempts out of the signing time.
+    retry_function: str = ""
+    # Functions whose time depends only on public inputs (e.g. expanding ML-DSA's matrix A from
+    # the public seed rho): the constant-time test books their time (with their callees) apart.
+    public_functions: tuple[str, ...] = ()
 
 
 def load_catalogue(root: Path) -> list[Implementation]:
@@ -33,7 +39,7 @@ def load_catalogue(root: Path) -> list[Implementation]:
         Implementation(**{
             field.name: require(row, field.name, path) if field.default is MISSING else row.get(field.name, field.default)
             for field in fields(Implementation)
-        })
+        } | {"public_functions": tuple(row.get("public_functions", ()))})
         for row in rows
     ]
 

@@ -22,9 +22,9 @@ from .catalogue import Implementation, find_implementation, load_catalogue
 from .errors import PqscopeError
 from .metadata import load_json
 from .paths import repo_root
-from .protocol import Op
+from .protocol import Op, Status
 from .flash import flash as flash_image
-from .report import csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
+from .report import ct_page, csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
 from .rundir import RunDirectory
 from .runs import find_runs, load_run, newest_run
 from .stats import summarize
@@ -409,6 +409,93 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
         _print_json({"rows": rows})
     else:
         print_tls_budget(Console(width=max(Console().width, TLS_WIDTH)), rows)
+
+
+CT_INTERVAL_FUNCTION = "run_sign"  # the harness function around each timed signature
+CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status")
+
+
+@cli.command("ct")
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
+@click.option("--scheme", required=True)
+@click.option("--impl", required=True)
+@click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
+              help="Signatures, split at random between the fixed key and random keys.")
+@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
+@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
+@click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
+              help="Regenerate a random key after this many uses (0: keep the pool's keys).")
+@click.option("--port", help="Serial port or pyserial URL of a real board.")
+@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
+@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds to wait for each record.")
+@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
+              help="Flash the image onto a real board first.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def ct_command(board_name, scheme, impl, samples, seed, msg_len, key_refresh, port, baud, timeout, flash, out,
+               as_json) -> None:
+    """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
+    from . import ct  # numpy/scipy statistics and matplotlib: loaded only for this command
+    from .leakstats import plot_t_vs_n, t_against_n
+    from .plots import class_ecdfs_png
+
+    root = repo_root()
+    board, implementation = _select(root, board_name, scheme, impl)
+    if not board.is_virtual and port is None:
+        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
+    master_seed = _parse_seed(seed)
+    err = _stderr()
+    elf, size = _build_checked(root, board, implementation, err)
+    emulator = _build_emulator(root, err) if board.is_virtual else None
+    path = out or root / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{scheme}-{impl}-ct"
+    intervals_path = path / "intervals.jsonl"
+    # On the virtual board every signature is profiled: the localisation and the attempt counts.
+    emulator_args = ("--intervals", str(intervals_path), "--interval-function", CT_INTERVAL_FUNCTION,
+                     *(arg for name in implementation.public_functions for arg in ("--public-function", name)))
+    with RunDirectory(path, samples_name="ct.csv", fields=CT_FIELDS) as run_dir:
+        meta = {"schema": 1, "kind": "ct", "tool_version": version("pqscope"), "command_line": sys.argv,
+                "board": board.name, "scheme": scheme, "impl": impl, "elf": str(elf), "image": asdict(size),
+                "samples": samples, "msg_len": msg_len, "key_refresh": key_refresh,
+                "master_seed": master_seed.hex(), "keys": []}
+        collected = []
+        with connect(board, elf=elf, emulator=emulator, port=port, baud=baud or board.baud,
+                     stats_path=path / "vboard-stats.json", on_receive=run_dir.write_raw, sample_timeout=timeout,
+                     emulator_args=emulator_args if board.is_virtual else ()) as connection:
+            if not board.is_virtual and flash:
+                with _working(err, f"flashing {elf.name} onto {board.name}"):
+                    flash_image(board, elf)
+            info = connection.session.hello()
+            check_info(info, board, implementation, msg_len)
+            meta.update(clock_hz=info.clock_hz, info=asdict(info))
+            with _progress(err) as progress:
+                task = progress.add_task(f"ct {scheme} {impl}", total=samples)
+                for sample in ct.capture_ct(connection.session, info, samples=samples, master_seed=master_seed,
+                                            msg_len=msg_len, key_refresh=key_refresh,
+                                            on_key=lambda key: meta["keys"].append(asdict(key))):
+                    run_dir.write_record((sample.index, sample.key_class, sample.key_id, sample.seed.hex(),
+                                          sample.cycles, sample.stack_bytes, sample.status.label))
+                    collected.append(sample)
+                    progress.advance(task)
+        intervals = ct.load_intervals(intervals_path) if board.is_virtual else None
+        document = {"board": board.name, "scheme": scheme, "impl": impl, "run_dir": str(path),
+                    **ct.analyse_ct(collected, intervals, implementation.retry_function or None,
+                                    implementation.public_functions)}
+        meta["result"] = document
+        run_dir.write_meta(meta)
+    classes = [s.key_class for s in collected if s.status == Status.OK]
+    cycles = [s.cycles for s in collected if s.status == Status.OK]
+    (path / "ct.json").write_text(json.dumps(document, indent=2) + "\n")
+    (path / "report.html").write_text(ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
+                                              class_ecdfs_png(classes, cycles)))
+    if as_json:
+        _print_json(document)
+        return
+    click.echo(f"{scheme} {impl} on {board.name}: {document['verdict']} ({document['reason']})")
+    for function in document.get("top_functions", [])[:5]:
+        click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
+    err.print(f"report: {path / 'report.html'}")
 
 
 @cli.command("vboard-bench")

@@ -83,7 +83,7 @@ class TTest:
     below: float | None = None  # crop tests: the cycle threshold the kept samples are below
 
     def to_json(self) -> dict:
-        document = {"t": _json_number(self.t), "p": self.p, "n_fixed": self.n_fixed, "n_random": self.n_random}
+        document = {"t": json_number(self.t), "p": self.p, "n_fixed": self.n_fixed, "n_random": self.n_random}
         if self.below is not None:
             document["below"] = self.below
         return document
@@ -121,11 +121,11 @@ class LeakResult:
             "verdict": str(self.verdict),
             "reason": self.reason,
             "n": {"fixed": self.n_fixed, "random": self.n_random},
-            "max_abs_t": _json_number(self.max_abs_t),
+            "max_abs_t": json_number(self.max_abs_t),
             "strongest_test": self.strongest_test,
             "tests": {name: test.to_json() for name, test in self.tests.items()},
             "nonparametric": self.nonparametric,
-            "effect_size": _json_number(self.effect_size),
+            "effect_size": json_number(self.effect_size),
             "samples_needed": self.samples_needed,
             "detectable_effect": self.detectable_effect,
             "bootstrap": {
@@ -425,7 +425,7 @@ class FunctionLeak:
         return f"{self.name}: {share}{self.difference:+.1f} cycles per sample ({t})"
 
     def to_json(self) -> dict:
-        return {"function": self.name, "t": _json_number(self.t), "p": self.p, "mean_fixed": self.mean_fixed,
+        return {"function": self.name, "t": json_number(self.t), "p": self.p, "mean_fixed": self.mean_fixed,
                 "mean_random": self.mean_random, "difference": self.difference, "share": self.share,
                 "depends_on_class": self.depends_on_class}
 
@@ -464,7 +464,7 @@ def _profile_samples(profile: Mapping[str, ArrayLike], label: str) -> int:
     return lengths.pop()
 
 
-def _json_number(value: float | None) -> float | str | None:
+def json_number(value: float | None) -> float | str | None:
     """Strict JSON has no infinity; a certain leak's |t| is written "inf" (or "-inf")."""
     if value is not None and math.isinf(value):
         return "inf" if value > 0 else "-inf"

@@ -172,3 +172,40 @@ img {{ max-width: 100%; }}
 {''.join(figures)}
 </body></html>
 """
+
+
+def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
+    """The constant-time test's page: verdict, the strongest test, localisation, |t| against N
+    and the two classes' cycle distributions."""
+    title = html.escape(f"pqscope ct: {document['scheme']} {document['impl']} on {document['board']}")
+    n = document["n"]
+    facts = [
+        ("verdict", document["verdict"]), ("why", document.get("reason", "")),
+        ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
+        ("max |t|", str(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),
+    ]
+    correction = document.get("correction")
+    if correction:
+        facts.append(("rejection attempts", f"{correction['retry_function']}: "
+                      f"{correction['cycles_per_attempt']:,.0f} cycles each, removed before testing "
+                      f"(mean attempts fixed {correction['mean_attempts']['fixed']:.2f}, "
+                      f"random {correction['mean_attempts']['random']:.2f}); "
+                      f"uncorrected verdict: {document['uncorrected']['verdict']}"))
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
+    functions = "".join(
+        f"<tr><td>{html.escape(f['function'])}</td><td>{html.escape(str(f.get('share')))}</td>"
+        f"<td>{html.escape(str(f.get('t')))}</td><td>{html.escape(str(f.get('difference')))}</td></tr>"
+        for f in document.get("top_functions", []))
+    localisation = (f"<h2>Where the time differs (virtual board profile)</h2><table><tr><th>function</th>"
+                    f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
+                    f"{functions}</table>") if functions else ""
+    encode = base64.b64encode
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }} img {{ max-width: 100%; }}</style>
+</head><body><h1>{title}</h1><table>{rows}</table>{localisation}
+<h2>|t| against the number of samples</h2><img alt="|t| against N" src="data:image/png;base64,{encode(t_series_png).decode()}">
+<h2>Cycles per key class</h2><img alt="cycle ECDF per class" src="data:image/png;base64,{encode(ecdf_png).decode()}">
+</body></html>
+"""

@@ -13,7 +13,9 @@ CSV_FIELDS = ("sample_id", "op", "seed", "cycles", "stack_bytes", "status", "ver
 
 
 class RunDirectory:
-    def __init__(self, path: Path):
+    """`samples_name` and `fields` name the CSV and its columns (a constant-time test has its own)."""
+
+    def __init__(self, path: Path, samples_name: str = "samples.csv", fields: tuple[str, ...] = CSV_FIELDS):
         try:
             path.mkdir(parents=True, exist_ok=True)
         except OSError as error:
@@ -22,10 +24,9 @@ class RunDirectory:
             raise PqscopeError(f"run directory {path} is not empty; choose another --out")
         self.path = path
         self._raw = (path / "raw.bin").open("ab", buffering=0)
-        self._csv_file = (path / "samples.csv").open("w", newline="")
+        self._csv_file = (path / samples_name).open("w", newline="")
         self._csv = csv.writer(self._csv_file)
-        self._csv.writerow(CSV_FIELDS)
-        self._csv_file.flush()
+        self.write_record(fields)
 
     def __enter__(self) -> "RunDirectory":
         return self
@@ -39,10 +40,14 @@ class RunDirectory:
 
     def write_rows(self, rows: list[Row]) -> None:
         for row in rows:
-            self._csv.writerow(
+            self.write_record(
                 (row.sample_id, row.op.label, row.seed.hex(), row.cycles, row.stack_bytes,
                  row.status.label, "true" if row.verified else "false")
             )
+
+    def write_record(self, values) -> None:
+        """One CSV row, flushed at once so that an interrupted run keeps it."""
+        self._csv.writerow(values)
         self._csv_file.flush()
 
     def write_meta(self, meta: dict) -> None:

@@ -1,0 +1,151 @@
+/* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH or CONTROL_UDIV,
+ * with CONTROL_LEAKY 1 (the textbook leak) or 0 (its constant-time twin). */
+#include "api.h"
+
+#include <pqscope/sha3.h>
+
+#include "randombytes.h"
+
+#if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + \
+                                defined(CONTROL_UDIV) != 1)
+#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV"
+#endif
+
+#define KEY_LIMIT 0xEFu /* early exit at the first key byte above this */
+#define DIVISIONS 8
+
+static uint32_t load32(const uint8_t *p)
+{
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+#if defined(CONTROL_EARLY_EXIT)
+/* The index of the first key byte above KEY_LIMIT (or the key length): a compare that returns
+ * as soon as it has its answer takes time proportional to a secret. */
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  (void)m;
+  (void)mlen;
+#if CONTROL_LEAKY
+  for (uint32_t i = 0; i < CRYPTO_SECRETKEYBYTES; i++) {
+    if (sk[i] > KEY_LIMIT) {
+      return i;
+    }
+  }
+  return CRYPTO_SECRETKEYBYTES;
+#else
+  uint32_t index = CRYPTO_SECRETKEYBYTES;
+  uint32_t found = 0;
+  for (uint32_t i = 0; i < CRYPTO_SECRETKEYBYTES; i++) {
+    uint32_t above = (KEY_LIMIT - (uint32_t)sk[i]) >> 31; /* 1 if sk[i] > KEY_LIMIT */
+    uint32_t first = above & ~found;
+    index ^= (index ^ i) & (0u - first);
+    found |= above;
+  }
+  return index;
+#endif
+}
+
+#elif defined(CONTROL_BRANCH)
+/* Extra work only for keys with their lowest bit set: a branch on a secret. */
+static uint32_t extra_work(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  uint8_t digest[PQS_SHA3_256_BYTES];
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_absorb(&ctx, sk, CRYPTO_SECRETKEYBYTES);
+  pqs_sha3_256_final(&ctx, digest);
+  return load32(digest);
+}
+
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+#if CONTROL_LEAKY
+  return (sk[0] & 1) ? extra_work(sk, m, mlen) : 0;
+#else
+  uint32_t mask = 0u - (uint32_t)(sk[0] & 1);
+  return extra_work(sk, m, mlen) & mask;
+#endif
+}
+
+#elif defined(CONTROL_UDIV)
+#if CONTROL_LEAKY
+/* The Cortex-M4's UDIV terminates early: its time depends on the operands. */
+static uint32_t divide(uint32_t n, uint32_t d)
+{
+  return n / d;
+}
+#else
+/* Restoring division with a fixed 32 steps and no branches on the operands. */
+static uint32_t divide(uint32_t n, uint32_t d)
+{
+  uint32_t quotient = 0;
+  uint64_t remainder = 0; /* below 2d: 33 bits */
+  for (int bit = 31; bit >= 0; bit--) {
+    remainder = (remainder << 1) | ((n >> bit) & 1u);
+    uint32_t fits = 1u ^ (uint32_t)((remainder - d) >> 63); /* 1 if remainder >= d */
+    remainder -= (uint64_t)d & (0u - (uint64_t)fits);
+    quotient |= fits << bit;
+  }
+  return quotient;
+}
+#endif
+
+/* Message words divided by key-derived divisors. */
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  uint8_t digest[PQS_SHA3_256_BYTES];
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_final(&ctx, digest);
+  uint32_t value = 0;
+  for (int i = 0; i < DIVISIONS; i++) {
+    uint32_t divisor = (load32(sk + 4 * i) >> (sk[i] & 31)) | 1u;
+    value += divide(load32(digest + 4 * (i % 8)), divisor);
+  }
+  return value;
+}
+#endif
+
+static void tag(uint8_t out[CRYPTO_BYTES], const uint8_t *key, const uint8_t *m, size_t mlen)
+{
+  uint32_t v = key_dependent_value(key, m, mlen);
+  uint8_t v_bytes[4] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16), (uint8_t)(v >> 24)};
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, key, CRYPTO_SECRETKEYBYTES);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_absorb(&ctx, v_bytes, sizeof v_bytes);
+  pqs_sha3_256_final(&ctx, out);
+}
+
+int crypto_sign_keypair(uint8_t *pk, uint8_t *sk)
+{
+  randombytes(sk, CRYPTO_SECRETKEYBYTES);
+  for (size_t i = 0; i < CRYPTO_PUBLICKEYBYTES; i++) {
+    pk[i] = sk[i];
+  }
+  return 0;
+}
+
+int crypto_sign_signature(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t mlen,
+                          const uint8_t *sk)
+{
+  tag(sig, sk, m, mlen);
+  *siglen = CRYPTO_BYTES;
+  return 0;
+}
+
+int crypto_sign_verify(const uint8_t *sig, size_t siglen, const uint8_t *m, size_t mlen,
+                       const uint8_t *pk)
+{
+  uint8_t expected[CRYPTO_BYTES];
+  uint8_t difference = 0;
+  tag(expected, pk, m, mlen);
+  for (size_t i = 0; i < CRYPTO_BYTES; i++) {
+    difference |= (uint8_t)(expected[i] ^ sig[i]);
+  }
+  return siglen == CRYPTO_BYTES && difference == 0 ? 0 : -1;
+}
