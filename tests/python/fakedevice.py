@@ -21,9 +21,11 @@ from pqscope.protocol import (
     ErrorRecord,
     Hello,
     Info,
+    KeygenSlot,
     Op,
     Run,
     Sample,
+    SignSlot,
     Status,
     decode_message,
     encode_message,
@@ -44,9 +46,17 @@ def fake_digest(seed: bytes, msg_len: int) -> bytes:
     return hashlib.sha3_256(seed + msg_len.to_bytes(2, "little")).digest()
 
 
+KEY_SLOTS = 4
+
+
 def make_info(board="stm32f4discovery", scheme="ml-dsa-44", impl="m4f") -> Info:
     return Info(PROTOCOL_VERSION, MAX_MSG_LEN, 24_000_000, 1312, 2560, 2420, 100_000,
-                board, scheme, impl, "test-build", "fake-cc")
+                board, scheme, impl, "test-build", "fake-cc", key_slots=KEY_SLOTS)
+
+
+def fake_slot_sign_cycles(key: bytes, seed: bytes, key_leak: int) -> int:
+    """Public noise from the signing seed, plus `key_leak` cycles per unit of a key-derived value."""
+    return 2_000_000 + int.from_bytes(seed[:1], "little") + key_leak * (key[0] % 8)
 
 
 @dataclass
@@ -59,6 +69,7 @@ class Behaviour:
     reject_commands: int = 0  # answer the first N commands with ERROR(BAD_FRAME)
     reset_on_run: bool = False  # answer RUN with a boot announcement, as if the board reset
     omit_digest: bool = False  # ignore RUN.flags' DIGEST request
+    key_leak: int = 0  # SIGN_SLOT takes this many cycles more per unit of a key-derived value
 
 
 class FakeDevice:
@@ -68,6 +79,7 @@ class FakeDevice:
         self.behaviour = behaviour or Behaviour()
         self.commands: list = []  # every valid command received, in order
         self.model_cycles = 0
+        self.keys: dict[int, bytes] = {}  # slot -> key (a hash of the KEYGEN_SLOT seed)
         self._records_sent = 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -114,6 +126,14 @@ class FakeDevice:
             self._send(self.info, frame.seq)
         elif isinstance(command, Run):
             self._run(command, frame.seq)
+        elif isinstance(command, KeygenSlot):
+            self.keys[command.slot] = hashlib.sha256(command.seed).digest()
+            self._send(Sample(command.sample_id, Op.KEYGEN, Status.OK, 5_000_000, fake_stack(Op.KEYGEN)), frame.seq)
+            self._send(Done(command.sample_id, Status.OK), frame.seq)
+        elif isinstance(command, SignSlot):
+            cycles = fake_slot_sign_cycles(self.keys[command.slot], command.seed, self.behaviour.key_leak)
+            self._send(Sample(command.sample_id, Op.SIGN, Status.OK, cycles, fake_stack(Op.SIGN)), frame.seq)
+            self._send(Done(command.sample_id, Status.OK), frame.seq)
 
     def _run(self, command: Run, seq: int) -> None:
         if self.behaviour.reset_on_run:

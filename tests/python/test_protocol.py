@@ -51,7 +51,9 @@ def test_run_refuses_a_seed_of_the_wrong_size():
 def test_info_payload_layout_and_round_trip():
     info = make_info()
     payload = info.payload()
-    fixed = struct.pack("<BBHIIIII", 1, 0, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
+    # The second byte, reserved at first, announces the key pool (0: none).
+    fixed = struct.pack("<BBHIIIII", 1, info.key_slots, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
+    assert info.key_slots > 0
     assert payload.startswith(fixed + b"\x10stm32f4discovery\x09ml-dsa-44\x03m4f")
     assert decoded(encode_message(info, 0))[1] == info
 

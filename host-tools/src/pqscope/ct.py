@@ -173,8 +173,8 @@ def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_func
             slope = _attempt_slope(np.concatenate([fixed_attempts, random_attempts]),
                                    np.concatenate([in_fixed, in_random]))
             if slope:
-                fixed[name] = in_fixed - slope * fixed_attempts
-                random_keys[name] = in_random - slope * random_attempts
+                fixed[name] = _without_attempts(fixed_attempts, in_fixed, slope)
+                random_keys[name] = _without_attempts(random_attempts, in_random, slope)
     ranked = leakstats.rank_functions(fixed, random_keys)
     document["top_functions"] = [leak.to_json() for leak in ranked[:TOP_FUNCTIONS]]
     _weigh_functions(document, ranked)
@@ -190,8 +190,11 @@ def _attempt_slope(attempts: np.ndarray, values: np.ndarray) -> float:
     return slope if abs(slope) * np.ptp(attempts) >= 0.5 else 0.0
 
 
-def _without_attempts(attempts: np.ndarray, values: np.ndarray) -> np.ndarray:
-    return values - _attempt_slope(attempts, values) * attempts
+def _without_attempts(attempts: np.ndarray, values: np.ndarray, slope: float | None = None) -> np.ndarray:
+    """The values less their attempts' cost, rounded to 1e-6 cycles: an exactly linear function
+    must come out exactly constant, not with floating-point residue a t-test would read."""
+    slope = _attempt_slope(attempts, values) if slope is None else slope
+    return np.round(values - slope * attempts, 6)
 
 
 def _weigh_functions(document: dict, ranked: list) -> None:

@@ -1,0 +1,149 @@
+"""The constant-time test: capture design (classes, keys, seeds), its analysis corrections, and
+`pqscope ct` end to end on a fake real board (no localisation there)."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from fakedevice import KEY_SLOTS, Behaviour
+from pqscope.cli import cli
+from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct
+from pqscope.protocol import Status
+
+N = 2400
+
+
+def synthetic(total, functions_of, n=N, seed=1):
+    """Samples in random class order with `total(cls, rng)` cycles and intervals whose functions
+    are `functions_of(cls, rng, total)` (name -> [cycles, calls])."""
+    rng = np.random.default_rng(seed)
+    samples, intervals = [], []
+    for index in range(n):
+        key_class = int(rng.integers(2))
+        cycles = total(key_class, rng)
+        samples.append(CtSample(index, key_class, 0, bytes(32), int(cycles), 100, Status.OK))
+        intervals.append({"cycles": int(cycles), "functions": functions_of(key_class, rng, int(cycles))})
+    return samples, intervals
+
+
+def test_public_input_time_is_taken_out_of_the_total():
+    # The fixed key's public part (e.g. ML-DSA's matrix from rho) takes 500 cycles longer.
+    def functions(key_class, rng, total):
+        public = 10_000 + 500 * (key_class == FIXED)
+        return {PUBLIC_TIME: [public, 0], "work": [total - public, 1]}
+
+    samples, intervals = synthetic(lambda c, rng: 50_000 + 500 * (c == FIXED) + rng.integers(100), functions)
+    assert analyse_ct(samples, intervals, None)["verdict"] == "leak"
+    corrected = analyse_ct(samples, intervals, None, ("expand_matrix",))
+    assert corrected["verdict"] == "no-leak"
+    assert corrected["uncorrected"]["verdict"] == "leak"
+    assert corrected["public_time"]["mean_cycles"]["fixed"] - corrected["public_time"]["mean_cycles"]["random"] \
+        == pytest.approx(500)
+    assert all(f["function"] != PUBLIC_TIME for f in corrected["top_functions"])
+
+
+def test_rejection_attempts_are_public_randomness():
+    # Each attempt costs 1000 cycles; the fixed key needs more attempts on average.
+    attempts_of = {}
+
+    def total(key_class, rng):
+        attempts = 1 + rng.geometric(0.25 if key_class == FIXED else 0.5)
+        cycles = 20_000 + 1000 * attempts + rng.integers(50)
+        attempts_of[cycles, key_class] = attempts
+        return cycles
+
+    def functions(key_class, rng, cycles):
+        attempts = attempts_of[cycles, key_class]
+        return {"challenge": [100 * attempts, attempts], "loop_body": [cycles - 100 * attempts, 1]}
+
+    samples, intervals = synthetic(total, functions)
+    document = analyse_ct(samples, intervals, "challenge")
+    assert document["uncorrected"]["verdict"] == "leak"
+    assert document["verdict"] == "no-leak", document["reason"]
+    assert document["correction"]["cycles_per_attempt"] == pytest.approx(1000, rel=0.01)
+    assert document["correction"]["mean_attempts"]["fixed"] > document["correction"]["mean_attempts"]["random"]
+
+
+def test_a_leak_hidden_in_noisy_totals_is_found_in_its_function():
+    # Public noise of +-20,000 cycles (a sampler) hides 30 cycles of key-dependent soft-float.
+    def functions(key_class, rng, total):
+        soft_float = 3_000 + 30 * (key_class == FIXED) + rng.integers(3)
+        return {"soft_float_dmul": [soft_float, 10], "sampler": [total - soft_float, 1]}
+
+    samples, intervals = synthetic(lambda c, rng: 1_000_000 + rng.integers(-20_000, 20_000) + 30 * (c == FIXED),
+                                   functions, n=400)
+    document = analyse_ct(samples, intervals, None)
+    assert document["max_abs_t"] < 4.5
+    assert document["verdict"] == "leak"
+    assert document["max_abs_t_function"]["function"] == "soft_float_dmul"
+    assert document["top_functions"][0]["function"] == "soft_float_dmul"
+
+
+def test_constant_functions_do_not_look_key_dependent_after_the_attempt_correction():
+    def total(key_class, rng):
+        return 10_000 * (1 + rng.geometric(0.5)) + 7
+
+    def functions(key_class, rng, cycles):
+        return {"challenge": [0, (cycles - 7) // 10_000], "constant": [7, 1], "loop": [cycles - 7, 1]}
+
+    samples, intervals = synthetic(total, functions)
+    document = analyse_ct(samples, intervals, "challenge")
+    constant = next(f for f in document["top_functions"] if f["function"] == "constant")
+    assert constant["t"] in (0, 0.0)
+
+
+class FakeSession:
+    """Records the session calls capture_ct makes."""
+
+    def __init__(self):
+        self.calls = []
+
+    def keygen_slot(self, slot, seed, sample_id):
+        self.calls.append(("keygen", slot, seed, sample_id))
+        return type("S", (), {"status": Status.OK, "cycles": 1})()
+
+    def sign_slot(self, slot, seed, msg_len, sample_id):
+        self.calls.append(("sign", slot, seed, sample_id))
+        return type("S", (), {"status": Status.OK, "cycles": 5, "stack_bytes": 0})()
+
+
+def test_capture_interleaves_classes_with_fresh_seeds_and_refreshes_random_keys():
+    from fakedevice import make_info
+
+    session = FakeSession()
+    samples = list(capture_ct(session, make_info(), samples=200, master_seed=b"m", msg_len=32, key_refresh=5))
+    keygens = [c for c in session.calls if c[0] == "keygen"]
+    signs = [c for c in session.calls if c[0] == "sign"]
+    assert [k[1] for k in keygens[:KEY_SLOTS]] == list(range(KEY_SLOTS))  # the pool first
+    assert all(k[1] != 0 for k in keygens[KEY_SLOTS:])  # the fixed key is never replaced
+    assert len({s[2] for s in signs}) == 200  # every signature has its own seed
+    classes = [s.key_class for s in samples]
+    assert 70 < sum(classes) < 130 and classes != sorted(classes)  # random interleaving
+    assert all((sample.key_class == FIXED) == (sign[1] == 0) for sample, sign in zip(samples, signs))
+    random_key_ids = {s.key_id for s in samples if s.key_class == RANDOM}
+    assert len(random_key_ids) > KEY_SLOTS  # refreshed: more random keys than slots
+    # Replayable: the same master seed gives the same plan.
+    again = FakeSession()
+    list(capture_ct(again, make_info(), samples=200, master_seed=b"m", msg_len=32, key_refresh=5))
+    assert again.calls == session.calls
+
+
+@pytest.mark.parametrize(("key_leak", "verdict"), [(400, "leak"), (0, "inconclusive")])
+def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, tmp_path, key_leak, verdict):
+    _device, port = pty_device(behaviour=Behaviour(key_leak=key_leak))
+    out = tmp_path / "ct"
+    result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
+                                      "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed", "07",
+                                      "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["verdict"] == verdict
+    assert "top_functions" not in document  # no profiler on a real board
+    rows = list(csv.DictReader((out / "ct.csv").open()))
+    assert len(rows) == 300 and {r["key_class"] for r in rows} == {"0", "1"}
+    meta = json.loads((out / "meta.json").read_text())
+    assert len(meta["keys"]) == KEY_SLOTS and meta["result"]["verdict"] == verdict
+    assert "<img" in (out / "report.html").read_text()
