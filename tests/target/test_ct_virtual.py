@@ -1,0 +1,68 @@
+"""Constant-time verdicts on the virtual board (issue #6's acceptance), through `pqscope ct`.
+
+The default suite checks the detector both ways in minutes: the leaky controls and native-double
+Falcon must be flagged, the constant-time twins and ML-DSA must not. The long runs (Falcon's
+emulated modes at N and 10 N, the twins at 10^5) need PQSCOPE_SLOW_TESTS=1."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
+# No-leak needs 1000 signatures per class: 2400 leaves room for the random split.
+NO_LEAK_N = 2400
+slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
+
+
+def ct(scheme: str, impl: str, n: int, tmp_path: Path) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl, "-n", str(n),
+         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json"],
+        capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=7200)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("pattern", ["early-exit", "branch", "udiv"])
+def test_leaky_controls_leak_within_1000_samples(pattern, tmp_path):
+    document = ct(f"control-{pattern}", "leaky", 1000, tmp_path)
+    assert document["verdict"] == "leak", document["reason"]
+
+
+@pytest.mark.parametrize("pattern", ["early-exit", "branch", "udiv"])
+@pytest.mark.parametrize("n", [NO_LEAK_N, pytest.param(100_000, marks=slow)])
+def test_constant_time_twins_do_not_leak(pattern, n, tmp_path):
+    document = ct(f"control-{pattern}", "ct", n, tmp_path)
+    assert document["verdict"] == "no-leak", document["reason"]
+
+
+def test_native_double_falcon_leaks_through_soft_float(tmp_path):
+    document = ct("falcon-512", "fpnative", 200, tmp_path)
+    assert document["verdict"] == "leak", document["reason"]
+    leaking = [f["function"] for f in document["top_functions"] if f["depends_on_class"]]
+    assert any(name.startswith("__") for name in leaking), leaking  # libgcc/libm soft-float
+
+
+def test_ml_dsa_rejections_and_public_matrix_are_not_a_leak(tmp_path):
+    document = ct("ml-dsa-44", "m4f", NO_LEAK_N, tmp_path)
+    assert document["verdict"] == "no-leak", document["reason"]
+    assert document["correction"]["retry_function"] == "pqcrystals_dilithium_poly_challenge"
+
+
+@slow
+@pytest.mark.parametrize("impl", ["fpemu-c", "fpemu-m4"])
+@pytest.mark.parametrize("n", [NO_LEAK_N, 10 * NO_LEAK_N])
+def test_emulated_falcon_does_not_leak(impl, n, tmp_path):
+    document = ct("falcon-512", impl, n, tmp_path)
+    assert document["verdict"] == "no-leak", document["reason"]
+
+
+@slow
+def test_sphincs_does_not_leak(tmp_path):
+    document = ct("sphincs-sha2-128f-simple", "clean", NO_LEAK_N, tmp_path)
+    assert document["verdict"] == "no-leak", document["reason"]
