@@ -9,6 +9,7 @@ import hashlib
 import os
 import select
 import threading
+import time
 from dataclasses import dataclass, field
 
 from pqscope.frames import FrameDecoder
@@ -73,14 +74,22 @@ class Behaviour:
 
 
 class FakeDevice:
-    def __init__(self, fd: int, info: Info | None = None, behaviour: Behaviour | None = None):
+    """Serves the protocol on `fd` in a thread (start/stop), or in-process: feed `receive()` the
+    host's bytes, and its records go to `output` (see LoopbackPort)."""
+
+    def __init__(self, fd: int | None, info: Info | None = None, behaviour: Behaviour | None = None,
+                 output=None):
         self.fd = fd
+        self._output = output or self._write_fd
         self.info = info or make_info()
         self.behaviour = behaviour or Behaviour()
         self.commands: list = []  # every valid command received, in order
         self.model_cycles = 0
         self.keys: dict[int, bytes] = {}  # slot -> key (a hash of the KEYGEN_SLOT seed)
         self._records_sent = 0
+        self.resets = 0
+        self._decoder = FrameDecoder()
+        self.bad_frames = 0  # corrupted commands received (each answered with BAD_FRAME)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
 
@@ -92,10 +101,29 @@ class FakeDevice:
         self._stop.set()
         self._thread.join(timeout=5)
 
-    def _serve(self) -> None:
+    def boot(self) -> "FakeDevice":
         if self.behaviour.boot_announce:
             self._send(self.info, 0)
-        decoder = FrameDecoder()
+        return self
+
+    def reset(self) -> None:
+        """Like pressing the reset button: key slots and half-received commands are lost."""
+        self.keys.clear()
+        self._decoder = FrameDecoder()
+        self.resets += 1
+        self.boot()
+
+    def receive(self, data: bytes) -> None:
+        bad_before = self._decoder.bad_count
+        frames = self._decoder.feed(data)
+        if self._decoder.bad_count > bad_before:
+            self.bad_frames += self._decoder.bad_count - bad_before
+            self._send(ErrorRecord(ErrorCode.BAD_FRAME, "bad frame"), 0)
+        for frame in frames:
+            self._handle(frame)
+
+    def _serve(self) -> None:
+        self.boot()
         while not self._stop.is_set():
             readable, _, _ = select.select([self.fd], [], [], 0.05)
             if not readable:
@@ -104,12 +132,7 @@ class FakeDevice:
                 data = os.read(self.fd, 4096)
             except OSError:  # the host closed its side of the pty
                 continue
-            bad_before = decoder.bad_count
-            frames = decoder.feed(data)
-            if decoder.bad_count > bad_before:
-                self._send(ErrorRecord(ErrorCode.BAD_FRAME, "bad frame"), 0)
-            for frame in frames:
-                self._handle(frame)
+            self.receive(data)
 
     def _handle(self, frame) -> None:
         if frame.version != PROTOCOL_VERSION:
@@ -157,7 +180,43 @@ class FakeDevice:
         self._records_sent += 1
         if self.behaviour.noise:
             wire[:0] = self.behaviour.noise + b"\x00"
+        self._output(bytes(wire))
+
+    def _write_fd(self, data: bytes) -> None:
         try:
-            os.write(self.fd, bytes(wire))
+            os.write(self.fd, data)
         except OSError:
             pass  # nobody listens: like a board whose UART is not connected
+
+
+class LoopbackPort:
+    """A pyserial-like port wired in-process to a FakeDevice: the device answers each write at
+    once, so tests of thousands of samples run in seconds and deterministically."""
+
+    port = "loopback"
+
+    def __init__(self, info: Info | None = None, behaviour: Behaviour | None = None, timeout: float = 0.001):
+        self._buffer = bytearray()
+        self.timeout = timeout
+        self.device = FakeDevice(None, info, behaviour, output=self._buffer.extend).boot()
+
+    @property
+    def in_waiting(self) -> int:
+        return len(self._buffer)
+
+    def read(self, size: int = 1) -> bytes:
+        if not self._buffer:
+            time.sleep(self.timeout)  # a real port's read timeout: nothing more will come
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def write(self, data: bytes) -> int:
+        self.device.receive(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass

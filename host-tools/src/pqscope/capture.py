@@ -2,7 +2,7 @@
 
 import contextlib
 import hashlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -83,10 +83,14 @@ def sample_seed(master_seed: bytes, index: int) -> bytes:
 
 
 def capture(
-    session: DeviceSession, *, ops: tuple[Op, ...], samples: int, msg_len: int, master_seed: bytes
+    session: DeviceSession, *, ops: tuple[Op, ...], samples: int, msg_len: int, master_seed: bytes,
+    skip: Collection[int] = (),
 ) -> Iterator[list[Row]]:
-    """Runs the samples one by one, yielding each one's rows as soon as it is done."""
+    """Runs the samples one by one, except those in `skip` (a resumed run's completed samples),
+    yielding each one's rows as soon as it is done."""
     for index in range(samples):
+        if index in skip:
+            continue
         seed = sample_seed(master_seed, index)
         result = session.run_sample(seed, msg_len, ops, index)
         verified = result.done.status == Status.OK

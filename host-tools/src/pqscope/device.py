@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import serial
 
 from .errors import PqscopeError
-from .frames import Frame, FrameDecoder
+from .frames import DELIMITER, Frame, FrameDecoder
 from .protocol import (
     RUN_FLAG_DIGEST,
     Command,
@@ -54,13 +54,24 @@ class _Silent(Exception):
     """No answer before the deadline."""
 
 
+class _Reset(Exception):
+    """The device announced itself (boot INFO) in the middle of a command: it was reset."""
+
+    def __init__(self, info: Info):
+        self.info = info
+
+
 class DeviceSession:
     """Talks to one device over an open port.
 
     Every attempt of a command gets a fresh `seq`, so late records from an abandoned attempt are
-    recognised and ignored. A command is sent again when the device reports BAD_FRAME, or when it
-    went silent or answered incompletely after the host dropped corrupted frames; it is never
-    repeated after a clean silence, which means the device is not answering.
+    recognised and ignored, and a record received twice within an answer is dropped. A command is
+    sent again when the device reports BAD_FRAME, when its answer broke the protocol (records lost,
+    duplicated or out of order: a sample is replayed exactly from its seed), when the device reset
+    in the middle of a sample (RUN only: the key slots of KEYGEN_SLOT/SIGN_SLOT die with a reset),
+    or when it went silent after the host dropped corrupted frames; it is never repeated after a
+    clean silence, which means the device is not answering. `retries`, `duplicates` and `resets`
+    count what was recovered, besides `bad_frames` and `stale`.
     """
 
     def __init__(
@@ -78,6 +89,11 @@ class DeviceSession:
         self._frames: deque[Frame] = deque()
         self._seq = 0
         self._answered = False  # a boot INFO after the first answer means the device reset
+        self._info: Info | None = None  # what HELLO returned: a reset must bring back the same image
+        self.retries = 0
+        self.duplicates = 0
+        self.resets = 0
+        self.stale = 0  # records answering an earlier attempt or command (late, or received twice)
         self.answer_timeout = answer_timeout
         self.sample_timeout = sample_timeout
         self.attempts = attempts
@@ -91,6 +107,7 @@ class DeviceSession:
         records = self._command(
             Hello(), Info, self.answer_timeout, retry_on_silence=True, what="INFO in answer to HELLO"
         )
+        self._info = records[-1]
         return records[-1]
 
     def run_sample(
@@ -103,6 +120,7 @@ class DeviceSession:
             Done,
             self.sample_timeout,
             retry_on_silence=False,
+            retry_on_reset=True,
             what=f"record of sample {sample_id}",
             check=lambda answer: _check_sample(answer, ops, sample_id, digest),
         )
@@ -133,33 +151,45 @@ class DeviceSession:
         timeout: float,
         *,
         retry_on_silence: bool,
+        retry_on_reset: bool = False,
         what: str,
         check: Callable[[list[Record]], str | None] = lambda answer: None,
     ) -> list[Record]:
         failure: PqscopeError | None = None
-        for _ in range(self.attempts):
+        for attempt in range(self.attempts):
+            self.retries += attempt > 0
             self._seq = self._seq % 0xFFFF + 1  # 0 is reserved for unsolicited records
             seq = self._seq
             bad_before = self.bad_frames
-            self._write(encode_message(command, seq))
+            # Delimiters on both sides: noise before the command, or its own delimiter lost on
+            # the line, cannot merge it with other bytes.
+            self._write(bytes([DELIMITER]) + encode_message(command, seq) + bytes([DELIMITER]))
             try:
                 answer = self._collect(seq, final, timeout)
             except _Rejected:
                 failure = DeviceError(f"the device received {command.TYPE.name} corrupted")
                 continue
             except _Silent:
+                self._decoder.drop_partial()
                 failure = DeviceTimeout(
                     f"device not answering on {self._port.port}: no {what} within {timeout:g} s"
                 )
                 if retry_on_silence or self.bad_frames > bad_before:
                     continue
                 raise failure from None
+            except _Reset as reset:
+                failure = DeviceError("the device reset during a sample (it announced itself again)")
+                if not retry_on_reset:
+                    raise failure from None
+                if self._info is not None and reset.info != self._info:
+                    raise DeviceError(f"the device reset and now runs another image ({reset.info.board}/"
+                                      f"{reset.info.scheme}/{reset.info.impl}, build {reset.info.build_id})") from None
+                self.resets += 1
+                continue
             problem = check(answer)
             if problem is None:
                 return answer
             failure = DeviceError(problem)
-            if self.bad_frames == bad_before:
-                raise failure
         if isinstance(failure, DeviceTimeout) and not self.bad_frames:
             hint = "is the pqscope image flashed and the board running?"
         else:
@@ -169,13 +199,19 @@ class DeviceSession:
     def _collect(self, seq: int, final: type, timeout: float) -> list[Record]:
         """Records answering `seq`, up to and including the first of type `final`."""
         answer: list[Record] = []
+        received: set[Frame] = set()
         deadline = time.monotonic() + timeout
         while True:
             frame = self._next_frame(deadline)
             record = decode_message(frame)
             if frame.seq == 0:
                 self._unsolicited(record, during_hello=final is Info, answered=bool(answer))
-            elif frame.seq == seq:
+            elif frame.seq != seq:
+                self.stale += 1
+            elif frame in received:
+                self.duplicates += 1
+            else:
+                received.add(frame)
                 if isinstance(record, ErrorRecord):
                     raise DeviceError(f"device error {record.describe()}")
                 self._answered = True
@@ -188,7 +224,7 @@ class DeviceSession:
         if isinstance(record, Info):
             if during_hello or not self._answered:
                 return  # the boot announcement; a reset before HELLO is harmless too
-            raise DeviceError("the device reset during a sample (it announced itself again)")
+            raise _Reset(record)
         if isinstance(record, ErrorRecord):
             if record.code == ErrorCode.BAD_FRAME:
                 if not answered:
@@ -199,13 +235,13 @@ class DeviceSession:
 
     def _next_frame(self, deadline: float) -> Frame:
         while not self._frames:
-            if time.monotonic() >= deadline:
-                raise _Silent
             data = self._read()
             if data:
                 if self._on_receive:
                     self._on_receive(data)
                 self._frames.extend(self._decoder.feed(data))
+            elif time.monotonic() >= deadline:  # checked after a read: a stalled host is no silence
+                raise _Silent
         return self._frames.popleft()
 
     def _read(self) -> bytes:

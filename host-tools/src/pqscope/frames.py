@@ -34,6 +34,7 @@ class BadFrame(StrEnum):
     SHORT = "too short"
     TOO_LONG = "too long"
     CRC = "CRC mismatch"
+    UNTERMINATED = "no delimiter before the line went quiet"
 
 
 class FrameError(PqscopeError):
@@ -102,6 +103,17 @@ class FrameDecoder:
             self._overflowed = False
         self._append(rest)
         return frames
+
+    def drop_partial(self) -> bool:
+        """Drops the bytes received since the last delimiter, if any, as a bad frame: after a
+        silence they are the remains of a frame whose delimiter was lost, and would otherwise
+        spoil the next frame. Returns whether there were any."""
+        if not (self._pending or self._overflowed):
+            return False
+        self.bad_frames[BadFrame.UNTERMINATED] += 1
+        self._pending.clear()
+        self._overflowed = False
+        return True
 
     def _append(self, piece: bytes) -> None:
         # Garbage without delimiters must not grow the buffer without bound.
