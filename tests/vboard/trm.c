@@ -22,6 +22,7 @@ extern uint32_t bench_data[16];
 	X(ldr_after_alu, 4)        /* ADDS r3; LDR [r3]: no forwarding to the address: 1+1+2 */ \
 	X(str_reg_ldr, 4)          /* STR [Rn,Rm] 2; LDR after a store: 2 */                \
 	X(tbb, 6)                  /* TBB: load 2, add 1, pipeline reload 3 */              \
+	X(ldr_base_update, 4)      /* LDR; LDR with base update: not pipelined, 2 + 2 */    \
 	X(ldr_three, 4)            /* three independent LDR: 2 + 1 + 1 */                   \
 	X(ldrd, 3)                 /* LDRD: 3 */                                            \
 	X(ldm4, 5)                 /* LDM 4 registers: 1 + N */                             \

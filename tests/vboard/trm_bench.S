@@ -152,6 +152,12 @@ BEGIN tbb
 2:
 	END
 
+BEGIN ldr_base_update
+	START
+	ldr r3, [r8, #4]
+	ldr r4, [r8], #8
+	END
+
 BEGIN ldr_three
 	START
 	ldr r3, [r8, #4]

@@ -149,8 +149,10 @@ static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op
 		 * instruction); otherwise a load or store following an LDR pipelines (1 cycle) unless
 		 * its address uses the register that LDR loaded; nothing pipelines after a store. */
 		bool immediate_store = kind == SINGLE_STORE && m && m->mem.index == ARM_REG_INVALID;
+		/* TRM 3.3.2: "Any load with a base update is not normally pipelined". */
+		bool base_update_load = kind == SINGLE_LOAD && a->writeback;
 		uint32_t cycles = immediate_store ? 1
-				  : (prev->after_load && !(addr_regs & prev->load_dests)) ? 1 : 2;
+				  : (prev->after_load && !base_update_load && !(addr_regs & prev->load_dests)) ? 1 : 2;
 		if (kind == SINGLE_LOAD && !writes_pc(a)) {
 			st->after_load = true;
 			st->load_dests = reg_bit(a->operands[0].reg);

@@ -47,6 +47,7 @@ int main(void)
 	CHECK(PRICE(0x3104, 0x6808) == 4);           /* adds r1,#4; ldr r0,[r1]: address stall */
 	CHECK(PRICE(0x3204, 0x6808) == 3);           /* adds r2,#4; ldr r0,[r1]: no stall */
 	CHECK(PRICE(0x6808, 0x6008) == 3);           /* ldr; str */
+	CHECK(PRICE(0x681a, 0xf851, 0x0b04) == 4);   /* ldr; ldr r0,[r1],#4: base update, not pipelined */
 	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
 	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
 	CHECK(PRICE(0xbd10) == 3);                   /* pop {r4, pc}: 1+N (+P when taken) */
