@@ -101,7 +101,7 @@ def test_boards_and_schemes_json(fake_repo):
     assert [(b["name"], b["runner"], b["emulates"]) for b in boards] == [
         ("stm32f4discovery", "serial", None), ("virtual", "vboard", "stm32f4discovery"),
     ]
-    schemes = json.loads(invoke("schemes", "--json").stdout)["implementations"]
+    schemes = json.loads(invoke("schemes", "--json").stdout)["schemes"]
     assert [(s["scheme"], s["impl"], s["stack_bytes"]) for s in schemes] == [("ml-dsa-44", "m4f", 65536)]
 
 

@@ -25,7 +25,7 @@ from .paths import repo_root
 from .protocol import Op, Status
 from .flash import flash as flash_image
 from .report import ct_page, csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
-from .rundir import RunDirectory
+from .rundir import RunDirectory, resume_parameters, write_atomically
 from .runs import find_runs, load_run, newest_run
 from .stats import summarize
 from .tls import budget_rows, parse_assignments, resolve_assignment, signer_from_run
@@ -150,7 +150,7 @@ def schemes(as_json: bool) -> None:
     """List the scheme implementations of the catalogue."""
     catalogue = load_catalogue(repo_root())
     if as_json:
-        _print_json({"implementations": [asdict(row) for row in catalogue]})
+        _print_json({"schemes": [asdict(row) for row in catalogue]})
         return
     table = Table("scheme", "impl", "family", "pk B", "sk B", "sig B", "stack B", "status")
     for row in catalogue:
@@ -206,8 +206,10 @@ class _Measurement:
     flash: bool
 
 
-def _measure(m: _Measurement, implementation: Implementation, run_path: Path, err: Console) -> tuple[dict, bool]:
-    """Builds, flashes or loads, and captures one implementation into `run_path`.
+def _measure(m: _Measurement, implementation: Implementation, run_path: Path, err: Console,
+             resumed: dict | None = None) -> tuple[dict, bool]:
+    """Builds, flashes or loads, and captures one implementation into `run_path` (or, given the
+    meta.json of an interrupted run there, its missing samples).
 
     Returns the run's document and whether it was interrupted (Ctrl-C keeps what was captured)."""
     board, scheme, impl = m.board, implementation.scheme, implementation.impl
@@ -216,8 +218,8 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
     elf, size = _build_checked(m.root, board, implementation, err)
     emulator = _build_emulator(m.root, err) if board.is_virtual else None
 
-    with RunDirectory(run_path) as run_dir:
-        meta = {
+    with RunDirectory(run_path, resume_seed=m.master_seed if resumed else None) as run_dir:
+        meta = resumed or {
             "schema": 1, "tool_version": version("pqscope"), "command_line": sys.argv,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "board": board.name,
             "scheme": scheme, "impl": impl, "elf": str(elf), "image": asdict(size),
@@ -225,8 +227,11 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
             "master_seed": m.master_seed.hex(), "seed_derivation": "sha256(master_seed || u32le(sample_id))",
             "status": "running", "samples_completed": 0,
         }
+        if resumed:
+            meta.update(status="running", samples_completed=len(run_dir.completed))
+            meta.setdefault("resumed_at", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         run_dir.write_meta(meta)
-        rows = []
+        rows = list(run_dir.rows)
         info = None
         try:
             with connect(board, elf=elf, emulator=emulator, port=m.port, baud=m.baud or board.baud,
@@ -242,9 +247,11 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
                 meta.update(port=connection.port, clock_hz=info.clock_hz, info=asdict(info))
                 run_dir.write_meta(meta)
                 with _progress(err) as progress:
-                    task = progress.add_task(f"{scheme} {impl}", total=m.samples)
+                    task = progress.add_task(f"{scheme} {impl}", total=m.samples,
+                                             completed=meta["samples_completed"])
                     for sample_rows in capture(connection.session, ops=m.ops, samples=m.samples,
-                                               msg_len=m.msg_len, master_seed=m.master_seed):
+                                               msg_len=m.msg_len, master_seed=m.master_seed,
+                                               skip=run_dir.completed):
                         run_dir.write_rows(sample_rows)
                         rows += sample_rows
                         meta["samples_completed"] += 1
@@ -271,8 +278,8 @@ def _write_reports(path: Path) -> Path:
     """report.md and report.html beside the samples of a run or suite; returns the HTML's path."""
     runs = [load_run(run_path) for run_path in find_runs(path)]
     document = runs_document(path, runs)
-    (path / "report.md").write_text(markdown(document, runs))
-    (path / "report.html").write_text(html_page(document, runs))
+    write_atomically(path / "report.md", markdown(document, runs))
+    write_atomically(path / "report.html", html_page(document, runs))
     return path / "report.html"
 
 
@@ -292,11 +299,17 @@ def _write_reports(path: Path) -> Path:
               help="Flash the image onto a real board before measuring.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
+@click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Continue an interrupted run in this directory to its -n samples, with its parameters "
+                   "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, msg_len, port, baud, timeout,
-        flash, out, as_json) -> None:
+        flash, out, resume_path, as_json) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board, save and report."""
+    if resume_path is not None:
+        _resume(ctx, resume_path, port, baud, timeout, flash, as_json)
+        return
     root = repo_root()
     board = get_board(root, board_name)
     catalogue = load_catalogue(root)
@@ -334,6 +347,37 @@ def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, m
         # Wide enough that no figure is cut off, even when the output is not a terminal.
         print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
         err.print(f"report: {report}")
+
+
+# The run's parameters, which --resume takes from meta.json.
+RESUME_FIXED = ("board_name", "scheme", "impl", "ops_text", "samples", "seed", "msg_len", "out")
+
+
+def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json) -> None:
+    given = [name for name in RESUME_FIXED
+             if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
+    if given:
+        options = ", ".join("--" + name.removesuffix("_name").removesuffix("_text").replace("_", "-")
+                            .replace("samples", "n") for name in given)
+        raise PqscopeError(f"--resume takes the run's parameters from its meta.json; drop {options}")
+    meta = resume_parameters(path)
+    root = repo_root()
+    board = get_board(root, meta["board"])
+    implementation = find_implementation(load_catalogue(root), meta["scheme"], meta["impl"])
+    if not board.is_virtual and port is None:
+        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
+    ops = tuple(op for op in Op if op.label in meta["ops"])
+    measurement = _Measurement(root, board, ops, meta["samples"], bytes.fromhex(meta["master_seed"]),
+                               meta["msg_len"], port, baud, timeout, flash)
+    document, interrupted = _measure(measurement, implementation, path, _stderr(), resumed=meta)
+    report = _write_reports(path)
+    if interrupted:
+        ctx.exit(130)
+    if as_json:
+        _print_json(document)
+    else:
+        print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
+        _stderr().print(f"report: {report}")
 
 
 @cli.command("flash")
