@@ -14,6 +14,10 @@
 #                     copy of the implementation directory in the build tree
 #   host_reference    impl (same scheme, portable sources) whose host build must produce the same
 #                     transcripts as this row's image (firmware/transcripts)
+#   extra_sources     [{"dependency", "path", "files", "config_overrides"}]: files of another
+#                     directory compiled into the image, that directory on the include path after
+#                     the row's own (e.g. Falcon's fpr.c and headers under a microbenchmark); its
+#                     overrides, like the row's, edit a build-tree copy
 
 # Reads a JSON array member of `json` into a CMake list (empty if the member is absent).
 function(pqscope_json_list out json key)
@@ -65,8 +69,10 @@ endfunction()
 
 # An executable that links the implementation in `SOURCE_DIR` with `HARNESS` (the board harness or
 # the host transcript program); the arguments are the catalogue row's, see above.
+#   EXTRA_SOURCES and INCLUDE_DIRS: further files and include directories (a row's extra_sources).
 function(pqscope_add_scheme_executable target harness)
-  cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;API;NAMESPACE" "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;API;NAMESPACE"
+    "SYMMETRIC;LIBRARIES;DEFINES;EXTRA_SOURCES;INCLUDE_DIRS" ${ARGN})
   set(api_define "")
   if(arg_API STREQUAL "signed-message")
     set(api_define PQSCOPE_API_SIGNED_MESSAGE)
@@ -78,8 +84,8 @@ function(pqscope_add_scheme_executable target harness)
   if(NOT sources)
     message(FATAL_ERROR "${arg_SCHEME}/${arg_IMPL}: no sources in ${arg_SOURCE_DIR}")
   endif()
-  add_executable(${target} ${sources})
-  target_include_directories(${target} PRIVATE ${arg_SOURCE_DIR})
+  add_executable(${target} ${sources} ${arg_EXTRA_SOURCES})
+  target_include_directories(${target} PRIVATE ${arg_SOURCE_DIR} ${arg_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     PQSCOPE_SCHEME="${arg_SCHEME}" PQSCOPE_IMPL="${arg_IMPL}" PQSCOPE_NAMESPACE=${arg_NAMESPACE}
     ${api_define} ${arg_DEFINES})
@@ -106,19 +112,54 @@ function(pqscope_add_image)
     -Wl,-Map=${CMAKE_BINARY_DIR}/images/${arg_SCHEME}/${arg_IMPL}.map)
 endfunction()
 
-# The source directory of a catalogue row (fetched, and copied with its overrides if it has any).
-function(pqscope_row_source_dir out row scheme impl)
-  string(JSON dependency GET "${row}" source dependency)
-  string(JSON path GET "${row}" source path)
+# A directory `path` of `dependency` (fetched), or its copy `copy_dir` edited by the overrides in
+# member `overrides_key` of `json` if it has any.
+function(pqscope_dependency_dir out dependency path json overrides_key copy_dir)
   if(NOT dependency STREQUAL PROJECT_NAME)
     FetchContent_MakeAvailable(${dependency})
   endif()
   set(dir ${${dependency}_SOURCE_DIR}/${path})
-  string(JSON overrides ERROR_VARIABLE no_overrides GET "${row}" config_overrides)
+  string(JSON overrides ERROR_VARIABLE no_overrides GET "${json}" ${overrides_key})
   if(NOT no_overrides)
-    pqscope_apply_overrides(dir ${dir} ${CMAKE_BINARY_DIR}/sources/${scheme}/${impl} "${overrides}")
+    pqscope_apply_overrides(dir ${dir} ${copy_dir} "${overrides}")
   endif()
   set(${out} ${dir} PARENT_SCOPE)
+endfunction()
+
+# The source directory of a catalogue row (fetched, and copied with its overrides if it has any).
+function(pqscope_row_source_dir out row scheme impl)
+  string(JSON dependency GET "${row}" source dependency)
+  string(JSON path GET "${row}" source path)
+  pqscope_dependency_dir(dir ${dependency} ${path} "${row}" config_overrides
+    ${CMAKE_BINARY_DIR}/sources/${scheme}/${impl})
+  set(${out} ${dir} PARENT_SCOPE)
+endfunction()
+
+# The files and include directories of a row's extra_sources (each fetched, and copied with its
+# overrides beside the row's copy if it has any).
+function(pqscope_row_extra_sources files_out dirs_out row scheme impl)
+  set(files "")
+  set(dirs "")
+  string(JSON n ERROR_VARIABLE none LENGTH "${row}" extra_sources)
+  if(NOT none AND n GREATER 0)
+    math(EXPR n_last "${n} - 1")
+    foreach(i RANGE ${n_last})
+      string(JSON entry GET "${row}" extra_sources ${i})
+      string(JSON dependency GET "${entry}" dependency)
+      string(JSON path GET "${entry}" path)
+      pqscope_dependency_dir(dir ${dependency} ${path} "${entry}" config_overrides
+        ${CMAKE_BINARY_DIR}/sources/${scheme}/${impl}.extra-${i})
+      pqscope_json_list(entry_files "${entry}" files)
+      if(NOT entry_files)
+        message(FATAL_ERROR "${scheme}/${impl}: extra_sources entry ${i} lists no files")
+      endif()
+      list(TRANSFORM entry_files PREPEND ${dir}/)
+      list(APPEND files ${entry_files})
+      list(APPEND dirs ${dir})
+    endforeach()
+  endif()
+  set(${files_out} "${files}" PARENT_SCOPE)
+  set(${dirs_out} "${dirs}" PARENT_SCOPE)
 endfunction()
 
 # Reads row `index` of the catalogue into row_<field> variables of the caller (list fields as
@@ -140,9 +181,10 @@ endmacro()
 # The build arguments of the row last read by pqscope_read_row (fetching its source).
 macro(pqscope_row_build_arguments out)
   pqscope_row_source_dir(row_source_dir "${row}" ${row_scheme} ${row_impl})
+  pqscope_row_extra_sources(row_extra_sources row_include_dirs "${row}" ${row_scheme} ${row_impl})
   set(${out} SCHEME ${row_scheme} IMPL ${row_impl} SOURCE_DIR ${row_source_dir} API ${row_api}
     NAMESPACE "${row_namespace}" SYMMETRIC ${row_symmetric} LIBRARIES ${row_libraries}
-    DEFINES ${row_defines})
+    DEFINES ${row_defines} EXTRA_SOURCES ${row_extra_sources} INCLUDE_DIRS ${row_include_dirs})
 endmacro()
 
 function(pqscope_add_catalogue_images catalogue)

@@ -1,7 +1,8 @@
 """Constant-time verdicts on the virtual board (issue #6's acceptance), through `pqscope ct`.
 
-The default suite checks the detector both ways in minutes: the leaky controls and native-double
-Falcon must be flagged, the constant-time twins and ML-DSA must not. The long runs (Falcon's
+The default suite checks the detector both ways in minutes: the leaky controls, native-double
+Falcon and its soft-float multiplication (falcon-fp-mul) must be flagged, the constant-time twins,
+ML-DSA and Falcon's assembly multiplication must not. The long runs (Falcon's
 emulated modes at N and 10 N, the twins at 10^5) need PQSCOPE_SLOW_TESTS=1."""
 
 import json
@@ -46,6 +47,18 @@ def test_native_double_falcon_leaks_through_soft_float(tmp_path):
     assert document["verdict"] == "leak", document["reason"]
     leaking = [f["function"] for f in document["top_functions"] if f["depends_on_class"]]
     assert any(name.startswith("__") for name in leaking), leaking  # libgcc/libm soft-float
+
+
+def test_native_double_multiplication_leaks_its_operands(tmp_path):
+    document = ct("falcon-fp-mul", "fpnative", 1000, tmp_path)
+    assert document["verdict"] == "leak", document["reason"]
+    leaking = [f["function"] for f in document["top_functions"] if f["depends_on_class"]]
+    assert "__muldf3" in leaking, leaking  # libgcc's soft-float multiplication (__aeabi_dmul)
+
+
+def test_emulated_multiplication_in_assembly_does_not_leak_its_operands(tmp_path):
+    document = ct("falcon-fp-mul", "fpemu-m4", NO_LEAK_N, tmp_path)
+    assert document["verdict"] == "no-leak", document["reason"]
 
 
 def test_ml_dsa_rejections_and_public_matrix_are_not_a_leak(tmp_path):
