@@ -16,9 +16,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column, Table
 
 from .boards import Board, get_board, load_boards
-from .build import build_emulator, build_image, check_fits, read_size
+from .build import build_emulator, build_image, build_impl_dir, check_fits, read_size
 from .capture import capture, check_info, connect
-from .catalogue import Implementation, find_implementation, load_catalogue
+from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from .errors import PqscopeError
 from .metadata import load_json
 from .paths import repo_root
@@ -89,15 +89,23 @@ def _working(console: Console, what: str):
     return console.status(what) if console.is_terminal else contextlib.nullcontext()
 
 
-def _select(root: Path, board_name: str, scheme: str, impl: str) -> tuple[Board, Implementation]:
+def _select(root: Path, board_name: str, scheme: str | None, impl: str | None,
+            impl_dir: Path | None = None) -> tuple[Board, Implementation]:
     board = get_board(root, board_name)
-    implementation = find_implementation(load_catalogue(root), scheme, impl)
-    return board, implementation
+    if impl_dir is not None:
+        return board, implementation_from_dir(impl_dir, scheme, impl)
+    if scheme is None or impl is None:
+        raise PqscopeError("give --scheme and --impl (or --impl-dir with your own implementation)")
+    return board, find_implementation(load_catalogue(root), scheme, impl)
 
 
 def _build_checked(root: Path, board: Board, implementation: Implementation, console: Console):
     with _working(console, f"building image.{implementation.scheme}.{implementation.impl}"):
-        elf = build_image(root, board, implementation.scheme, implementation.impl)
+        if implementation.directory is not None:
+            elf = build_impl_dir(root, board, implementation.directory, implementation.scheme, implementation.impl,
+                                 implementation.stack_bytes)
+        else:
+            elf = build_image(root, board, implementation.scheme, implementation.impl)
     size = read_size(elf)
     check_fits(board, elf, size, implementation.stack_bytes)
     return elf, size
@@ -110,16 +118,19 @@ def _build_emulator(root: Path, console: Console) -> Path:
 
 @cli.command()
 @click.option("--board", "board_name", required=True)
-@click.option("--scheme", required=True)
-@click.option("--impl", required=True)
+@click.option("--scheme")
+@click.option("--impl")
+@click.option("--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
+                   "--scheme/--impl name it (default: its parent's and its own name).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def build(board_name: str, scheme: str, impl: str, as_json: bool) -> None:
+def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, as_json: bool) -> None:
     """Build one image and check that it fits the board."""
     root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl)
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
     elf, size = _build_checked(root, board, implementation, _stderr())
     image = {
-        "board": board.name, "scheme": scheme, "impl": impl, "elf": str(elf),
+        "board": board.name, "scheme": implementation.scheme, "impl": implementation.impl, "elf": str(elf),
         **asdict(size), "stack_bytes": implementation.stack_bytes,
     }
     if as_json:
@@ -287,6 +298,9 @@ def _write_reports(path: Path) -> Path:
 @click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
 @click.option("--scheme", help="Scheme (default: the default suite, every implementation in DEFAULT_SUITE).")
 @click.option("--impl", help="Implementation of --scheme.")
+@click.option("--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
+                   "--scheme/--impl name it (default: its parent's and its own name).")
 @click.option("--ops", "ops_text", default="keygen,sign,verify", show_default=True, help="Operations to report.")
 @click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
 @click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
@@ -304,8 +318,8 @@ def _write_reports(path: Path) -> Path:
                    "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, msg_len, port, baud, timeout,
-        flash, out, resume_path, as_json) -> None:
+def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, port, baud,
+        timeout, flash, out, resume_path, as_json) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board, save and report."""
     if resume_path is not None:
         _resume(ctx, resume_path, port, baud, timeout, flash, as_json)
@@ -313,9 +327,12 @@ def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, m
     root = repo_root()
     board = get_board(root, board_name)
     catalogue = load_catalogue(root)
-    if (scheme is None) != (impl is None):
+    if impl_dir is not None:
+        selected = [implementation_from_dir(impl_dir, scheme, impl)]
+        scheme, impl = selected[0].scheme, selected[0].impl
+    elif (scheme is None) != (impl is None):
         raise PqscopeError("give both --scheme and --impl, or neither for the default suite")
-    if scheme is None:
+    elif scheme is None:
         selected = [row for row in catalogue if (row.scheme, row.impl) in DEFAULT_SUITE and row.status == "ok"]
     else:
         selected = [find_implementation(catalogue, scheme, impl)]
@@ -349,17 +366,16 @@ def run(ctx: click.Context, board_name, scheme, impl, ops_text, samples, seed, m
         err.print(f"report: {report}")
 
 
-# The run's parameters, which --resume takes from meta.json.
-RESUME_FIXED = ("board_name", "scheme", "impl", "ops_text", "samples", "seed", "msg_len", "out")
+# The run's parameters, which --resume takes from meta.json, by their option names.
+RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl", "ops_text": "--ops",
+                "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out"}
 
 
 def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json) -> None:
-    given = [name for name in RESUME_FIXED
+    given = [option for name, option in RESUME_FIXED.items()
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if given:
-        options = ", ".join("--" + name.removesuffix("_name").removesuffix("_text").replace("_", "-")
-                            .replace("samples", "n") for name in given)
-        raise PqscopeError(f"--resume takes the run's parameters from its meta.json; drop {options}")
+        raise PqscopeError(f"--resume takes the run's parameters from its meta.json; drop {', '.join(given)}")
     meta = resume_parameters(path)
     root = repo_root()
     board = get_board(root, meta["board"])
@@ -461,8 +477,11 @@ CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "s
 
 @cli.command("ct")
 @click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
-@click.option("--scheme", required=True)
-@click.option("--impl", required=True)
+@click.option("--scheme")
+@click.option("--impl")
+@click.option("--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
+                   "--scheme/--impl name it (default: its parent's and its own name).")
 @click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
               help="Signatures, split at random between the fixed key and random keys.")
 @click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
@@ -478,15 +497,16 @@ CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "s
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def ct_command(board_name, scheme, impl, samples, seed, msg_len, key_refresh, port, baud, timeout, flash, out,
-               as_json) -> None:
+def ct_command(board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port, baud, timeout, flash,
+               out, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from . import ct  # numpy/scipy statistics and matplotlib: loaded only for this command
     from .leakstats import plot_t_vs_n, t_against_n
     from .plots import class_ecdfs_png
 
     root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl)
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+    scheme, impl = implementation.scheme, implementation.impl
     if not board.is_virtual and port is None:
         raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
     master_seed = _parse_seed(seed)

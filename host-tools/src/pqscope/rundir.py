@@ -1,57 +1,167 @@
 """A run's directory: raw.bin, samples.csv and meta.json, each written as data arrives so that an
-interrupted run loses nothing already received."""
+interrupted run loses nothing already received, and can be resumed (`pqscope run --resume`)."""
 
 import csv
+import io
 import json
 import os
 from pathlib import Path
 
-from .capture import Row
+from .capture import Row, sample_seed
 from .errors import PqscopeError
+from .metadata import load_json
+from .protocol import Op, Status
 
 CSV_FIELDS = ("sample_id", "op", "seed", "cycles", "stack_bytes", "status", "verified")
+OPS_BY_LABEL = {op.label: op for op in Op}
+STATUS_BY_LABEL = {status.label: status for status in Status}
+# What `pqscope run --resume` takes from meta.json, with each value's type.
+RESUME_FIELDS = {"board": str, "scheme": str, "impl": str, "ops": list, "samples": int, "msg_len": int,
+                 "master_seed": str}
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replaces `path` with `text` as one step: an interruption leaves the previous file whole."""
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", newline="") as file:
+        file.write(text)
+        file.flush()
+        os.fsync(file.fileno())
+    os.replace(temporary, path)
+
+
+def read_samples(path: Path) -> list[Row]:
+    """The rows of a samples.csv. A last line without its end (the run was killed while writing
+    it) is dropped; damage anywhere else is an error naming the line."""
+    try:
+        with path.open(newline="") as file:
+            text = file.read()
+    except FileNotFoundError:
+        raise PqscopeError(f"{path.parent} has no {path.name}") from None
+    except UnicodeDecodeError:
+        raise PqscopeError(f"{path} is damaged: not text") from None
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()
+    try:
+        reader = csv.reader(lines)
+        header = next(reader, None)
+        if tuple(header or ()) != CSV_FIELDS:
+            raise PqscopeError(f"{path} is damaged: its header is not {','.join(CSV_FIELDS)}")
+        return [_row(dict(zip(CSV_FIELDS, record, strict=True))) for record in reader]
+    except (KeyError, ValueError, csv.Error) as error:
+        raise PqscopeError(f"{path} is damaged at line {reader.line_num}: {error}") from None
+
+
+def _row(record: dict) -> Row:
+    return Row(
+        sample_id=int(record["sample_id"]), op=OPS_BY_LABEL[record["op"]], seed=bytes.fromhex(record["seed"]),
+        cycles=int(record["cycles"]), stack_bytes=int(record["stack_bytes"]),
+        status=STATUS_BY_LABEL[record["status"]], verified=record["verified"] == "true",
+    )
+
+
+def resume_parameters(path: Path) -> dict:
+    """meta.json of a run to resume, checked to hold what resuming needs."""
+    if not (path / "meta.json").is_file():
+        raise PqscopeError(f"cannot resume {path}: it is not a run directory (no meta.json)")
+    meta = load_json(path / "meta.json")
+    if not isinstance(meta, dict):
+        raise PqscopeError(f"cannot resume {path}: meta.json holds no object")
+    for key, kind in RESUME_FIELDS.items():
+        if not isinstance(meta.get(key), kind):
+            raise PqscopeError(f"cannot resume {path}: meta.json lacks '{key}' ({kind.__name__})")
+    if meta.get("kind", "run") != "run":
+        raise PqscopeError(f"cannot resume {path}: it is a '{meta['kind']}' run; only `pqscope run` resumes")
+    unknown = [label for label in meta["ops"] if label not in OPS_BY_LABEL]
+    try:
+        bytes.fromhex(meta["master_seed"])
+    except ValueError:
+        unknown.append(f"master_seed {meta['master_seed']!r}")
+    if unknown:
+        raise PqscopeError(f"cannot resume {path}: meta.json is damaged ({', '.join(map(str, unknown))})")
+    return meta
 
 
 class RunDirectory:
     """`samples_name` and `fields` name the CSV and its columns (a constant-time test has its own)."""
 
-    def __init__(self, path: Path, samples_name: str = "samples.csv", fields: tuple[str, ...] = CSV_FIELDS):
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError as error:
-            raise PqscopeError(f"cannot create the run directory {path}: {error.strerror}") from None
-        if any(path.iterdir()):
-            raise PqscopeError(f"run directory {path} is not empty; choose another --out")
+    def __init__(self, path: Path, samples_name: str = "samples.csv", fields: tuple[str, ...] = CSV_FIELDS,
+                 *, resume_seed: bytes | None = None):
+        """A new, empty run directory; or with `resume_seed` (the run's master seed), an existing
+        one whose complete samples are kept in `rows` for the run to go on."""
         self.path = path
+        self.rows: list[Row] = []
+        if resume_seed is None:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise PqscopeError(f"cannot create the run directory {path}: {error.strerror}") from None
+            if any(path.iterdir()):
+                raise PqscopeError(f"run directory {path} is not empty; choose another --out")
+        else:
+            self.rows = self._kept_rows(path / samples_name, resume_seed)
         self._raw = (path / "raw.bin").open("ab", buffering=0)
-        self._csv_file = (path / samples_name).open("w", newline="")
-        self._csv = csv.writer(self._csv_file)
-        self.write_record(fields)
+        self._csv_fd = os.open(path / samples_name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        if resume_seed is None:
+            self.write_record(fields)
+
+    @staticmethod
+    def _kept_rows(samples: Path, master_seed: bytes) -> list[Row]:
+        """The samples to keep when resuming, written back as samples.csv (atomically): all but
+        the last one written, which may lack rows if the run was killed while writing it."""
+        rows = read_samples(samples)
+        last = rows[-1].sample_id if rows else None
+        kept = [row for row in rows if row.sample_id != last]
+        seen = set()
+        for row in kept:
+            if (row.sample_id, row.op) in seen:
+                raise PqscopeError(f"{samples} is damaged: sample {row.sample_id} {row.op.label} appears twice")
+            if row.seed != sample_seed(master_seed, row.sample_id):
+                raise PqscopeError(f"{samples} does not belong to this run: the seed of sample "
+                                   f"{row.sample_id} is not derived from meta.json's master seed")
+            seen.add((row.sample_id, row.op))
+        write_atomically(samples, _csv_text([CSV_FIELDS, *map(_csv_values, kept)]))
+        return kept
 
     def __enter__(self) -> "RunDirectory":
         return self
 
     def __exit__(self, *exc) -> None:
         self._raw.close()
-        self._csv_file.close()
+        os.close(self._csv_fd)
+
+    @property
+    def completed(self) -> set[int]:
+        """Sample ids with rows kept from before a resume."""
+        return {row.sample_id for row in self.rows}
 
     def write_raw(self, data: bytes) -> None:
         self._raw.write(data)
 
     def write_rows(self, rows: list[Row]) -> None:
-        for row in rows:
-            self.write_record(
-                (row.sample_id, row.op.label, row.seed.hex(), row.cycles, row.stack_bytes,
-                 row.status.label, "true" if row.verified else "false")
-            )
+        """One sample's rows, in one write: a killed run keeps all of them or none."""
+        self._append(_csv_text([_csv_values(row) for row in rows]))
 
     def write_record(self, values) -> None:
-        """One CSV row, flushed at once so that an interrupted run keeps it."""
-        self._csv.writerow(values)
-        self._csv_file.flush()
+        """One CSV row, written at once so that an interrupted run keeps it."""
+        self._append(_csv_text([values]))
+
+    def _append(self, text: str) -> None:
+        data = text.encode()
+        while data:
+            data = data[os.write(self._csv_fd, data):]
 
     def write_meta(self, meta: dict) -> None:
-        # Replace atomically: an interruption leaves the previous complete meta.json.
-        temporary = self.path / "meta.json.tmp"
-        temporary.write_text(json.dumps(meta, indent=2) + "\n")
-        os.replace(temporary, self.path / "meta.json")
+        write_atomically(self.path / "meta.json", json.dumps(meta, indent=2) + "\n")
+
+
+def _csv_values(row: Row) -> tuple:
+    return (row.sample_id, row.op.label, row.seed.hex(), row.cycles, row.stack_bytes, row.status.label,
+            "true" if row.verified else "false")
+
+
+def _csv_text(records) -> str:
+    buffer = io.StringIO()
+    csv.writer(buffer).writerows(records)
+    return buffer.getvalue()

@@ -1,18 +1,17 @@
 """Reading run directories back: one run (meta.json + samples.csv) or a suite of runs (a directory
 of run directories), summarised from the samples so that interrupted runs report what they have."""
 
-import csv
 from dataclasses import dataclass
 from pathlib import Path
 
 from .capture import Row
 from .errors import PqscopeError
 from .metadata import load_json
-from .protocol import Op, Status
+from .rundir import OPS_BY_LABEL, read_samples
 from .stats import summarize
 
-OPS_BY_LABEL = {op.label: op for op in Op}
-STATUS_BY_LABEL = {status.label: status for status in Status}
+# What a report reads from meta.json, with each value's type.
+REPORT_FIELDS = {"scheme": str, "impl": str, "ops": list, "image": dict}
 
 
 @dataclass(frozen=True)
@@ -42,23 +41,12 @@ def find_runs(path: Path) -> list[Path]:
 
 def load_run(path: Path) -> Run:
     meta = load_json(path / "meta.json")
-    samples = path / "samples.csv"
-    try:
-        with samples.open(newline="") as file:
-            rows = [_row(record) for record in csv.DictReader(file)]
-    except FileNotFoundError:
-        raise PqscopeError(f"{path} has no samples.csv") from None
-    except (KeyError, ValueError) as error:
-        raise PqscopeError(f"{samples} is damaged: {error}") from None
-    return Run(path, meta, rows)
-
-
-def _row(record: dict) -> Row:
-    return Row(
-        sample_id=int(record["sample_id"]), op=OPS_BY_LABEL[record["op"]], seed=bytes.fromhex(record["seed"]),
-        cycles=int(record["cycles"]), stack_bytes=int(record["stack_bytes"]),
-        status=STATUS_BY_LABEL[record["status"]], verified=record["verified"] == "true",
-    )
+    for key, kind in REPORT_FIELDS.items():
+        if not isinstance(meta, dict) or not isinstance(meta.get(key), kind):
+            raise PqscopeError(f"{path / 'meta.json'} is damaged: it lacks '{key}' ({kind.__name__})")
+    if not all(label in OPS_BY_LABEL for label in meta["ops"]) or not isinstance(meta["image"].get("text"), int):
+        raise PqscopeError(f"{path / 'meta.json'} is damaged: unknown ops or no image text size")
+    return Run(path, meta, read_samples(path / "samples.csv"))
 
 
 def newest_run(runs_dir: Path) -> Path:

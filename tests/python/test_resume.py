@@ -1,0 +1,118 @@
+"""`pqscope run --resume`: a killed run goes on to exactly its N samples; damaged run directories
+give one clear line, never a traceback."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fakedevice import fake_cycles, fake_stack
+from pqscope.capture import sample_seed
+from pqscope.protocol import Op
+from test_cli import RUN, assert_one_line_error, invoke
+
+SAMPLES = 200
+SEED = "0b"
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(child) for child in (task / "children").read_text().split()]
+    return found
+
+
+def rows_of(run: Path) -> list[dict]:
+    with (run / "samples.csv").open(newline="") as stream:
+        return list(csv.DictReader(stream))
+
+
+def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_toolchain, tmp_path):
+    out = tmp_path / "run"
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *RUN, "-n", str(SAMPLES), "--seed", SEED,
+                                "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 20
+    while not (out / "samples.csv").exists() or len(rows_of(out)) < 30:
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+        time.sleep(0.02)
+    emulators = children(process.pid)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    for pid in emulators:  # in its own session, it outlives the killed host
+        os.kill(pid, signal.SIGTERM)
+    killed_at = len(rows_of(out))
+    assert 30 <= killed_at < 3 * SAMPLES
+    with (out / "samples.csv").open("a") as stream:
+        stream.write(f"{killed_at // 3},sign,00")  # as if killed in the middle of a line
+
+    result = invoke("run", "--resume", str(out), "--json")
+    assert result.exit_code == 0, result.stderr
+    rows = rows_of(out)
+    assert len(rows) == 3 * SAMPLES
+    assert sorted((int(r["sample_id"]), r["op"]) for r in rows) == [
+        (i, op.label) for i in range(SAMPLES) for op in (Op.KEYGEN, Op.SIGN, Op.VERIFY)]
+    for row in rows:
+        seed = sample_seed(bytes.fromhex(SEED), int(row["sample_id"]))
+        op = Op[row["op"].upper()]
+        assert row == {"sample_id": row["sample_id"], "op": row["op"], "seed": seed.hex(),
+                       "cycles": str(fake_cycles(seed, op)), "stack_bytes": str(fake_stack(op)),
+                       "status": "ok", "verified": "true"}
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["samples_completed"] == SAMPLES and len(meta["resumed_at"]) == 1
+    assert all(result["n"] == SAMPLES for result in json.loads(result.stdout)["results"])
+
+
+def make_run(tmp_path: Path, samples: int = 3) -> Path:
+    out = tmp_path / "run"
+    result = invoke(*RUN, "-n", str(samples), "--seed", SEED, "--out", str(out))
+    assert result.exit_code == 0, result.stderr
+    return out
+
+
+def test_resuming_a_complete_run_changes_nothing(fake_repo, fake_toolchain, tmp_path):
+    out = make_run(tmp_path)
+    before = rows_of(out)
+    assert invoke("run", "--resume", str(out)).exit_code == 0
+    assert rows_of(out) == before  # the last sample was run again, identically
+
+
+def test_report_skips_a_line_cut_short(fake_repo, fake_toolchain, tmp_path):
+    out = make_run(tmp_path)
+    with (out / "samples.csv").open("a") as stream:
+        stream.write("3,keygen,ab")
+    result = invoke("report", str(out), "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    assert [r["n"] for r in json.loads(result.stdout)["results"]] == [3, 3, 3]
+
+
+@pytest.mark.parametrize(("damage", "command", "expected"), [
+    (lambda run: (run / "meta.json").write_text("{\"scheme\": "), "report", "meta.json is not valid JSON"),
+    (lambda run: (run / "meta.json").write_text("[]"), "report", "meta.json is damaged: it lacks 'scheme'"),
+    (lambda run: (run / "meta.json").unlink(), "resume", "it is not a run directory (no meta.json)"),
+    (lambda run: (run / "meta.json").write_text('{"board": "virtual"}'), "resume", "meta.json lacks 'scheme'"),
+    (lambda run: (run / "samples.csv").unlink(), "report", "has no samples.csv"),
+    (lambda run: (run / "samples.csv").write_bytes(b"\xff\xfe"), "resume", "samples.csv is damaged: not text"),
+    (lambda run: (run / "samples.csv").write_text("a,b\n"), "report", "samples.csv is damaged: its header"),
+    (lambda run: (run / "samples.csv").write_text(
+        (run / "samples.csv").read_text().replace(",sign,", ",sing,", 1)), "report", "damaged at line 3"),
+    (lambda run: (run / "samples.csv").write_text(
+        (run / "samples.csv").read_text().replace(sample_seed(bytes.fromhex(SEED), 0).hex(), "00" * 32)),
+     "resume", "the seed of sample 0 is not derived from meta.json's master seed"),
+])
+def test_a_damaged_run_directory_is_one_clear_error(fake_repo, fake_toolchain, tmp_path, damage, command, expected):
+    out = make_run(tmp_path)
+    damage(out)
+    args = ("report", str(out)) if command == "report" else ("run", "--resume", str(out))
+    assert_one_line_error(invoke(*args), expected)
+
+
+def test_resume_refuses_parameters_of_its_own(fake_repo, fake_toolchain, tmp_path):
+    out = make_run(tmp_path)
+    assert_one_line_error(invoke("run", "--resume", str(out), "--scheme", "ml-dsa-44", "-n", "5"),
+                          "--resume takes the run's parameters from its meta.json; drop --scheme, -n")
