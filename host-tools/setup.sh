@@ -18,6 +18,10 @@ command -v cc >/dev/null || missing+=(gcc)
 command -v git >/dev/null || missing+=(git)
 command -v cmake >/dev/null || missing+=(cmake)
 command -v openocd >/dev/null || missing+=(openocd)
+# The fuzzers (tests/fuzz): clang with its libFuzzer and sanitizer runtimes.
+command -v clang >/dev/null || missing+=(clang)
+[ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] \
+  || missing+=(libclang-rt-dev)
 python3 -c "import venv, ensurepip" 2>/dev/null || missing+=(python3-venv)
 
 if [ ${#missing[@]} -gt 0 ]; then
