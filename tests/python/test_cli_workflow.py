@@ -132,3 +132,27 @@ def test_an_image_that_does_not_fit_is_one_line(fake_repo, fake_toolchain, linke
     assert result.exit_code == 1
     (line,) = result.stderr.splitlines()
     assert line.startswith(f"Error: {expected}")
+
+
+def test_build_of_your_own_implementation_configures_it_in_then_out(fake_repo, fake_toolchain, tmp_path):
+    log = fake_toolchain()
+    own = tmp_path / "crypto_sign/my-scheme/opt"
+    own.mkdir(parents=True)
+    (own / "api.h").write_text("#define CRYPTO_BYTES 1\n")
+    result = invoke("build", "--board", "stm32f4discovery", "--impl-dir", str(own), "--json")
+    assert result.exit_code == 0, result.stderr
+    (image,) = json.loads(result.stdout)["images"]
+    assert (image["scheme"], image["impl"]) == ("my-scheme", "opt")  # named as pqm4 lays them out
+    calls = log.read_text().splitlines()
+    assert calls == [
+        f"--preset stm32f4discovery -DPQSCOPE_IMPL_DIR={own} -DPQSCOPE_IMPL_SCHEME=my-scheme "
+        "-DPQSCOPE_IMPL_NAME=opt -DPQSCOPE_IMPL_STACK_BYTES=16384",
+        "--build --preset stm32f4discovery --target image.my-scheme.opt",
+        "--preset stm32f4discovery -DPQSCOPE_IMPL_DIR=",  # the tree no longer needs the directory
+    ]
+
+
+def test_a_directory_without_the_signature_api_is_refused(fake_repo, fake_toolchain, tmp_path):
+    result = invoke("run", "--impl-dir", str(tmp_path), "--scheme", "x", "--impl", "y")
+    assert result.exit_code != 0
+    assert result.stderr.splitlines()[-1] == f"Error: {tmp_path} has no api.h: not a pqm4/NIST signature implementation"

@@ -58,16 +58,37 @@ def build_image(root: Path, board: Board, scheme: str, impl: str) -> Path:
     return _built(image_path(root, board.cmake_preset, scheme, impl))
 
 
+def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: str, stack_bytes: int) -> Path:
+    """Builds an image of a directory implementing the pqm4/NIST signature API (not in the
+    catalogue), through CMake's PQSCOPE_IMPL_DIR, then configures the tree back without it so
+    that the directory is not needed again."""
+    if not (impl_dir / "api.h").is_file():
+        raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
+    preset = board.cmake_preset
+    _check_tools(preset)
+    options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
+               f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}"]
+    try:
+        _run(root, ["cmake", "--preset", preset, *options])
+        _run(root, ["cmake", "--build", "--preset", preset, "--target", f"image.{scheme}.{impl}"])
+    finally:
+        _run(root, ["cmake", "--preset", preset, "-DPQSCOPE_IMPL_DIR="])
+    return _built(image_path(root, preset, scheme, impl))
+
+
 def build_emulator(root: Path) -> Path:
     _build(root, HOST_PRESET, EMULATOR_TARGET)
     return _built(build_dir(root, HOST_PRESET) / EMULATOR_PATH)
 
 
-def _build(root: Path, preset: str, target: str) -> None:
-    tools = ["cmake"] + ([] if preset == HOST_PRESET else [CROSS_COMPILER])
-    for tool in tools:
+def _check_tools(preset: str) -> None:
+    for tool in ["cmake"] + ([] if preset == HOST_PRESET else [CROSS_COMPILER]):
         if shutil.which(tool) is None:
             raise BuildError(f"{tool} not found on PATH; {SETUP_HINT}")
+
+
+def _build(root: Path, preset: str, target: str) -> None:
+    _check_tools(preset)
     # Configuring again would be slow and is CMake's job once a cache exists.
     if not (build_dir(root, preset) / "CMakeCache.txt").exists():
         _run(root, ["cmake", "--preset", preset])
