@@ -31,6 +31,8 @@ class Implementation:
     # Functions whose time depends only on public inputs (e.g. expanding ML-DSA's matrix A from
     # the public seed rho): the constant-time test books their time (with their callees) apart.
     public_functions: tuple[str, ...] = ()
+    # Set for a bring-your-own implementation (--impl-dir): built from this directory.
+    directory: Path | None = None
 
 
 def load_catalogue(root: Path) -> list[Implementation]:
@@ -43,6 +45,18 @@ def load_catalogue(root: Path) -> list[Implementation]:
         } | {"public_functions": tuple(row.get("public_functions", ()))})
         for row in rows
     ]
+
+
+# The stack reserved for an implementation that is not in the catalogue (as CMake's default).
+IMPL_DIR_STACK_BYTES = 16384
+
+
+def implementation_from_dir(directory: Path, scheme: str | None = None, impl: str | None = None) -> Implementation:
+    """An implementation outside the catalogue: by default named as pqm4 lays them out,
+    crypto_sign/<scheme>/<impl>. Its key and signature sizes come from the device (INFO)."""
+    directory = directory.resolve()
+    return Implementation(scheme or directory.parent.name, impl or directory.name, "bring-your-own",
+                          0, 0, 0, IMPL_DIR_STACK_BYTES, "ok", directory=directory)
 
 
 def find_implementation(catalogue: list[Implementation], scheme: str, impl: str) -> Implementation:
