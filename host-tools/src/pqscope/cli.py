@@ -19,6 +19,7 @@ from .boards import Board, get_board, load_boards
 from .build import build_emulator, build_image, build_impl_dir, check_fits, read_size
 from .capture import capture, check_info, connect
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
+from . import falcon_compare
 from .errors import PqscopeError
 from .metadata import load_json
 from .paths import repo_root
@@ -475,45 +476,34 @@ CT_INTERVAL_FUNCTION = "run_sign"  # the harness function around each timed sign
 CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status")
 
 
-@cli.command("ct")
-@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
-@click.option("--scheme")
-@click.option("--impl")
-@click.option("--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
-                   "--scheme/--impl name it (default: its parent's and its own name).")
-@click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
-              help="Signatures, split at random between the fixed key and random keys.")
-@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
-@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
-@click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
-              help="Regenerate a random key after this many uses (0: keep the pool's keys).")
-@click.option("--port", help="Serial port or pyserial URL of a real board.")
-@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
-@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              help="Seconds to wait for each record.")
-@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
-              help="Flash the image onto a real board first.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
-              help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def ct_command(board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port, baud, timeout, flash,
-               out, as_json) -> None:
-    """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
-    from . import ct  # numpy/scipy statistics and matplotlib: loaded only for this command
+@dataclass
+class _CtTest:
+    """What one implementation's constant-time test needs besides the implementation itself."""
+
+    root: Path
+    board: Board
+    samples: int
+    master_seed: bytes
+    msg_len: int
+    key_refresh: int
+    port: str | None
+    baud: int | None
+    timeout: float
+    flash: bool
+
+
+def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Console) -> tuple[dict, list]:
+    """Builds, captures and analyses one constant-time test into `path` (ct.csv, ct.json,
+    report.html). Returns the verdict document and the timed signatures (ct.CtSample)."""
+    from . import ct  # numpy/scipy statistics and matplotlib: loaded only for this test
     from .leakstats import plot_t_vs_n, t_against_n
     from .plots import class_ecdfs_png
 
-    root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+    root, board, samples, master_seed, msg_len = test.root, test.board, test.samples, test.master_seed, test.msg_len
+    key_refresh, port, baud, timeout, flash = test.key_refresh, test.port, test.baud, test.timeout, test.flash
     scheme, impl = implementation.scheme, implementation.impl
-    if not board.is_virtual and port is None:
-        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
-    master_seed = _parse_seed(seed)
-    err = _stderr()
     elf, size = _build_checked(root, board, implementation, err)
     emulator = _build_emulator(root, err) if board.is_virtual else None
-    path = out or root / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{scheme}-{impl}-ct"
     intervals_path = path / "intervals.jsonl"
     # On the virtual board every signature is profiled: the localisation and the attempt counts.
     emulator_args = ("--intervals", str(intervals_path), "--interval-function", CT_INTERVAL_FUNCTION,
@@ -553,12 +543,111 @@ def ct_command(board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_r
     (path / "ct.json").write_text(json.dumps(document, indent=2) + "\n")
     (path / "report.html").write_text(ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
                                               class_ecdfs_png(classes, cycles)))
+    return document, collected
+
+
+@cli.command("ct")
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
+@click.option("--scheme")
+@click.option("--impl")
+@click.option("--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
+                   "--scheme/--impl name it (default: its parent's and its own name).")
+@click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
+              help="Signatures, split at random between the fixed key and random keys.")
+@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
+@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
+@click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
+              help="Regenerate a random key after this many uses (0: keep the pool's keys).")
+@click.option("--port", help="Serial port or pyserial URL of a real board.")
+@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
+@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds to wait for each record.")
+@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
+              help="Flash the image onto a real board first.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def ct_command(board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port, baud, timeout, flash,
+               out, as_json) -> None:
+    """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
+    root = repo_root()
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+    scheme, impl = implementation.scheme, implementation.impl
+    if not board.is_virtual and port is None:
+        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
+    master_seed = _parse_seed(seed)
+    err = _stderr()
+    path = out or root / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{scheme}-{impl}-ct"
+    test = _CtTest(root, board, samples, master_seed, msg_len, key_refresh, port, baud, timeout, flash)
+    document, _samples = _run_ct(test, implementation, path, err)
     if as_json:
         _print_json(document)
         return
     click.echo(f"{scheme} {impl} on {board.name}: {document['verdict']} ({document['reason']})")
     for function in document.get("top_functions", [])[:5]:
         click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
+    err.print(f"report: {path / 'report.html'}")
+
+
+@cli.command("compare-falcon")
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
+@click.option("--scheme", default="falcon-512", show_default=True, type=click.Choice(falcon_compare.SCHEMES))
+@click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1),
+              help="Key generation/signing/verification samples per mode.")
+@click.option("--ct-n", "ct_samples", default=200, show_default=True, type=click.IntRange(20, 2**31 - 1),
+              help="Signatures of each mode's constant-time test (no-leak needs 2400 or more).")
+@click.option("--fp-ct-n", "fp_ct_samples", default=2400, show_default=True, type=click.IntRange(20, 2**31 - 1),
+              help="Signatures of each FP operation's constant-time test, per mode.")
+@click.option("--seed", help="Master seed in hex (default: random; recorded in each part's meta.json).")
+@click.option("--port", help="Serial port or pyserial URL of a real board.")
+@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
+@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds to wait for each record.")
+@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
+              help="Flash each image onto a real board before its part.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory (default: runs/<timestamp>-<board>-compare-<scheme>).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed, port, baud, timeout, flash, out,
+                   as_json) -> None:
+    """Falcon's three FP modes side by side: cycles, stack, constant-time verdicts with
+    localisation, each FP primitive's cost and verdict, and the price of constant time.
+
+    The defaults take about ten minutes on the virtual board; -n 100 --ct-n 2400 gives no-leak
+    verdicts for the emulated modes (about an hour)."""
+    from .plots import falcon_modes_png  # matplotlib: loaded only when needed
+
+    root = repo_root()
+    board = get_board(root, board_name)
+    if not board.is_virtual and port is None:
+        raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
+    master_seed = _parse_seed(seed)
+    err = _stderr()
+    path = out or root / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-compare-{scheme}"
+    measurement = _Measurement(root, board, tuple(Op), samples, master_seed, 32, port, baud, timeout, flash)
+
+    def measure(implementation: Implementation, run_path: Path) -> dict:
+        document, interrupted = _measure(measurement, implementation, run_path, err)
+        if interrupted:
+            raise click.Abort()
+        return document
+
+    def constant_time(implementation: Implementation, n: int, run_path: Path) -> tuple[dict, list]:
+        test = _CtTest(root, board, n, master_seed, 32, 0, port, baud, timeout, flash)
+        return _run_ct(test, implementation, run_path, err)
+
+    started = time.monotonic()
+    document = falcon_compare.run_comparison(load_catalogue(root), scheme, board.name, path,
+                                             falcon_compare.Steps(measure, constant_time),
+                                             ct_samples=ct_samples, fp_ct_samples=fp_ct_samples)
+    document["wall_seconds"] = round(time.monotonic() - started, 1)
+    (path / "compare.json").write_text(json.dumps(document, indent=2) + "\n")
+    (path / "report.html").write_text(falcon_compare.html_page(document, falcon_modes_png(document)))
+    if as_json:
+        _print_json(document)
+        return
+    falcon_compare.print_comparison(Console(width=max(Console().width, RESULTS_WIDTH)), document)
     err.print(f"report: {path / 'report.html'}")
 
 

@@ -1,0 +1,233 @@
+"""Falcon's three floating-point modes side by side (`pqscope compare-falcon`).
+
+For one Falcon parameter set in `fpnative` (C doubles: libgcc soft-float on the Cortex-M4F's
+single-precision FPU), `fpemu-c` (Falcon's integer emulation in C) and `fpemu-m4` (the same in
+Cortex-M4 assembly): key generation, signing and verification cycles and stack, the
+constant-time test with its localisation, and every FP primitive on its own (the `falcon-fp-*`
+catalogue rows: cycles per operation and a fixed-vs-random-operand verdict). The price of
+constant time is the ratio of an emulated mode's median cycles to native doubles'.
+
+The steps that touch a board (a measurement, a constant-time test) come in as callables, so the
+assembly of the document is independent of how they ran.
+"""
+
+import base64
+import html
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .catalogue import Implementation, find_implementation
+from .errors import PqscopeError
+from .protocol import Status
+
+SCHEMES = ("falcon-512", "falcon-1024")
+MODES = ("fpnative", "fpemu-c", "fpemu-m4")
+NATIVE = "fpnative"
+EMULATED = ("fpemu-c", "fpemu-m4")
+OPS = ("keygen", "sign", "verify")
+FP_OPERATIONS = ("add", "mul", "div", "sqrt", "rint", "floor")
+FP_OP_REPS = 64  # FPOPS_REPS in firmware/schemes/falcon-fpops/fpops.c: operations per signature
+RANDOM_CLASS = 1  # ct.RANDOM: signatures with random keys, i.e. random operands
+TOP_FUNCTIONS = 5
+
+
+def fp_scheme(operation: str) -> str:
+    return f"falcon-fp-{operation}"
+
+
+@dataclass(frozen=True)
+class Steps:
+    """How the comparison runs its parts: `measure(implementation, path)` returns a run document
+    (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the ct
+    verdict document and the timed signatures (ct.CtSample)."""
+
+    measure: Callable[[Implementation, Path], dict]
+    constant_time: Callable[[Implementation, int, Path], tuple[dict, Sequence]]
+
+
+def run_comparison(catalogue: list[Implementation], scheme: str, board: str, path: Path, steps: Steps, *,
+                   ct_samples: int, fp_ct_samples: int) -> dict:
+    """Runs every part into subdirectories of `path` (measure/<mode>, ct/<mode>,
+    fp-ops/<op>-<mode>) and returns the comparison document."""
+    if scheme not in SCHEMES:
+        raise PqscopeError(f"compare-falcon compares Falcon: --scheme must be one of {', '.join(SCHEMES)}, not '{scheme}'")
+    # Every row first, so that a catalogue without the FP-operation rows fails before hours of work.
+    implementations = {mode: find_implementation(catalogue, scheme, mode) for mode in MODES}
+    fp_rows = {(op, mode): find_implementation(catalogue, fp_scheme(op), mode) for op in FP_OPERATIONS for mode in MODES}
+    measurements, ct_documents = {}, {}
+    for mode, implementation in implementations.items():
+        measurements[mode] = steps.measure(implementation, path / "measure" / mode)
+        ct_documents[mode], _samples = steps.constant_time(implementation, ct_samples, path / "ct" / mode)
+    fp_operations = []
+    for (op, mode), implementation in fp_rows.items():
+        document, samples = steps.constant_time(implementation, fp_ct_samples, path / "fp-ops" / f"{op}-{mode}")
+        fp_operations.append(fp_operation_entry(op, mode, document, samples))
+    return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations)
+
+
+def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> dict:
+    """One primitive in one mode: cycles per operation (median signing cycles with random
+    operands / FP_OP_REPS, including the benchmark loop's few cycles per call) and its verdict."""
+    cycles = [s.cycles for s in samples if s.status == Status.OK and s.key_class == RANDOM_CLASS]
+    leaking = [f["function"] for f in ct_document.get("top_functions", []) if f.get("depends_on_class")]
+    return {"op": op, "mode": mode, "cycles_per_op": statistics.median(cycles) / FP_OP_REPS if cycles else None,
+            "verdict": ct_document["verdict"], "max_abs_t": ct_document["max_abs_t"],
+            "top_function": leaking[0] if leaking else None}
+
+
+def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, dict],
+                        ct_documents: dict[str, dict], fp_operations: list[dict]) -> dict:
+    """The comparison from each mode's run document and ct document and the FP-operation entries."""
+    modes = {}
+    for mode in MODES:
+        results = {result["op"]: result for result in measurements[mode]["results"]}
+        stacks = [results[op]["stack_bytes"] for op in OPS if op in results and results[op]["stack_bytes"] is not None]
+        ct_document = ct_documents[mode]
+        modes[mode] = {
+            **{op: _op_summary(results.get(op)) for op in OPS},
+            "stack_bytes": max(stacks, default=None),
+            "code_bytes": next(iter(results.values()))["code_bytes"] if results else None,
+            "ct": {"verdict": ct_document["verdict"], "reason": ct_document.get("reason", ""),
+                   "max_abs_t": ct_document["max_abs_t"], "n": ct_document.get("n"),
+                   "run_dir": ct_document.get("run_dir"),
+                   "top_functions": [_function_summary(f) for f in ct_document.get("top_functions", [])[:TOP_FUNCTIONS]]},
+        }
+    clock_hz = next((measurements[mode].get("clock_hz") for mode in MODES if measurements[mode].get("clock_hz")), None)
+    return {"scheme": scheme, "board": board, "clock_hz": clock_hz, "modes": modes, "fp_operations": fp_operations,
+            "price_of_constant_time": price_of_constant_time(modes), "run_dir": str(path)}
+
+
+def _op_summary(result: dict | None) -> dict | None:
+    if result is None or result["cycles"] is None:
+        return None
+    cycles = result["cycles"]
+    return {"n": result["n"], "verified": result["verified"], "median": cycles["median"], "min": cycles["min"],
+            "max": cycles["max"], "stack_bytes": result["stack_bytes"]}
+
+
+def _function_summary(function: dict) -> dict:
+    return {key: function.get(key) for key in ("function", "t", "share", "difference", "depends_on_class")}
+
+
+def price_of_constant_time(modes: dict[str, dict]) -> dict:
+    """Per emulated mode and operation: its median cycles / fpnative's (None if either is missing)."""
+    price = {}
+    for mode in EMULATED:
+        ratios = {}
+        for op in OPS:
+            native, emulated = modes[NATIVE][op], modes[mode][op]
+            ratios[op] = emulated["median"] / native["median"] if native and emulated and native["median"] else None
+        price[f"{mode}/{NATIVE}"] = ratios
+    return price
+
+
+def _cycles(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def _t(value) -> str:
+    if value is None:
+        return "-"
+    return value if isinstance(value, str) else f"{value:.1f}"
+
+
+MODE_HEADINGS = ("mode", "keygen median", "sign median", "verify median", "stack B", "ct verdict", "ct max |t|")
+PRICE_HEADINGS = ("ratio", *OPS)
+FP_HEADINGS = ("operation", *(f"{mode} cycles/op" for mode in MODES), *(f"{mode} verdict" for mode in MODES))
+LOCALISATION_HEADINGS = ("mode", "function", "t", "share of the difference", "mean difference (cycles)")
+
+
+def mode_rows(document: dict) -> list[list[str]]:
+    rows = []
+    for mode, entry in document["modes"].items():
+        rows.append([mode, *(_cycles(entry[op]["median"] if entry[op] else None) for op in OPS),
+                     "-" if entry["stack_bytes"] is None else f"{entry['stack_bytes']:,}",
+                     entry["ct"]["verdict"], _t(entry["ct"]["max_abs_t"])])
+    return rows
+
+
+def price_rows(document: dict) -> list[list[str]]:
+    return [[name, *(_ratio(ratios[op]) for op in OPS)] for name, ratios in document["price_of_constant_time"].items()]
+
+
+def fp_rows(document: dict) -> list[list[str]]:
+    by_key = {(entry["op"], entry["mode"]): entry for entry in document["fp_operations"]}
+    rows = []
+    for op in dict.fromkeys(entry["op"] for entry in document["fp_operations"]):
+        entries = [by_key.get((op, mode)) for mode in MODES]
+        cycles = ["-" if e is None or e["cycles_per_op"] is None else f"{e['cycles_per_op']:,.1f}" for e in entries]
+        verdicts = ["-" if e is None else e["verdict"] + (f" ({e['top_function']})" if e["top_function"] else "")
+                    for e in entries]
+        rows.append([op, *cycles, *verdicts])
+    return rows
+
+
+def localisation_rows(document: dict) -> list[list[str]]:
+    rows = []
+    for mode, entry in document["modes"].items():
+        for function in entry["ct"]["top_functions"]:
+            share = function["share"]
+            difference = function["difference"]
+            rows.append([mode, function["function"], _t(function["t"]),
+                         "-" if share is None else f"{100 * share:.0f}%",
+                         "-" if difference is None else f"{difference:+,.1f}"])
+    return rows
+
+
+def print_comparison(console: Console, document: dict) -> None:
+    title = f"{document['scheme']}: floating-point modes on {document['board']}"
+    for heading, headings, rows in (
+        (title, MODE_HEADINGS, mode_rows(document)),
+        ("Price of constant time (median cycles, emulated / native)", PRICE_HEADINGS, price_rows(document)),
+        (f"Falcon FP primitives ({FP_OP_REPS} per signature)", FP_HEADINGS, fp_rows(document)),
+        ("Where the time depends on the key (constant-time test profile)", LOCALISATION_HEADINGS,
+         localisation_rows(document)),
+    ):
+        table = Table(title=heading)
+        for column in headings:
+            table.add_column(column, justify="left" if column in ("mode", "ratio", "operation", "function") else "right")
+        for row in rows:
+            table.add_row(*row)
+        console.print(table)
+    console.print(f"comparison saved in {document['run_dir']}")
+
+
+def _html_table(headings: Sequence[str], rows: list[list[str]]) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headings)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def html_page(document: dict, figure_png: bytes) -> str:
+    title = html.escape(f"pqscope compare-falcon: {document['scheme']} on {document['board']}")
+    image = base64.b64encode(figure_png).decode()
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; margin-bottom: 1em; }}
+th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
+td:first-child, th:first-child {{ text-align: left; }} img {{ max-width: 100%; }}</style>
+</head><body><h1>{title}</h1>
+<p>Run directory: <code>{html.escape(document['run_dir'])}</code>. <code>fpnative</code>: C doubles (libgcc/libm
+soft-float on the single-precision FPU); <code>fpemu-c</code>, <code>fpemu-m4</code>: Falcon's constant-time integer
+emulation in C and in Cortex-M4 assembly.</p>
+<h2>Modes</h2>{_html_table(MODE_HEADINGS, mode_rows(document))}
+<h2>Price of constant time</h2><p>Median cycles of an emulated mode divided by native doubles'.</p>
+{_html_table(PRICE_HEADINGS, price_rows(document))}
+<h2>Falcon's FP primitives</h2><p>Each primitive {FP_OP_REPS} times per signature on a key of operands
+(catalogue rows <code>falcon-fp-*</code>): cycles per operation are median signing cycles with random operands
+/ {FP_OP_REPS} (including the loop's few cycles per call); the verdict is the fixed-vs-random-operand test's.</p>
+{_html_table(FP_HEADINGS, fp_rows(document))}
+<h2>Localisation</h2><p>The functions whose time depends most on the key in each mode's constant-time test
+(virtual board profile).</p>{_html_table(LOCALISATION_HEADINGS, localisation_rows(document))}
+<h2>Figures</h2><img alt="median cycles per mode and cycles per FP operation" src="data:image/png;base64,{image}">
+</body></html>
+"""
