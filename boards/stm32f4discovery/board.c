@@ -112,6 +112,27 @@ uint64_t hal_cycles(void)
   }
 }
 
+/* Fault handlers (libopencm3's are endless loops): report the faulting PC, stacked at word 6 of
+ * the exception frame on whichever stack was in use (EXC_RETURN bit 2), through the harness. */
+static const char *const fault_kinds[] = {"HardFault", "MemManage fault", "BusFault", "UsageFault"};
+
+static void __attribute__((used, noreturn)) report_fault(const uint32_t *frame, uint32_t kind)
+{
+  pqs_fault(fault_kinds[kind], frame[6]);
+}
+
+#define FAULT_HANDLER(name, kind)                                                                  \
+  void __attribute__((naked)) name(void)                                                           \
+  {                                                                                                \
+    __asm volatile("tst lr, #4\n\tite eq\n\tmrseq r0, msp\n\tmrsne r0, psp\n\t"                   \
+                   "movs r1, #" #kind "\n\tb report_fault\n");                                     \
+  }
+
+FAULT_HANDLER(hard_fault_handler, 0)
+FAULT_HANDLER(mem_manage_handler, 1)
+FAULT_HANDLER(bus_fault_handler, 2)
+FAULT_HANDLER(usage_fault_handler, 3)
+
 const char *hal_board_name(void)
 {
   return "stm32f4discovery";

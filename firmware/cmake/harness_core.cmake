@@ -6,6 +6,7 @@ add_library(pqscope_harness_core INTERFACE)
 target_sources(pqscope_harness_core INTERFACE
   ${PQSCOPE_FIRMWARE_DIR}/harness/frame.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/drbg.c
+  ${PQSCOPE_FIRMWARE_DIR}/harness/fault.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/sha3.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/stackmeter.c)
 target_include_directories(pqscope_harness_core INTERFACE ${PQSCOPE_FIRMWARE_DIR}/include)

@@ -1,6 +1,7 @@
 /* The measurement harness: answers the host's commands (firmware/PROTOCOL.md) by running the
  * linked signature implementation and reporting cycles and stack use per operation. */
 #include <pqscope/drbg.h>
+#include <pqscope/fault.h>
 #include <pqscope/frame.h>
 #include <pqscope/hal.h>
 #include <pqscope/scheme.h>
@@ -19,7 +20,7 @@ enum { REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_DIGEST = 0x84, R
 enum { RUN_FLAG_DIGEST = 1u << 0 };
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
 enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
-enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
+enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT, ERR_FAULT };
 
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
 /* KEYGEN_SLOT and SIGN_SLOT share RUN's layout, with the key slot in place of ops. */
@@ -58,6 +59,15 @@ static void send_error(uint16_t seq, uint16_t code, const char *text)
   pqs_put_u16(&w, code);
   pqs_put_str(&w, text);
   send_record(REC_ERROR, seq, &w);
+}
+
+void pqs_fault(const char *kind, uint32_t pc)
+{
+  char message[PQS_FAULT_MESSAGE_BYTES];
+  pqs_fault_message(message, kind, pc);
+  send_error(0, ERR_FAULT, message);
+  for (;;) {
+  }
 }
 
 static uint8_t *stack_lowest(void)

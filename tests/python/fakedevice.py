@@ -69,6 +69,7 @@ class Behaviour:
     corrupt_records: list[int] = field(default_factory=list)  # indexes (sending order) to damage
     reject_commands: int = 0  # answer the first N commands with ERROR(BAD_FRAME)
     reset_on_run: bool = False  # answer RUN with a boot announcement, as if the board reset
+    fault_on_run: bool = False  # answer RUN as the board's fault handler does: ERROR(FAULT), seq 0
     omit_digest: bool = False  # ignore RUN.flags' DIGEST request
     key_leak: int = 0  # SIGN_SLOT takes this many cycles more per unit of a key-derived value
 
@@ -159,6 +160,9 @@ class FakeDevice:
             self._send(Done(command.sample_id, Status.OK), frame.seq)
 
     def _run(self, command: Run, seq: int) -> None:
+        if self.behaviour.fault_on_run:
+            self._send(ErrorRecord(ErrorCode.FAULT, "HardFault at pc=0x080012af"), 0)
+            return
         if self.behaviour.reset_on_run:
             self._send(self.info, 0)
             return

@@ -91,6 +91,13 @@ def test_error_record_becomes_a_device_error(session_on):
         session.run_sample(SEED, 5000, ALL_OPS, sample_id=0)
 
 
+def test_a_fault_on_the_board_is_reported_with_its_pc(session_on):
+    session, _ = session_on(behaviour=Behaviour(fault_on_run=True))
+    session.hello()
+    with pytest.raises(DeviceError, match="FAULT.*HardFault at pc=0x080012af"):
+        session.run_sample(SEED, 32, ALL_OPS, sample_id=0)
+
+
 def test_board_reset_during_a_sample_is_an_error(session_on):
     session, _ = session_on(behaviour=Behaviour(reset_on_run=True))
     session.hello()

@@ -57,6 +57,7 @@ class ErrorCode(IntEnum):
     UNKNOWN_COMMAND = 3
     BAD_LENGTH = 4
     BAD_ARGUMENT = 5
+    FAULT = 6  # a processor fault on the board; the message names it and its PC
 
 
 class ProtocolError(PqscopeError):
