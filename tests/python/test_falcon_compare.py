@@ -40,8 +40,11 @@ def run_document(mode: str) -> dict:
 
 
 def ct_document(verdict: str, top_functions=()) -> dict:
-    return {"verdict": verdict, "reason": "synthetic", "max_abs_t": 31.6 if verdict == "leak" else 0.5,
-            "n": {"fixed": 100, "random": 100}, "top_functions": list(top_functions), "run_dir": "y"}
+    document = {"verdict": verdict, "reason": "synthetic", "max_abs_t": 1.8 if verdict == "leak" else 0.5,
+                "n": {"fixed": 100, "random": 100}, "top_functions": list(top_functions), "run_dir": "y"}
+    if top_functions:
+        document["max_abs_t_function"] = {"function": top_functions[0]["function"], "t": top_functions[0]["t"]}
+    return document
 
 
 def samples(random_cycles: list[int], fixed_cycles: int) -> list[CtSample]:
@@ -134,6 +137,7 @@ def test_the_reports_show_every_section(compared):
     falcon_compare.print_comparison(console, document)
     printed = console.export_text()
     assert "__aeabi_l2d" in printed and "1.10x" in printed and "no-leak" in printed
+    assert "-31.6 (__ieee754_sqrt)" in printed  # the function that decided the verdict beside the total's 1.8
 
 
 def test_the_figure_renders(compared):

@@ -1,0 +1,41 @@
+"""`pqscope compare-falcon` end to end on the virtual board, with its default sample counts (about
+ten minutes): PQSCOPE_SLOW_TESTS=1 ctest --preset stm32f4discovery -R compare-falcon."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(os.environ.get("PQSCOPE_SLOW_TESTS") != "1",
+                                reason="long run: set PQSCOPE_SLOW_TESTS=1")
+
+
+def test_compare_falcon_side_by_side(tmp_path):
+    out = tmp_path / "compare"
+    result = subprocess.run([sys.executable, "-m", "pqscope", "compare-falcon", "--seed", "c7", "--out", str(out),
+                             "--json"], capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)},
+                            timeout=3600)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document == json.loads((out / "compare.json").read_text())
+    assert (out / "report.html").is_file()
+
+    native = document["modes"]["fpnative"]
+    assert native["ct"]["verdict"] == "leak", native["ct"]["reason"]
+    soft_float = [f["function"] for f in native["ct"]["top_functions"] if f["depends_on_class"]]
+    assert any(name.startswith("__") for name in soft_float), soft_float
+    for function in soft_float:
+        assert function in (out / "report.html").read_text()
+    for mode in ("fpemu-c", "fpemu-m4"):
+        assert document["modes"][mode]["ct"]["verdict"] != "leak", document["modes"][mode]["ct"]["reason"]
+    assert document["price_of_constant_time"]["fpemu-c/fpnative"]["sign"] > 1
+
+    verdicts = {(e["op"], e["mode"]): e["verdict"] for e in document["fp_operations"]}
+    assert len(verdicts) == 18
+    assert verdicts[("mul", "fpnative")] == "leak"
+    assert all(verdicts[(op, mode)] == "no-leak" for op, mode in verdicts if mode != "fpnative"), verdicts
+    assert all(e["cycles_per_op"] > 0 for e in document["fp_operations"])
