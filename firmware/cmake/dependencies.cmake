@@ -3,9 +3,17 @@
 # or point git at a mirror with `git config --global url.<mirror>.insteadOf https://github.com/...`.
 include(FetchContent)
 
+# FetchContent_Declare that also records the pin for the build's metadata (build-info.json).
+function(pqscope_declare_dependency name)
+  cmake_parse_arguments(arg "" "GIT_REPOSITORY;GIT_TAG" "" ${ARGN})
+  FetchContent_Declare(${name} ${ARGN})
+  set_property(GLOBAL APPEND PROPERTY PQSCOPE_DEPENDENCY_PINS
+    "\"${name}\": {\"url\": \"${arg_GIT_REPOSITORY}\", \"pin\": \"${arg_GIT_TAG}\"}")
+endfunction()
+
 # pqm4 at HEAD cc2c1b9: ML-DSA, FN-DSA, common/ assembly (Keccak), hal ideas. Its submodules pin
 # mupq (ddcccedb, with PQClean inside) and libopencm3 (1f3abd43), which we use as pinned there.
-FetchContent_Declare(pqm4
+pqscope_declare_dependency(pqm4
   GIT_REPOSITORY https://github.com/mupq/pqm4
   GIT_TAG cc2c1b992b602d285bd15991a566d5f17b34c1fa
   GIT_SUBMODULES mupq libopencm3
@@ -13,7 +21,7 @@ FetchContent_Declare(pqm4
   SOURCE_SUBDIR no-cmake-project)
 
 # Unity v2.6.1: C unit tests on the host and on boards (output through UNITY_OUTPUT_CHAR).
-FetchContent_Declare(unity
+pqscope_declare_dependency(unity
   GIT_REPOSITORY https://github.com/ThrowTheSwitch/Unity
   GIT_TAG v2.6.1
   GIT_SHALLOW ON
@@ -22,7 +30,7 @@ FetchContent_Declare(unity
 # pqm4 at its tag Round3: the Falcon (round 3) Cortex-M4 implementation crypto_sign/falcon-*/m4-ct,
 # which pqm4 HEAD no longer has. It needs only a FIPS 202 API and randombytes(), which the
 # cc2c1b9 pieces provide with the same signatures, so no submodules.
-FetchContent_Declare(pqm4_round3
+pqscope_declare_dependency(pqm4_round3
   GIT_REPOSITORY https://github.com/mupq/pqm4
   GIT_TAG Round3
   GIT_SUBMODULES ""
@@ -31,7 +39,7 @@ FetchContent_Declare(pqm4_round3
 # Mbed TLS v3.6.5 (LTS): ECDSA P-256 and RSA-2048 baselines. Only the library sources the adapters
 # need are compiled (firmware/schemes/mbedtls/mbedtls.cmake); its framework submodule holds build
 # and test scripts only, so it is not fetched.
-FetchContent_Declare(mbedtls
+pqscope_declare_dependency(mbedtls
   GIT_REPOSITORY https://github.com/Mbed-TLS/mbedtls
   GIT_TAG v3.6.5
   GIT_SUBMODULES ""

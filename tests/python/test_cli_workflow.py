@@ -156,3 +156,14 @@ def test_a_directory_without_the_signature_api_is_refused(fake_repo, fake_toolch
     result = invoke("run", "--impl-dir", str(tmp_path), "--scheme", "x", "--impl", "y")
     assert result.exit_code != 0
     assert result.stderr.splitlines()[-1] == f"Error: {tmp_path} has no api.h: not a pqm4/NIST signature implementation"
+
+
+def test_a_run_records_the_compiler_flags_and_dependency_pins(fake_repo, fake_toolchain, tmp_path):
+    build_info = {"compiler": "GNU 12.2.1", "c_flags": "-mcpu=cortex-m4 -O3",
+                  "dependencies": {"pqm4": {"url": "https://github.com/mupq/pqm4", "pin": "cc2c1b9"}}}
+    (fake_repo / "build/stm32f4discovery").mkdir(parents=True)
+    (fake_repo / "build/stm32f4discovery/CMakeCache.txt").write_text("")
+    (fake_repo / "build/stm32f4discovery/build-info.json").write_text(json.dumps(build_info))
+    result = invoke(*RUN, "-n", "1", "--seed", "01", "--out", str(tmp_path / "run"))
+    assert result.exit_code == 0, result.stderr
+    assert json.loads((tmp_path / "run/meta.json").read_text())["build"] == build_info

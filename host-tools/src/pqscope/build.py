@@ -1,5 +1,6 @@
 """Building images and the emulator with the project's CMake presets, and sizing images."""
 
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -74,6 +75,15 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     finally:
         _run(root, ["cmake", "--preset", preset, "-DPQSCOPE_IMPL_DIR="])
     return _built(image_path(root, preset, scheme, impl))
+
+
+def build_info(root: Path, board: Board) -> dict | None:
+    """The compiler, flags and dependency pins of the board's build tree (CMake's build-info.json)."""
+    path = build_dir(root, board.cmake_preset) / "build-info.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def build_emulator(root: Path) -> Path:

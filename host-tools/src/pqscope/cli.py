@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column, Table
 
 from .boards import Board, get_board, load_boards
-from .build import build_emulator, build_image, build_impl_dir, check_fits, read_size
+from .build import build_emulator, build_image, build_impl_dir, build_info, check_fits, read_size
 from .capture import capture, check_info, connect
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from . import falcon_compare
@@ -233,6 +233,7 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
     with RunDirectory(run_path, resume_seed=m.master_seed if resumed else None) as run_dir:
         meta = resumed or {
             "schema": 1, "tool_version": version("pqscope"), "command_line": sys.argv,
+            "build": build_info(m.root, board),
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "board": board.name,
             "scheme": scheme, "impl": impl, "elf": str(elf), "image": asdict(size),
             "ops": [op.label for op in m.ops], "samples": m.samples, "msg_len": m.msg_len,
@@ -510,6 +511,7 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
                      *(arg for name in implementation.public_functions for arg in ("--public-function", name)))
     with RunDirectory(path, samples_name="ct.csv", fields=CT_FIELDS) as run_dir:
         meta = {"schema": 1, "kind": "ct", "tool_version": version("pqscope"), "command_line": sys.argv,
+                "build": build_info(root, board),
                 "board": board.name, "scheme": scheme, "impl": impl, "elf": str(elf), "image": asdict(size),
                 "samples": samples, "msg_len": msg_len, "key_refresh": key_refresh,
                 "master_seed": master_seed.hex(), "keys": []}
