@@ -113,3 +113,27 @@ def test_missing_tools_name_the_setup_command(fake_repo, tmp_path, monkeypatch):
     (tmp_path / "cmake").chmod(0o755)
     with pytest.raises(BuildError, match=r"arm-none-eabi-gcc not found on PATH; run host-tools/setup.sh"):
         build_image(fake_repo, get_board(fake_repo, "stm32f4discovery"), "ml-dsa-44", "m4f")
+
+
+def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
+    import os
+    import sys
+    import threading
+
+    from pqscope.build import _build
+
+    log = tmp_path / "cmake.log"
+    cmake = tmp_path / "bin/cmake"
+    cmake.parent.mkdir()
+    cmake.write_text(f"#!{sys.executable}\nimport time\nopen({str(log)!r}, 'a').write('start\\n')\n"
+                     f"time.sleep(0.3)\nopen({str(log)!r}, 'a').write('end\\n')\n")
+    cmake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{cmake.parent}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "build/host").mkdir(parents=True)
+    (tmp_path / "build/host/CMakeCache.txt").write_text("")
+    builds = [threading.Thread(target=_build, args=(tmp_path, "host", "pqscope-vboard")) for _ in range(2)]
+    for build in builds:
+        build.start()
+    for build in builds:
+        build.join()
+    assert log.read_text().split() == ["start", "end", "start", "end"]

@@ -1,5 +1,7 @@
 """Building images and the emulator with the project's CMake presets, and sizing images."""
 
+import contextlib
+import fcntl
 import json
 import shutil
 import subprocess
@@ -69,11 +71,12 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     _check_tools(preset)
     options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
                f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}"]
-    try:
-        _run(root, ["cmake", "--preset", preset, *options])
-        _run(root, ["cmake", "--build", "--preset", preset, "--target", f"image.{scheme}.{impl}"])
-    finally:
-        _run(root, ["cmake", "--preset", preset, "-DPQSCOPE_IMPL_DIR="])
+    with _tree_lock(root, preset):
+        try:
+            _run(root, ["cmake", "--preset", preset, *options])
+            _run(root, ["cmake", "--build", "--preset", preset, "--target", f"image.{scheme}.{impl}"])
+        finally:
+            _run(root, ["cmake", "--preset", preset, "-DPQSCOPE_IMPL_DIR="])
     return _built(image_path(root, preset, scheme, impl))
 
 
@@ -100,9 +103,21 @@ def _check_tools(preset: str) -> None:
 def _build(root: Path, preset: str, target: str) -> None:
     _check_tools(preset)
     # Configuring again would be slow and is CMake's job once a cache exists.
-    if not (build_dir(root, preset) / "CMakeCache.txt").exists():
-        _run(root, ["cmake", "--preset", preset])
-    _run(root, ["cmake", "--build", "--preset", preset, "--target", target])
+    with _tree_lock(root, preset):
+        if not (build_dir(root, preset) / "CMakeCache.txt").exists():
+            _run(root, ["cmake", "--preset", preset])
+        _run(root, ["cmake", "--build", "--preset", preset, "--target", target])
+
+
+@contextlib.contextmanager
+def _tree_lock(root: Path, preset: str):
+    """One pqscope at a time configures or builds a tree: two ninjas in one build directory
+    (two commands at once, or tests in parallel) can trip over each other's files."""
+    lock_path = build_dir(root, preset).parent / f".{preset}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 # Link failures that mean "does not fit", explained in one line instead of a linker log.
