@@ -117,6 +117,25 @@ def _build_emulator(root: Path, console: Console) -> Path:
         return build_emulator(root)
 
 
+def _connection_options(timeout: float):
+    """--port, --baud, --timeout and --flash: how a command reaches a real board."""
+    options = (
+        click.option("--port", help="Serial port or pyserial URL of a real board."),
+        click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's)."),
+        click.option("--timeout", default=timeout, show_default=True, type=click.FloatRange(0, min_open=True),
+                     help="Seconds to wait for each record from the board."),
+        click.option("--flash/--no-flash", "flash", default=True, show_default=True,
+                     help="Flash the image onto a real board before measuring."),
+    )
+
+    def decorate(command):
+        for option in reversed(options):
+            command = option(command)
+        return command
+
+    return decorate
+
+
 @cli.command()
 @click.option("--board", "board_name", required=True)
 @click.option("--scheme")
@@ -307,12 +326,7 @@ def _write_reports(path: Path) -> Path:
 @click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
 @click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
 @click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
-@click.option("--port", help="Serial port or pyserial URL of a real board.")
-@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
-@click.option("--timeout", default=60.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              help="Seconds to wait for each record of a sample.")
-@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
-              help="Flash the image onto a real board before measuring.")
+@_connection_options(timeout=60.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -561,12 +575,7 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
 @click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
               help="Regenerate a random key after this many uses (0: keep the pool's keys).")
-@click.option("--port", help="Serial port or pyserial URL of a real board.")
-@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
-@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              help="Seconds to wait for each record.")
-@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
-              help="Flash the image onto a real board first.")
+@_connection_options(timeout=120.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
@@ -602,12 +611,7 @@ def ct_command(board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_r
 @click.option("--fp-ct-n", "fp_ct_samples", default=2400, show_default=True, type=click.IntRange(20, 2**31 - 1),
               help="Signatures of each FP operation's constant-time test, per mode.")
 @click.option("--seed", help="Master seed in hex (default: random; recorded in each part's meta.json).")
-@click.option("--port", help="Serial port or pyserial URL of a real board.")
-@click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's).")
-@click.option("--timeout", default=120.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              help="Seconds to wait for each record.")
-@click.option("--flash/--no-flash", "flash", default=True, show_default=True,
-              help="Flash each image onto a real board before its part.")
+@_connection_options(timeout=120.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory (default: runs/<timestamp>-<board>-compare-<scheme>).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
