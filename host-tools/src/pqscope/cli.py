@@ -46,7 +46,7 @@ BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "fpemu-m4"))
 BENCH_SAMPLES = 20
 BENCH_MSG_LEN = 32
 BENCH_SEED = b"vboard-bench"
-RESULTS_WIDTH = 120
+RESULTS_WIDTH = 190
 TLS_WIDTH = 150  # a mixed assignment's name and every figure of the TLS budget on one line
 
 

@@ -47,6 +47,7 @@ def cycle_ecdfs(runs: list[Run]) -> bytes:
             if cycles.size:
                 axis.step(cycles, np.arange(1, cycles.size + 1) / cycles.size, where="post", label=run.label)
         axis.set_title(op.label)
+        axis.set_xscale("log")  # implementations differ by orders of magnitude
         axis.set_xlabel("cycles")
         axis.set_ylabel("fraction of samples")
         axis.grid(alpha=0.3)
