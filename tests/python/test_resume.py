@@ -116,3 +116,76 @@ def test_resume_refuses_parameters_of_its_own(fake_repo, fake_toolchain, tmp_pat
     out = make_run(tmp_path)
     assert_one_line_error(invoke("run", "--resume", str(out), "--scheme", "ml-dsa-44", "-n", "5"),
                           "--resume takes the run's parameters from its meta.json; drop --scheme, -n")
+
+
+def suite_catalogue(fake_repo: Path) -> list[tuple[str, str]]:
+    """Three default-suite rows (the fake device answers with any row's name and ML-DSA's sizes)."""
+    catalogue = json.loads((fake_repo / "firmware/schemes/catalogue.json").read_text())
+    (row,) = catalogue["implementations"]
+    members = [("ml-dsa-44", "m4f"), ("falcon-512", "fpnative"), ("falcon-512", "fpemu-c")]
+    catalogue["implementations"] = [row | {"scheme": scheme, "impl": impl} for scheme, impl in members]
+    (fake_repo / "firmware/schemes/catalogue.json").write_text(json.dumps(catalogue))
+    return members
+
+
+def test_a_killed_suite_resumes_to_exactly_n_samples_in_every_member(fake_repo, fake_toolchain, tmp_path):
+    members = suite_catalogue(fake_repo)
+    out = tmp_path / "suite"
+    first, second, third = (out / f"{scheme}-{impl}" for scheme, impl in members)
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", "run", "-n", str(SAMPLES), "--seed", SEED,
+                                "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (second / "samples.csv").exists() or len(rows_of(second)) < 30:
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+        time.sleep(0.02)
+    emulators = children(process.pid)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    for pid in emulators:
+        os.kill(pid, signal.SIGTERM)
+    assert not third.exists()
+    complete_before = (first / "samples.csv").read_bytes(), (first / "meta.json").read_bytes()
+
+    result = invoke("run", "--resume", str(out), "--json")
+    assert result.exit_code == 0, result.stderr
+    # The complete member is left alone, the killed one goes on, the third one is measured.
+    assert ((first / "samples.csv").read_bytes(), (first / "meta.json").read_bytes()) == complete_before
+    assert len(json.loads((second / "meta.json").read_text())["resumed_at"]) == 1
+    for run in (first, second, third):
+        assert sorted((int(r["sample_id"]), r["op"]) for r in rows_of(run)) == [
+            (i, op.label) for i in range(SAMPLES) for op in (Op.KEYGEN, Op.SIGN, Op.VERIFY)]
+        assert all(r["seed"] == sample_seed(bytes.fromhex(SEED), int(r["sample_id"])).hex() for r in rows_of(run))
+        assert json.loads((run / "meta.json").read_text())["status"] == "complete"
+    document = json.loads(result.stdout)
+    assert {(r["scheme"], r["impl"]) for r in document["results"]} == set(members)
+    assert all(r["n"] == SAMPLES for r in document["results"])
+
+
+def test_a_suite_member_killed_before_its_meta_json_starts_afresh(fake_repo, fake_toolchain, tmp_path):
+    members = suite_catalogue(fake_repo)
+    out = tmp_path / "suite"
+    assert invoke("run", "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
+    last = out / "-".join(members[-1])
+    # As the member's files are just after it created them (its meta.json not written yet).
+    for child in last.iterdir():
+        child.unlink()
+    (last / "raw.bin").touch()
+    (last / "samples.csv").write_text("sample_id,op,seed,cycles,stack_bytes,status,verified\n")
+    assert invoke("run", "--resume", str(out)).exit_code == 0
+    assert len(rows_of(last)) == 9
+
+
+def test_a_suite_member_with_data_but_no_meta_json_is_one_clear_error(fake_repo, fake_toolchain, tmp_path):
+    members = suite_catalogue(fake_repo)
+    out = tmp_path / "suite"
+    assert invoke("run", "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
+    (out / "-".join(members[1]) / "meta.json").unlink()
+    assert_one_line_error(invoke("run", "--resume", str(out)), "holds data but no meta.json")
+
+
+def test_a_suite_with_a_damaged_manifest_is_one_clear_error(fake_repo, fake_toolchain, tmp_path):
+    suite_catalogue(fake_repo)
+    out = tmp_path / "suite"
+    assert invoke("run", "-n", "2", "--seed", SEED, "--out", str(out)).exit_code == 0
+    (out / "suite.json").write_text('{"board": "virtual", "members": [{"scheme": 1}]}')
+    assert_one_line_error(invoke("run", "--resume", str(out)), "suite.json lacks 'ops'")

@@ -26,7 +26,8 @@ from .paths import repo_root
 from .protocol import Op, Status
 from .flash import flash as flash_image
 from .report import ct_page, csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
-from .rundir import RunDirectory, resume_parameters, write_atomically
+from .rundir import (RunDirectory, is_suite, member_state, resume_parameters, start_suite, suite_parameters,
+                     write_atomically)
 from .runs import find_runs, load_run, newest_run
 from .stats import summarize
 from .tls import budget_rows, parse_assignments, resolve_assignment, signer_from_run
@@ -259,6 +260,8 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
             "master_seed": m.master_seed.hex(), "seed_derivation": "sha256(master_seed || u32le(sample_id))",
             "status": "running", "samples_completed": 0,
         }
+        if implementation.directory is not None and not resumed:
+            meta["impl_dir"] = str(implementation.directory.resolve())
         if resumed:
             meta.update(status="running", samples_completed=len(run_dir.completed))
             meta.setdefault("resumed_at", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
@@ -330,8 +333,8 @@ def _write_reports(path: Path) -> Path:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Continue an interrupted run in this directory to its -n samples, with its parameters "
-                   "(meta.json); --port, --baud, --timeout and --flash may be given again.")
+              help="Continue an interrupted run (or default suite) in this directory to its -n samples, with "
+                   "its parameters (meta.json, suite.json); --port, --baud, --timeout and --flash may be given again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, port, baud,
@@ -356,23 +359,51 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
     measurement = _Measurement(root, board, _parse_ops(ops_text), samples, _parse_seed(seed), msg_len, port, baud,
                                timeout, flash)
-    err = _stderr()
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    suite = scheme is None
-    path = out or root / "runs" / (f"{stamp}-{board.name}-suite" if suite else f"{stamp}-{board.name}-{scheme}-{impl}")
+    if scheme is not None:
+        path = out or root / "runs" / f"{stamp}-{board.name}-{scheme}-{impl}"
+        _measure_members(ctx, measurement, [(selected[0], path, None)], path, as_json)
+        return
+    path = out or root / "runs" / f"{stamp}-{board.name}-suite"
+    start_suite(path, {
+        "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "board": board.name, "members": [{"scheme": row.scheme, "impl": row.impl} for row in selected],
+        "ops": [op.label for op in measurement.ops], "samples": samples, "msg_len": msg_len,
+        "master_seed": measurement.master_seed.hex(),
+    })
+    _measure_members(ctx, measurement, [(row, _member_path(path, row.scheme, row.impl), None) for row in selected],
+                     path, as_json)
+
+
+def _member_path(suite: Path, scheme: str, impl: str) -> Path:
+    return suite / f"{scheme}-{impl}"
+
+
+# A suite member found complete when its suite is resumed: measured no further.
+COMPLETE = {"status": "complete"}
+
+
+def _measure_members(ctx: click.Context, measurement: _Measurement,
+                     members: list[tuple[Implementation, Path, dict | None]], path: Path, as_json: bool) -> None:
+    """Measures each (implementation, run directory, meta.json to resume from or None) in turn,
+    stopping at an interruption; then reports the run or suite at `path` and prints its results."""
+    err = _stderr()
     documents = []
     interrupted = False
-    for implementation in selected:
-        run_path = path / f"{implementation.scheme}-{implementation.impl}" if suite else path
-        document, interrupted = _measure(measurement, implementation, run_path, err)
+    for implementation, run_path, resumed in members:
+        if resumed is COMPLETE:
+            run = load_run(run_path)
+            documents.append(run_document(run.meta["board"], run.meta.get("clock_hz", measurement.board.clock_hz),
+                                          run_path, run.results()))
+            continue
+        document, interrupted = _measure(measurement, implementation, run_path, err, resumed=resumed)
         documents.append(document)
         if interrupted:
             break
     report = _write_reports(path)
     if interrupted:
         ctx.exit(130)
-
-    document = run_document(board.name, documents[0]["clock_hz"], path,
+    document = run_document(measurement.board.name, documents[0]["clock_hz"], path,
                             [result for d in documents for result in d["results"]])
     if as_json:
         _print_json(document)
@@ -382,34 +413,46 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         err.print(f"report: {report}")
 
 
-# The run's parameters, which --resume takes from meta.json, by their option names.
-RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl", "ops_text": "--ops",
-                "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out"}
+# The run's parameters, which --resume takes from meta.json (or a suite's suite.json), by their
+# option names.
+RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl", "impl_dir": "--impl-dir",
+                "ops_text": "--ops", "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out"}
 
 
 def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json) -> None:
+    """Continues an interrupted run, or suite: its complete members stay as they are, the
+    interrupted one goes on to its -n samples and those not started yet are measured."""
     given = [option for name, option in RESUME_FIXED.items()
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if given:
         raise PqscopeError(f"--resume takes the run's parameters from its meta.json; drop {', '.join(given)}")
-    meta = resume_parameters(path)
+    suite = is_suite(path)
+    parameters = suite_parameters(path) if suite else resume_parameters(path)
     root = repo_root()
-    board = get_board(root, meta["board"])
-    implementation = find_implementation(load_catalogue(root), meta["scheme"], meta["impl"])
+    board = get_board(root, parameters["board"])
     if not board.is_virtual and port is None:
         raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
-    ops = tuple(op for op in Op if op.label in meta["ops"])
-    measurement = _Measurement(root, board, ops, meta["samples"], bytes.fromhex(meta["master_seed"]),
-                               meta["msg_len"], port, baud, timeout, flash)
-    document, interrupted = _measure(measurement, implementation, path, _stderr(), resumed=meta)
-    report = _write_reports(path)
-    if interrupted:
-        ctx.exit(130)
-    if as_json:
-        _print_json(document)
-    else:
-        print_results(Console(width=max(Console().width, RESULTS_WIDTH)), document)
-        _stderr().print(f"report: {report}")
+    catalogue = load_catalogue(root)
+    ops = tuple(op for op in Op if op.label in parameters["ops"])
+    measurement = _Measurement(root, board, ops, parameters["samples"], bytes.fromhex(parameters["master_seed"]),
+                               parameters["msg_len"], port, baud, timeout, flash)
+    if not suite:
+        if isinstance(parameters.get("impl_dir"), str):
+            implementation = implementation_from_dir(Path(parameters["impl_dir"]), parameters["scheme"],
+                                                     parameters["impl"])
+        else:
+            implementation = find_implementation(catalogue, parameters["scheme"], parameters["impl"])
+        _measure_members(ctx, measurement, [(implementation, path, parameters)], path, as_json)
+        return
+    members = []
+    for member in parameters["members"]:
+        implementation = find_implementation(catalogue, member["scheme"], member["impl"])
+        run_path = _member_path(path, member["scheme"], member["impl"])
+        meta = member_state(run_path)
+        if meta is not None and meta.get("status") == "complete" and meta.get("samples_completed") == meta["samples"]:
+            meta = COMPLETE
+        members.append((implementation, run_path, meta))
+    _measure_members(ctx, measurement, members, path, as_json)
 
 
 @cli.command("flash")

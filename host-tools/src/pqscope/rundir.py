@@ -73,14 +73,73 @@ def resume_parameters(path: Path) -> dict:
             raise PqscopeError(f"cannot resume {path}: meta.json lacks '{key}' ({kind.__name__})")
     if meta.get("kind", "run") != "run":
         raise PqscopeError(f"cannot resume {path}: it is a '{meta['kind']}' run; only `pqscope run` resumes")
-    unknown = [label for label in meta["ops"] if label not in OPS_BY_LABEL]
-    try:
-        bytes.fromhex(meta["master_seed"])
-    except ValueError:
-        unknown.append(f"master_seed {meta['master_seed']!r}")
-    if unknown:
-        raise PqscopeError(f"cannot resume {path}: meta.json is damaged ({', '.join(map(str, unknown))})")
+    _check_ops_and_seed(path, meta)
     return meta
+
+
+def _check_ops_and_seed(path: Path, parameters: dict) -> None:
+    unknown = [label for label in parameters["ops"] if label not in OPS_BY_LABEL]
+    try:
+        bytes.fromhex(parameters["master_seed"])
+    except ValueError:
+        unknown.append(f"master_seed {parameters['master_seed']!r}")
+    if unknown:
+        raise PqscopeError(f"cannot resume {path}: its parameters are damaged ({', '.join(map(str, unknown))})")
+
+
+SUITE_MANIFEST = "suite.json"
+# What resuming a suite takes from its suite.json, with each value's type.
+SUITE_FIELDS = {"board": str, "members": list, "ops": list, "samples": int, "msg_len": int, "master_seed": str}
+
+
+def start_suite(path: Path, manifest: dict) -> None:
+    """A new suite directory holding its manifest (the members and their shared parameters),
+    written before any member starts so that a killed suite can be resumed as a whole."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise PqscopeError(f"cannot create the suite directory {path}: {error.strerror}") from None
+    if any(path.iterdir()):
+        raise PqscopeError(f"suite directory {path} is not empty; choose another --out")
+    write_atomically(path / SUITE_MANIFEST, json.dumps(manifest, indent=2) + "\n")
+
+
+def is_suite(path: Path) -> bool:
+    return (path / SUITE_MANIFEST).is_file()
+
+
+def suite_parameters(path: Path) -> dict:
+    """suite.json of a suite to resume, checked to hold what resuming needs."""
+    manifest = load_json(path / SUITE_MANIFEST)
+    if not isinstance(manifest, dict):
+        raise PqscopeError(f"cannot resume {path}: {SUITE_MANIFEST} holds no object")
+    for key, kind in SUITE_FIELDS.items():
+        if not isinstance(manifest.get(key), kind):
+            raise PqscopeError(f"cannot resume {path}: {SUITE_MANIFEST} lacks '{key}' ({kind.__name__})")
+    if not all(isinstance(member, dict) and isinstance(member.get("scheme"), str) and
+               isinstance(member.get("impl"), str) for member in manifest["members"]):
+        raise PqscopeError(f"cannot resume {path}: {SUITE_MANIFEST} is damaged (members need a scheme and an impl)")
+    _check_ops_and_seed(path, manifest)
+    return manifest
+
+
+def member_state(path: Path) -> dict | None:
+    """A suite member's meta.json to resume from, or None if the member never started: nothing
+    of it, or only the empty files of a run killed before it wrote its meta.json (removed)."""
+    if (path / "meta.json").is_file():
+        return resume_parameters(path)
+    if not path.exists():
+        return None
+    files = {child.name: child for child in path.iterdir()}
+    never_started = (set(files) <= {"raw.bin", "samples.csv"}
+                     and ("raw.bin" not in files or files["raw.bin"].stat().st_size == 0)
+                     and ("samples.csv" not in files or files["samples.csv"].read_bytes().count(b"\n") <= 1))
+    if not never_started:
+        raise PqscopeError(f"cannot resume the suite: {path} holds data but no meta.json")
+    for file in files.values():
+        file.unlink()
+    path.rmdir()
+    return None
 
 
 class RunDirectory:
