@@ -1,0 +1,103 @@
+"""Fault injection against the real firmware on the virtual board (tests/python/test_faults.py
+does 10,000 frames per class against the fake device): the image's own receiver meets the damaged
+commands, and since the virtual board is deterministic, every sample captured through the faulty
+line must equal, cycle for cycle, the one captured through a clean line.
+
+A device reset needs a reset line the emulator does not have; the fake device covers it."""
+
+import contextlib
+
+import pytest
+
+from conftest import EMULATOR, IMAGES
+from pqscope.capture import capture
+from pqscope.device import DeviceSession
+from pqscope.faults import Fault, FaultyPort
+from pqscope.protocol import Op, Status
+from pqscope.transport import TransportError, open_port
+from pqscope.vboard import VirtualBoard
+
+SAMPLES = 400
+RATE = 0.02
+OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
+MASTER_SEED = b"faults on the virtual board"
+# Long enough for the emulator to answer on a loaded machine: a lost answer costs this much.
+ANSWER_SECONDS = 0.5
+# A SysTick interrupt (one per 2^24 cycles, extending the cycle counter) adds its cost and its
+# exception frame (FP context included) to the operation it lands in. Which operation that is
+# depends on all the board did before, bad frames included, so a replayed sample may carry it or
+# miss it; nothing else may differ.
+TICK_CYCLES = 100
+TICK_STACK_BYTES = 128
+
+
+@pytest.fixture
+def toy_board(tmp_path):
+    """The toy signature image on the virtual board: returns a function opening its UART."""
+    with contextlib.ExitStack() as stack:
+        board = stack.enter_context(VirtualBoard(EMULATOR, IMAGES / "toy-signature/mac.elf", tmp_path / "stats.json"))
+
+        def open_uart():
+            return stack.enter_context(open_port(board.port, 115200))
+
+        yield open_uart
+
+
+def collect(session: DeviceSession, done: dict) -> None:
+    session.hello()
+    for rows in capture(session, ops=OPS, samples=SAMPLES, msg_len=64, master_seed=MASTER_SEED, skip=done):
+        done[rows[0].sample_id] = rows
+
+
+def assert_same_samples(damaged: dict, clean: dict) -> None:
+    assert damaged.keys() == clean.keys()
+    ticked = []
+    for sample_id, rows in clean.items():
+        for got, expected in zip(damaged[sample_id], rows, strict=True):
+            assert (got.op, got.seed, got.status, got.verified) == (expected.op, expected.seed, Status.OK, True)
+            if (got.cycles, got.stack_bytes) != (expected.cycles, expected.stack_bytes):
+                ticked.append((got, expected))
+    for got, expected in ticked:
+        assert abs(got.cycles - expected.cycles) <= TICK_CYCLES, (got, expected)
+        assert abs(got.stack_bytes - expected.stack_bytes) <= TICK_STACK_BYTES, (got, expected)
+
+
+def faulty_session(port, fault: Fault, seed: int) -> tuple[DeviceSession, FaultyPort]:
+    faulty = FaultyPort(port, fault, RATE, seed=seed)
+    return DeviceSession(faulty, answer_timeout=ANSWER_SECONDS, sample_timeout=ANSWER_SECONDS, attempts=8), faulty
+
+
+@pytest.mark.parametrize("fault", [f for f in Fault if f not in (Fault.RESET, Fault.DISCONNECT)])
+def test_samples_through_a_faulty_line_equal_the_clean_ones(toy_board, fault):
+    port = toy_board()
+    clean: dict = {}
+    collect(DeviceSession(port), clean)
+    session, faulty = faulty_session(port, fault, seed=list(Fault).index(fault))
+    damaged: dict = {}
+    collect(session, damaged)
+
+    assert_same_samples(damaged, clean)
+    assert faulty.injected["read"] > 0
+    if fault is not Fault.REORDER_FRAMES:
+        assert faulty.injected["write"] > 0
+    recovered = session.retries + session.bad_frames + session.duplicates + session.stale
+    assert recovered >= sum(faulty.injected.values()) // 2
+
+
+def test_a_pulled_cable_loses_nothing_once_the_line_is_back(toy_board):
+    port = toy_board()
+    clean: dict = {}
+    collect(DeviceSession(port), clean)
+    damaged: dict = {}
+    disconnects = 0
+    while len(damaged) < SAMPLES:
+        # The board keeps running while the adapter is out: the host reopens the line and goes on.
+        session, _ = faulty_session(port, Fault.DISCONNECT, seed=disconnects)
+        try:
+            collect(session, damaged)
+        except TransportError as error:
+            assert "device disconnected" in str(error)
+            disconnects += 1
+        port.reset_input_buffer()
+    assert_same_samples(damaged, clean)
+    assert disconnects >= 3
