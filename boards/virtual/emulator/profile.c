@@ -115,7 +115,9 @@ int profile_intervals(struct profile *p, const char *name, const char *path)
 {
 	if (func_by_name(p, name, &p->iv.func))
 		return -1;
-	p->iv.out = fopen(path, "w");
+	/* Appended to and flushed per interval: a resumed constant-time test (pqscope ct --resume)
+	 * goes on with the lines of the signatures captured before. */
+	p->iv.out = fopen(path, "a");
 	if (!p->iv.out) {
 		fprintf(stderr, "vboard: error: cannot write %s\n", path);
 		return -1;
@@ -189,6 +191,7 @@ static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 		iv->exclusive[f] = iv->calls[f] = 0;
 	}
 	fputs("}}\n", iv->out);
+	fflush(iv->out);
 	iv->ntouched = 0;
 	iv->frame = 0;
 }

@@ -26,8 +26,8 @@ from .paths import repo_root
 from .protocol import Op, Status
 from .flash import flash as flash_image
 from .report import ct_page, csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
-from .rundir import (RunDirectory, is_suite, member_state, resume_parameters, start_suite, suite_parameters,
-                     write_atomically)
+from .rundir import (RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters, start_suite,
+                     suite_parameters, write_atomically)
 from .runs import find_runs, load_run, newest_run
 from .stats import summarize
 from .tls import budget_rows, parse_assignments, resolve_assignment, signer_from_run
@@ -250,7 +250,8 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
     elf, size = _build_checked(m.root, board, implementation, err)
     emulator = _build_emulator(m.root, err) if board.is_virtual else None
 
-    with RunDirectory(run_path, resume_seed=m.master_seed if resumed else None) as run_dir:
+    kept = keep_complete_samples(run_path / "samples.csv", m.master_seed) if resumed else []
+    with RunDirectory(run_path, resuming=bool(resumed)) as run_dir:
         meta = resumed or {
             "schema": 1, "tool_version": version("pqscope"), "command_line": sys.argv,
             "build": build_info(m.root, board),
@@ -263,10 +264,10 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
         if implementation.directory is not None and not resumed:
             meta["impl_dir"] = str(implementation.directory.resolve())
         if resumed:
-            meta.update(status="running", samples_completed=len(run_dir.completed))
+            meta.update(status="running", samples_completed=len({row.sample_id for row in kept}))
             meta.setdefault("resumed_at", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         run_dir.write_meta(meta)
-        rows = list(run_dir.rows)
+        rows = list(kept)
         info = None
         try:
             with connect(board, elf=elf, emulator=emulator, port=m.port, baud=m.baud or board.baud,
@@ -286,7 +287,7 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
                                              completed=meta["samples_completed"])
                     for sample_rows in capture(connection.session, ops=m.ops, samples=m.samples,
                                                msg_len=m.msg_len, master_seed=m.master_seed,
-                                               skip=run_dir.completed):
+                                               skip={row.sample_id for row in kept}):
                         run_dir.write_rows(sample_rows)
                         rows += sample_rows
                         meta["samples_completed"] += 1
@@ -419,13 +420,28 @@ RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl",
                 "ops_text": "--ops", "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out"}
 
 
-def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json) -> None:
-    """Continues an interrupted run, or suite: its complete members stay as they are, the
-    interrupted one goes on to its -n samples and those not started yet are measured."""
-    given = [option for name, option in RESUME_FIXED.items()
+CT_RESUME_FIXED = {**{name: option for name, option in RESUME_FIXED.items() if name != "ops_text"},
+                   "key_refresh": "--key-refresh"}
+
+
+def _refuse_fixed_options(ctx: click.Context, fixed: dict[str, str]) -> None:
+    given = [option for name, option in fixed.items()
              if ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if given:
         raise PqscopeError(f"--resume takes the run's parameters from its meta.json; drop {', '.join(given)}")
+
+
+def _resumed_implementation(root: Path, meta: dict) -> Implementation:
+    """The implementation a run measured: its own directory (--impl-dir) or a catalogue row."""
+    if isinstance(meta.get("impl_dir"), str):
+        return implementation_from_dir(Path(meta["impl_dir"]), meta["scheme"], meta["impl"])
+    return find_implementation(load_catalogue(root), meta["scheme"], meta["impl"])
+
+
+def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json) -> None:
+    """Continues an interrupted run, or suite: its complete members stay as they are, the
+    interrupted one goes on to its -n samples and those not started yet are measured."""
+    _refuse_fixed_options(ctx, RESUME_FIXED)
     suite = is_suite(path)
     parameters = suite_parameters(path) if suite else resume_parameters(path)
     root = repo_root()
@@ -437,12 +453,8 @@ def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json)
     measurement = _Measurement(root, board, ops, parameters["samples"], bytes.fromhex(parameters["master_seed"]),
                                parameters["msg_len"], port, baud, timeout, flash)
     if not suite:
-        if isinstance(parameters.get("impl_dir"), str):
-            implementation = implementation_from_dir(Path(parameters["impl_dir"]), parameters["scheme"],
-                                                     parameters["impl"])
-        else:
-            implementation = find_implementation(catalogue, parameters["scheme"], parameters["impl"])
-        _measure_members(ctx, measurement, [(implementation, path, parameters)], path, as_json)
+        _measure_members(ctx, measurement, [(_resumed_implementation(root, parameters), path, parameters)], path,
+                         as_json)
         return
     members = []
     for member in parameters["members"]:
@@ -531,7 +543,6 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 
 
 CT_INTERVAL_FUNCTION = "run_sign"  # the harness function around each timed signature
-CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status")
 
 
 @dataclass
@@ -550,15 +561,17 @@ class _CtTest:
     flash: bool
 
 
-def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Console) -> tuple[dict, list]:
+def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Console,
+            resumed: dict | None = None) -> tuple[dict, list]:
     """Builds, captures and analyses one constant-time test into `path` (ct.csv, ct.json,
-    report.html). Returns the verdict document and the timed signatures (ct.CtSample)."""
+    report.html); or, given the meta.json of an interrupted test there, captures its missing
+    signatures first. Returns the verdict document and the timed signatures (ct.CtSample)."""
     from . import ct  # numpy/scipy statistics and matplotlib: loaded only for this test
     from .leakstats import plot_t_vs_n, t_against_n
     from .plots import class_ecdfs_png
 
     root, board, samples, master_seed, msg_len = test.root, test.board, test.samples, test.master_seed, test.msg_len
-    key_refresh, port, baud, timeout, flash = test.key_refresh, test.port, test.baud, test.timeout, test.flash
+    port, baud, timeout, flash = test.port, test.baud, test.timeout, test.flash
     scheme, impl = implementation.scheme, implementation.impl
     elf, size = _build_checked(root, board, implementation, err)
     emulator = _build_emulator(root, err) if board.is_virtual else None
@@ -566,42 +579,67 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
     # On the virtual board every signature is profiled: the localisation and the attempt counts.
     emulator_args = ("--intervals", str(intervals_path), "--interval-function", CT_INTERVAL_FUNCTION,
                      *(arg for name in implementation.public_functions for arg in ("--public-function", name)))
-    with RunDirectory(path, samples_name="ct.csv", fields=CT_FIELDS) as run_dir:
-        meta = {"schema": 1, "kind": "ct", "tool_version": version("pqscope"), "command_line": sys.argv,
-                "build": build_info(root, board),
-                "board": board.name, "scheme": scheme, "impl": impl, "elf": str(elf), "image": asdict(size),
-                "samples": samples, "msg_len": msg_len, "key_refresh": key_refresh,
-                "master_seed": master_seed.hex(), "keys": []}
-        collected = []
-        with connect(board, elf=elf, emulator=emulator, port=port, baud=baud or board.baud,
-                     stats_path=path / "vboard-stats.json", on_receive=run_dir.write_raw, sample_timeout=timeout,
-                     emulator_args=emulator_args if board.is_virtual else ()) as connection:
-            if not board.is_virtual and flash:
-                with _working(err, f"flashing {elf.name} onto {board.name}"):
-                    flash_image(board, elf)
-            info = connection.session.hello()
-            check_info(info, board, implementation, msg_len)
-            meta.update(clock_hz=info.clock_hz, info=asdict(info))
-            with _progress(err) as progress:
-                task = progress.add_task(f"ct {scheme} {impl}", total=samples)
-                for sample in ct.capture_ct(connection.session, info, samples=samples, master_seed=master_seed,
-                                            msg_len=msg_len, key_refresh=key_refresh,
-                                            on_key=lambda key: meta["keys"].append(asdict(key))):
-                    run_dir.write_record((sample.index, sample.key_class, sample.key_id, sample.seed.hex(),
-                                          sample.cycles, sample.stack_bytes, sample.status.label))
-                    collected.append(sample)
-                    progress.advance(task)
+    collected = ct.keep_captured(path, master_seed, with_intervals=board.is_virtual) if resumed else []
+    with RunDirectory(path, samples_name="ct.csv", fields=ct.CT_FIELDS, resuming=bool(resumed)) as run_dir:
+        meta = resumed or {
+            "schema": 1, "kind": "ct", "tool_version": version("pqscope"), "command_line": sys.argv,
+            "build": build_info(root, board), "board": board.name, "scheme": scheme, "impl": impl,
+            "elf": str(elf), "image": asdict(size), "samples": samples, "msg_len": msg_len,
+            "key_refresh": test.key_refresh, "master_seed": master_seed.hex(), "keys": [],
+        }
+        if implementation.directory is not None and not resumed:
+            meta["impl_dir"] = str(implementation.directory)
+        if resumed:
+            meta.setdefault("resumed_at", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        meta.update(status="running", samples_completed=len(collected))
+        run_dir.write_meta(meta)
+        keys_known = {key["key_id"] for key in meta["keys"]}
+
+        def record_key(key) -> None:
+            if key.key_id not in keys_known:  # a resumed test makes its pool's keys again
+                keys_known.add(key.key_id)
+                meta["keys"].append(asdict(key))
+
+        try:
+            with connect(board, elf=elf, emulator=emulator, port=port, baud=baud or board.baud,
+                         stats_path=path / "vboard-stats.json", on_receive=run_dir.write_raw, sample_timeout=timeout,
+                         emulator_args=emulator_args if board.is_virtual else ()) as connection:
+                if not board.is_virtual and flash:
+                    with _working(err, f"flashing {elf.name} onto {board.name}"):
+                        flash_image(board, elf)
+                info = connection.session.hello()
+                check_info(info, board, implementation, msg_len)
+                meta.update(clock_hz=info.clock_hz, info=asdict(info))
+                run_dir.write_meta(meta)
+                with _progress(err) as progress:
+                    task = progress.add_task(f"ct {scheme} {impl}", total=samples, completed=len(collected))
+                    for sample in ct.capture_ct(connection.session, info, samples=samples, master_seed=master_seed,
+                                                msg_len=msg_len, key_refresh=test.key_refresh,
+                                                done=range(len(collected)), on_key=record_key):
+                        run_dir.write_record(ct.ct_record(sample))
+                        collected.append(sample)
+                        progress.advance(task)
+        except KeyboardInterrupt:
+            meta.update(status="interrupted", samples_completed=len(collected))
+            run_dir.write_meta(meta)
+            err.print(f"interrupted after {len(collected)} of {samples} signatures; resume with "
+                      f"`pqscope ct --resume {path}`")
+            raise click.exceptions.Exit(130) from None
+        except PqscopeError as error:
+            meta.update(status=f"failed: {error}", samples_completed=len(collected))
+            run_dir.write_meta(meta)
+            raise
         intervals = ct.load_intervals(intervals_path) if board.is_virtual else None
         document = {"board": board.name, "scheme": scheme, "impl": impl, "run_dir": str(path),
                     **ct.analyse_ct(collected, intervals, implementation.retry_function or None,
                                     implementation.public_functions)}
-        meta["result"] = document
+        meta.update(status="complete", samples_completed=len(collected), result=document)
         run_dir.write_meta(meta)
     classes = [s.key_class for s in collected if s.status == Status.OK]
     cycles = [s.cycles for s in collected if s.status == Status.OK]
-    (path / "ct.json").write_text(json.dumps(document, indent=2) + "\n")
-    (path / "report.html").write_text(ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
-                                              class_ecdfs_png(classes, cycles)))
+    write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
+    write_atomically(path / "report.html", ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
+                                                   class_ecdfs_png(classes, cycles)))
     return document, collected
 
 
@@ -621,24 +659,38 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
 @_connection_options(timeout=120.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
+@click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Continue an interrupted test in this directory to its -n signatures, with its parameters "
+                   "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def ct_command(board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port, baud, timeout, flash,
-               out, as_json) -> None:
+@click.pass_context
+def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port,
+               baud, timeout, flash, out, resume_path, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
-    scheme, impl = implementation.scheme, implementation.impl
+    err = _stderr()
+    if resume_path is not None:
+        _refuse_fixed_options(ctx, CT_RESUME_FIXED)
+        meta = resume_parameters(resume_path, kind="ct")
+        board = get_board(root, meta["board"])
+        implementation = _resumed_implementation(root, meta)
+        test = _CtTest(root, board, meta["samples"], bytes.fromhex(meta["master_seed"]), meta["msg_len"],
+                       meta["key_refresh"], port, baud, timeout, flash)
+        path = resume_path
+    else:
+        board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+        path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
+                                       f"{implementation.impl}-ct")
+        test = _CtTest(root, board, samples, _parse_seed(seed), msg_len, key_refresh, port, baud, timeout, flash)
+        meta = None
     if not board.is_virtual and port is None:
         raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
-    master_seed = _parse_seed(seed)
-    err = _stderr()
-    path = out or root / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{scheme}-{impl}-ct"
-    test = _CtTest(root, board, samples, master_seed, msg_len, key_refresh, port, baud, timeout, flash)
-    document, _samples = _run_ct(test, implementation, path, err)
+    document, _samples = _run_ct(test, implementation, path, err, resumed=meta)
     if as_json:
         _print_json(document)
         return
-    click.echo(f"{scheme} {impl} on {board.name}: {document['verdict']} ({document['reason']})")
+    click.echo(f"{implementation.scheme} {implementation.impl} on {board.name}: {document['verdict']} "
+               f"({document['reason']})")
     for function in document.get("top_functions", [])[:5]:
         click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
     err.print(f"report: {path / 'report.html'}")

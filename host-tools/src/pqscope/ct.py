@@ -10,10 +10,11 @@ generated before (outside the timed region of) any signature: slot 0 holds the f
 other slots random keys, optionally regenerated every `key_refresh` uses.
 """
 
+import csv
 import hashlib
 import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +24,7 @@ from . import leakstats
 from .device import DeviceSession
 from .errors import PqscopeError
 from .protocol import Info, Sample, Status
+from .rundir import csv_lines, write_atomically
 
 FIXED, RANDOM = 0, 1
 FIXED_SLOT = 0
@@ -57,34 +59,24 @@ class KeyMade:
     cycles: int
 
 
-def capture_ct(
-    session: DeviceSession,
-    info: Info,
-    *,
-    samples: int,
-    master_seed: bytes,
-    msg_len: int,
-    key_refresh: int = 0,
-    on_key: Callable[[KeyMade], object] = lambda key: None,
-) -> Iterator[CtSample]:
-    """Runs `samples` signatures; `key_refresh` > 0 regenerates a random slot after that many uses."""
-    if info.key_slots < 2:
-        raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
+@dataclass(frozen=True)
+class Signing:
+    """One signature of the test's schedule, and the key each pool slot holds at that point."""
+
+    index: int
+    key_class: int
+    slot: int
+    slot_keys: dict[int, int]  # slot -> key id
+
+
+def schedule(master_seed: bytes, samples: int, key_slots: int, key_refresh: int) -> Iterator[Signing]:
+    """The test's signatures in order: the class of each (random, from the master seed), and the
+    slot and key it uses. Key ids number the keys in the order they are first needed: the pool's
+    slots first, then each refreshed random key."""
     order = random.Random(derive_seed(master_seed, "class-order", 0))
-    keys_made = 0
-
-    def make_key(slot: int) -> int:
-        nonlocal keys_made
-        key_id = keys_made
-        sample = session.keygen_slot(slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
-        if sample.status != Status.OK:
-            raise PqscopeError(f"key generation failed on the device (key {key_id}, slot {slot})")
-        keys_made += 1
-        on_key(KeyMade(key_id, slot, sample.cycles))
-        return key_id
-
-    slot_key = {slot: make_key(slot) for slot in range(info.key_slots)}
-    random_slots = list(range(1, info.key_slots))
+    slot_keys = {slot: slot for slot in range(key_slots)}
+    keys_made = key_slots
+    random_slots = list(range(1, key_slots))
     uses = dict.fromkeys(random_slots, 0)
     next_random = 0
     for index in range(samples):
@@ -94,12 +86,94 @@ def capture_ct(
             slot = random_slots[next_random % len(random_slots)]
             next_random += 1
             if key_refresh and uses[slot] == key_refresh:
-                slot_key[slot] = make_key(slot)
+                slot_keys[slot] = keys_made
+                keys_made += 1
                 uses[slot] = 0
             uses[slot] += 1
-        seed = derive_seed(master_seed, "sign", index)
-        sample: Sample = session.sign_slot(slot, seed, msg_len, index)
-        yield CtSample(index, key_class, slot_key[slot], seed, sample.cycles, sample.stack_bytes, sample.status)
+        yield Signing(index, key_class, slot, dict(slot_keys))
+
+
+def capture_ct(
+    session: DeviceSession,
+    info: Info,
+    *,
+    samples: int,
+    master_seed: bytes,
+    msg_len: int,
+    key_refresh: int = 0,
+    done: Collection[int] = (),
+    on_key: Callable[[KeyMade], object] = lambda key: None,
+) -> Iterator[CtSample]:
+    """Runs the schedule's signatures but those in `done` (a resumed test's); `key_refresh` > 0
+    regenerates a random slot after that many uses. Keys are made before the signatures that use
+    them, from their own seeds: the pool a resumed test rebuilds holds the same keys."""
+    if info.key_slots < 2:
+        raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
+    on_device: dict[int, int] = {}  # slot -> key id the device holds
+
+    def make_key(slot: int, key_id: int) -> None:
+        sample = session.keygen_slot(slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
+        if sample.status != Status.OK:
+            raise PqscopeError(f"key generation failed on the device (key {key_id}, slot {slot})")
+        on_device[slot] = key_id
+        on_key(KeyMade(key_id, slot, sample.cycles))
+
+    for signing in schedule(master_seed, samples, info.key_slots, key_refresh):
+        if signing.index in done:
+            continue
+        for slot, key_id in signing.slot_keys.items():
+            if on_device.get(slot) != key_id:
+                make_key(slot, key_id)
+        seed = derive_seed(master_seed, "sign", signing.index)
+        sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
+        yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
+                       sample.stack_bytes, sample.status)
+
+
+CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status")
+STATUS_BY_LABEL = {status.label: status for status in Status}
+
+
+def ct_record(sample: CtSample) -> tuple:
+    """A signature's row of ct.csv."""
+    return (sample.index, sample.key_class, sample.key_id, sample.seed.hex(), sample.cycles, sample.stack_bytes,
+            sample.status.label)
+
+
+def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[CtSample]:
+    """The signatures a resumed test keeps, written back (atomically) as its ct.csv and, on the
+    virtual board, the intervals.jsonl holding their emulator intervals, line for line: a line
+    cut short is dropped, and so is a signature whose interval was not written."""
+    samples_path = path / "ct.csv"
+    try:
+        lines = samples_path.read_text().splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError) as error:
+        raise PqscopeError(f"cannot resume {path}: cannot read ct.csv ({error})") from None
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()
+    records = list(csv.reader(lines))
+    if not records or tuple(records[0]) != CT_FIELDS:
+        raise PqscopeError(f"{samples_path} is damaged: its header is not {','.join(CT_FIELDS)}")
+    kept: list[CtSample] = []
+    for number, record in enumerate(records[1:], start=2):
+        try:
+            index, key_class, key_id, seed, cycles, stack_bytes, status = record
+            sample = CtSample(int(index), int(key_class), int(key_id), bytes.fromhex(seed), int(cycles),
+                              int(stack_bytes), STATUS_BY_LABEL[status])
+        except (ValueError, KeyError) as error:
+            raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
+        if sample.index != len(kept) or sample.seed != derive_seed(master_seed, "sign", sample.index):
+            raise PqscopeError(f"{samples_path} does not belong to this test: line {number} is not signature "
+                               f"{len(kept)} of meta.json's master seed")
+        kept.append(sample)
+    if with_intervals:
+        intervals_path = path / "intervals.jsonl"
+        intervals = intervals_path.read_text().splitlines(keepends=True) if intervals_path.exists() else []
+        intervals = [line for line in intervals if line.endswith("\n")]
+        kept = kept[:len(intervals)]
+        write_atomically(intervals_path, "".join(intervals[:len(kept)]))
+    write_atomically(samples_path, csv_lines([CT_FIELDS, *map(ct_record, kept)]))
+    return kept
 
 
 def load_intervals(path: Path) -> list[dict]:

@@ -15,9 +15,14 @@ from .protocol import Op, Status
 CSV_FIELDS = ("sample_id", "op", "seed", "cycles", "stack_bytes", "status", "verified")
 OPS_BY_LABEL = {op.label: op for op in Op}
 STATUS_BY_LABEL = {status.label: status for status in Status}
-# What `pqscope run --resume` takes from meta.json, with each value's type.
-RESUME_FIELDS = {"board": str, "scheme": str, "impl": str, "ops": list, "samples": int, "msg_len": int,
-                 "master_seed": str}
+# What `pqscope run --resume` and `pqscope ct --resume` take from meta.json (by its "kind"), with
+# each value's type.
+RESUME_FIELDS = {
+    "run": {"board": str, "scheme": str, "impl": str, "ops": list, "samples": int, "msg_len": int,
+            "master_seed": str},
+    "ct": {"board": str, "scheme": str, "impl": str, "samples": int, "msg_len": int, "key_refresh": int,
+           "master_seed": str},
+}
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -61,24 +66,27 @@ def _row(record: dict) -> Row:
     )
 
 
-def resume_parameters(path: Path) -> dict:
-    """meta.json of a run to resume, checked to hold what resuming needs."""
+def resume_parameters(path: Path, kind: str = "run") -> dict:
+    """meta.json of a run (or constant-time test) to resume, checked to hold what resuming needs."""
     if not (path / "meta.json").is_file():
         raise PqscopeError(f"cannot resume {path}: it is not a run directory (no meta.json)")
     meta = load_json(path / "meta.json")
     if not isinstance(meta, dict):
         raise PqscopeError(f"cannot resume {path}: meta.json holds no object")
-    for key, kind in RESUME_FIELDS.items():
-        if not isinstance(meta.get(key), kind):
-            raise PqscopeError(f"cannot resume {path}: meta.json lacks '{key}' ({kind.__name__})")
-    if meta.get("kind", "run") != "run":
-        raise PqscopeError(f"cannot resume {path}: it is a '{meta['kind']}' run; only `pqscope run` resumes")
+    found = meta.get("kind", "run")
+    if found != kind:
+        raise PqscopeError(f"cannot resume {path}: it is a '{found}' run; resume it with `pqscope "
+                           f"{found} --resume`" if found in RESUME_FIELDS else f"cannot resume {path}: "
+                           f"it is a '{found}' run, which does not resume")
+    for key, value_type in RESUME_FIELDS[kind].items():
+        if not isinstance(meta.get(key), value_type):
+            raise PqscopeError(f"cannot resume {path}: meta.json lacks '{key}' ({value_type.__name__})")
     _check_ops_and_seed(path, meta)
     return meta
 
 
 def _check_ops_and_seed(path: Path, parameters: dict) -> None:
-    unknown = [label for label in parameters["ops"] if label not in OPS_BY_LABEL]
+    unknown = [label for label in parameters.get("ops", ()) if label not in OPS_BY_LABEL]
     try:
         bytes.fromhex(parameters["master_seed"])
     except ValueError:
@@ -142,46 +150,43 @@ def member_state(path: Path) -> dict | None:
     return None
 
 
+def keep_complete_samples(samples: Path, master_seed: bytes) -> list[Row]:
+    """The samples a resumed run keeps, written back as samples.csv (atomically): all but the last
+    one written, which may lack rows if the run was killed while writing it."""
+    rows = read_samples(samples)
+    last = rows[-1].sample_id if rows else None
+    kept = [row for row in rows if row.sample_id != last]
+    seen = set()
+    for row in kept:
+        if (row.sample_id, row.op) in seen:
+            raise PqscopeError(f"{samples} is damaged: sample {row.sample_id} {row.op.label} appears twice")
+        if row.seed != sample_seed(master_seed, row.sample_id):
+            raise PqscopeError(f"{samples} does not belong to this run: the seed of sample "
+                               f"{row.sample_id} is not derived from meta.json's master seed")
+        seen.add((row.sample_id, row.op))
+    write_atomically(samples, csv_lines([CSV_FIELDS, *map(_csv_values, kept)]))
+    return kept
+
+
 class RunDirectory:
     """`samples_name` and `fields` name the CSV and its columns (a constant-time test has its own)."""
 
     def __init__(self, path: Path, samples_name: str = "samples.csv", fields: tuple[str, ...] = CSV_FIELDS,
-                 *, resume_seed: bytes | None = None):
-        """A new, empty run directory; or with `resume_seed` (the run's master seed), an existing
-        one whose complete samples are kept in `rows` for the run to go on."""
+                 *, resuming: bool = False):
+        """A new, empty run directory; or, `resuming`, an existing one whose samples file holds
+        the samples kept (see keep_complete_samples), to which the run appends."""
         self.path = path
-        self.rows: list[Row] = []
-        if resume_seed is None:
+        if not resuming:
             try:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise PqscopeError(f"cannot create the run directory {path}: {error.strerror}") from None
             if any(path.iterdir()):
                 raise PqscopeError(f"run directory {path} is not empty; choose another --out")
-        else:
-            self.rows = self._kept_rows(path / samples_name, resume_seed)
         self._raw = (path / "raw.bin").open("ab", buffering=0)
         self._csv_fd = os.open(path / samples_name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        if resume_seed is None:
+        if not resuming:
             self.write_record(fields)
-
-    @staticmethod
-    def _kept_rows(samples: Path, master_seed: bytes) -> list[Row]:
-        """The samples to keep when resuming, written back as samples.csv (atomically): all but
-        the last one written, which may lack rows if the run was killed while writing it."""
-        rows = read_samples(samples)
-        last = rows[-1].sample_id if rows else None
-        kept = [row for row in rows if row.sample_id != last]
-        seen = set()
-        for row in kept:
-            if (row.sample_id, row.op) in seen:
-                raise PqscopeError(f"{samples} is damaged: sample {row.sample_id} {row.op.label} appears twice")
-            if row.seed != sample_seed(master_seed, row.sample_id):
-                raise PqscopeError(f"{samples} does not belong to this run: the seed of sample "
-                                   f"{row.sample_id} is not derived from meta.json's master seed")
-            seen.add((row.sample_id, row.op))
-        write_atomically(samples, _csv_text([CSV_FIELDS, *map(_csv_values, kept)]))
-        return kept
 
     def __enter__(self) -> "RunDirectory":
         return self
@@ -190,21 +195,16 @@ class RunDirectory:
         self._raw.close()
         os.close(self._csv_fd)
 
-    @property
-    def completed(self) -> set[int]:
-        """Sample ids with rows kept from before a resume."""
-        return {row.sample_id for row in self.rows}
-
     def write_raw(self, data: bytes) -> None:
         self._raw.write(data)
 
     def write_rows(self, rows: list[Row]) -> None:
         """One sample's rows, in one write: a killed run keeps all of them or none."""
-        self._append(_csv_text([_csv_values(row) for row in rows]))
+        self._append(csv_lines([_csv_values(row) for row in rows]))
 
     def write_record(self, values) -> None:
         """One CSV row, written at once so that an interrupted run keeps it."""
-        self._append(_csv_text([values]))
+        self._append(csv_lines([values]))
 
     def _append(self, text: str) -> None:
         data = text.encode()
@@ -220,7 +220,7 @@ def _csv_values(row: Row) -> tuple:
             "true" if row.verified else "false")
 
 
-def _csv_text(records) -> str:
+def csv_lines(records) -> str:
     buffer = io.StringIO()
     csv.writer(buffer).writerows(records)
     return buffer.getvalue()

@@ -1,0 +1,126 @@
+"""`pqscope ct --resume`: a killed constant-time test goes on to exactly its N signatures, the same
+ones (classes, keys, seeds) an uninterrupted test makes, with the emulator's intervals kept line
+for line."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from fakedevice import Behaviour, make_info
+from pqscope.cli import cli
+from pqscope.errors import PqscopeError
+from pqscope.ct import CT_FIELDS, KEYGEN_ID_BASE, capture_ct, derive_seed, keep_captured
+from pqscope.protocol import Status
+from test_ct import FakeSession
+from test_cli import assert_one_line_error
+
+SAMPLES = 300
+CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f",
+      "-n", str(SAMPLES), "--seed", "07")
+
+
+def test_a_resumed_capture_makes_the_signatures_and_keys_the_uninterrupted_one_makes():
+    whole = FakeSession()
+    everything = list(capture_ct(whole, make_info(), samples=200, master_seed=b"m", msg_len=32, key_refresh=5))
+    resumed = FakeSession()
+    rest = list(capture_ct(resumed, make_info(), samples=200, master_seed=b"m", msg_len=32, key_refresh=5,
+                           done=range(77)))
+    assert rest == everything[77:]
+    signs = [call for call in whole.calls if call[0] == "sign"]
+    assert [call for call in resumed.calls if call[0] == "sign"] == signs[77:]
+    # The pool is rebuilt first, slot by slot, with the keys the uninterrupted run held there at
+    # that point (refreshed ones among them), each from its own seed.
+    slots = make_info().key_slots
+    rebuilt = resumed.calls[:slots]
+    assert [(call[0], call[1]) for call in rebuilt] == [("keygen", slot) for slot in range(slots)]
+    assert {call[2] for call in rebuilt} <= {call[2] for call in whole.calls if call[0] == "keygen"}
+    assert any(call[3] - KEYGEN_ID_BASE >= slots for call in rebuilt)
+
+
+def write_ct(path: Path, rows: int, intervals: int, master_seed: bytes = b"\x07") -> None:
+    path.mkdir()
+    lines = [",".join(CT_FIELDS)] + [
+        f"{i},{i % 2},0,{derive_seed(master_seed, 'sign', i).hex()},{1000 + i},100,ok" for i in range(rows)]
+    (path / "ct.csv").write_text("\r\n".join(lines) + "\r\n")
+    (path / "intervals.jsonl").write_text("".join(json.dumps({"interval": i, "functions": {}}) + "\n"
+                                                  for i in range(intervals)))
+
+
+def test_keep_captured_drops_cut_lines_and_signatures_without_their_interval(tmp_path):
+    path = tmp_path / "ct"
+    write_ct(path, rows=10, intervals=8)
+    with (path / "ct.csv").open("a") as stream:
+        stream.write("10,1,0,ab")  # killed while writing
+    with (path / "intervals.jsonl").open("a") as stream:
+        stream.write('{"interval": 8, "func')
+    kept = keep_captured(path, b"\x07", with_intervals=True)
+    assert [sample.index for sample in kept] == list(range(8))
+    assert kept[3].cycles == 1003 and kept[3].status == Status.OK
+    assert len(list(csv.reader((path / "ct.csv").open()))) == 1 + 8
+    assert len((path / "intervals.jsonl").read_text().splitlines()) == 8
+    # On a real board there are no intervals: every complete line is kept.
+    path2 = tmp_path / "board"
+    write_ct(path2, rows=10, intervals=0)
+    assert len(keep_captured(path2, b"\x07", with_intervals=False)) == 10
+
+
+def test_keep_captured_refuses_signatures_of_another_test(tmp_path):
+    path = tmp_path / "ct"
+    write_ct(path, rows=5, intervals=5, master_seed=b"\x08")
+    with pytest.raises(PqscopeError, match="does not belong to this test: line 2 is not signature 0"):
+        keep_captured(path, b"\x07", with_intervals=True)
+
+
+def ct_rows(path: Path) -> list[dict]:
+    with (path / "ct.csv").open(newline="") as stream:
+        return list(csv.DictReader(stream))
+
+
+def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolchain, pty_device, tmp_path):
+    _device, port = pty_device(behaviour=Behaviour(key_leak=400))
+    whole = tmp_path / "whole"
+    result = CliRunner().invoke(cli, [*CT, "--port", port, "--out", str(whole), "--json"])
+    assert result.exit_code == 0, result.stderr
+    expected = json.loads(result.stdout)
+
+    _device, port = pty_device(behaviour=Behaviour(key_leak=400))
+    out = tmp_path / "killed"
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "--port", port, "--out", str(out)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
+    deadline = time.monotonic() + 30
+    while not (out / "ct.csv").exists() or len(ct_rows(out)) < 100:
+        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert json.loads((out / "meta.json").read_text())["status"] == "running"
+
+    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash", "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert ct_rows(out) == ct_rows(whole)
+    document = json.loads(result.stdout)
+    assert {k: v for k, v in document.items() if k != "run_dir"} == {
+        k: v for k, v in expected.items() if k != "run_dir"}
+    meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["samples_completed"] == SAMPLES and len(meta["resumed_at"]) == 1
+    assert sorted(key["key_id"] for key in meta["keys"]) == list(range(len(meta["keys"])))
+
+
+def test_ct_resume_refuses_a_run_directory_and_its_own_parameters(fake_repo, fake_toolchain, pty_device, tmp_path):
+    _device, port = pty_device()
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", "--board", "stm32f4discovery", "--port", port, "--no-flash",
+                                      "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "2", "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert_one_line_error(CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port]),
+                          "it is a 'run' run; resume it with `pqscope run --resume`")
+    assert_one_line_error(CliRunner().invoke(cli, ["ct", "--resume", str(out), "-n", "50", "--key-refresh", "2"]),
+                          "drop -n, --key-refresh")
