@@ -363,7 +363,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if scheme is not None:
         path = out or root / "runs" / f"{stamp}-{board.name}-{scheme}-{impl}"
-        _measure_members(ctx, measurement, [(selected[0], path, None)], path, as_json)
+        _measure_members(ctx, measurement, [_Member(selected[0], path)], path, as_json)
         return
     path = out or root / "runs" / f"{stamp}-{board.name}-suite"
     start_suite(path, {
@@ -372,7 +372,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         "ops": [op.label for op in measurement.ops], "samples": samples, "msg_len": msg_len,
         "master_seed": measurement.master_seed.hex(),
     })
-    _measure_members(ctx, measurement, [(row, _member_path(path, row.scheme, row.impl), None) for row in selected],
+    _measure_members(ctx, measurement, [_Member(row, _member_path(path, row.scheme, row.impl)) for row in selected],
                      path, as_json)
 
 
@@ -380,24 +380,31 @@ def _member_path(suite: Path, scheme: str, impl: str) -> Path:
     return suite / f"{scheme}-{impl}"
 
 
-# A suite member found complete when its suite is resumed: measured no further.
-COMPLETE = {"status": "complete"}
+@dataclass(frozen=True)
+class _Member:
+    """One implementation of a run or suite, and where it stands."""
+
+    implementation: Implementation
+    path: Path
+    resume_from: dict | None = None  # the meta.json of an interrupted run to go on with
+    complete: bool = False  # measured to the end before: kept as it is
 
 
-def _measure_members(ctx: click.Context, measurement: _Measurement,
-                     members: list[tuple[Implementation, Path, dict | None]], path: Path, as_json: bool) -> None:
-    """Measures each (implementation, run directory, meta.json to resume from or None) in turn,
-    stopping at an interruption; then reports the run or suite at `path` and prints its results."""
+def _measure_members(ctx: click.Context, measurement: _Measurement, members: list[_Member], path: Path,
+                     as_json: bool) -> None:
+    """Measures the members in turn, stopping at an interruption; then reports the run or suite at
+    `path` and prints its results."""
     err = _stderr()
     documents = []
     interrupted = False
-    for implementation, run_path, resumed in members:
-        if resumed is COMPLETE:
-            run = load_run(run_path)
+    for member in members:
+        if member.complete:
+            run = load_run(member.path)
             documents.append(run_document(run.meta["board"], run.meta.get("clock_hz", measurement.board.clock_hz),
-                                          run_path, run.results()))
+                                          member.path, run.results()))
             continue
-        document, interrupted = _measure(measurement, implementation, run_path, err, resumed=resumed)
+        document, interrupted = _measure(measurement, member.implementation, member.path, err,
+                                         resumed=member.resume_from)
         documents.append(document)
         if interrupted:
             break
@@ -453,17 +460,16 @@ def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json)
     measurement = _Measurement(root, board, ops, parameters["samples"], bytes.fromhex(parameters["master_seed"]),
                                parameters["msg_len"], port, baud, timeout, flash)
     if not suite:
-        _measure_members(ctx, measurement, [(_resumed_implementation(root, parameters), path, parameters)], path,
-                         as_json)
+        _measure_members(ctx, measurement, [_Member(_resumed_implementation(root, parameters), path, parameters)],
+                         path, as_json)
         return
     members = []
     for member in parameters["members"]:
         implementation = find_implementation(catalogue, member["scheme"], member["impl"])
         run_path = _member_path(path, member["scheme"], member["impl"])
         meta = member_state(run_path)
-        if meta is not None and meta.get("status") == "complete" and meta.get("samples_completed") == meta["samples"]:
-            meta = COMPLETE
-        members.append((implementation, run_path, meta))
+        complete = meta is not None and meta.get("status") == "complete" and meta.get("samples_completed") == meta["samples"]
+        members.append(_Member(implementation, run_path, meta, complete))
     _measure_members(ctx, measurement, members, path, as_json)
 
 
