@@ -468,7 +468,8 @@ def _resume(ctx: click.Context, path: Path, port, baud, timeout, flash, as_json)
         implementation = find_implementation(catalogue, member["scheme"], member["impl"])
         run_path = _member_path(path, member["scheme"], member["impl"])
         meta = member_state(run_path)
-        complete = meta is not None and meta.get("status") == "complete" and meta.get("samples_completed") == meta["samples"]
+        complete = (meta is not None and meta.get("status") == "complete"
+                    and meta.get("samples_completed") == meta["samples"])
         members.append(_Member(implementation, run_path, meta, complete))
     _measure_members(ctx, measurement, members, path, as_json)
 
