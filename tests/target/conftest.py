@@ -27,7 +27,7 @@ def image_session(tmp_path):
             board = get_board(ROOT, "virtual")
             connection = stack.enter_context(connect(
                 board, elf=IMAGES / scheme / f"{impl}.elf", emulator=EMULATOR, port=None, baud=board.baud,
-                stats_path=tmp_path / f"{scheme}.{impl}.stats.json", sample_timeout=1200))
+                stats_path=tmp_path / f"{scheme}.{impl}.stats.json", sample_timeout=3600))  # a slow row signs for minutes
             return connection.session
 
         yield open_session

@@ -33,10 +33,11 @@ def _catalogue_rows():
 
 
 def _run(scheme: str, impl: str, seed: str, out: Path) -> dict:
+    # A slow row's sample is up to 48 G cycles (SPHINCS+-SHAKE-192s): minutes each on a loaded machine.
     result = subprocess.run(
         [*PQSCOPE, "run", "--board", "virtual", "--scheme", scheme, "--impl", impl, "-n", str(SAMPLES),
-         "--seed", seed, "--out", str(out), "--json", "--timeout", "1200"],
-        capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=1200)
+         "--seed", seed, "--out", str(out), "--json", "--timeout", "3600"],
+        capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=4 * 3600)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
