@@ -33,12 +33,12 @@ def rows_of(run: Path) -> list[dict]:
         return list(csv.DictReader(stream))
 
 
-def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_toolchain, tmp_path):
-    out = tmp_path / "run"
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *RUN, "-n", str(SAMPLES), "--seed", SEED,
-                                "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 20
-    while not (out / "samples.csv").exists() or len(rows_of(out)) < 30:
+def kill_once_written(args: list[str], run: Path, rows: int) -> None:
+    """Runs `pqscope args` and SIGKILLs it once `run` holds `rows` rows, as a crash would."""
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *args], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while not (run / "samples.csv").exists() or len(rows_of(run)) < rows:
         assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
         time.sleep(0.02)
     emulators = children(process.pid)
@@ -46,6 +46,11 @@ def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_tool
     process.wait()
     for pid in emulators:  # in its own session, it outlives the killed host
         os.kill(pid, signal.SIGTERM)
+
+
+def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_toolchain, tmp_path):
+    out = tmp_path / "run"
+    kill_once_written([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], out, 30)
     killed_at = len(rows_of(out))
     assert 30 <= killed_at < 3 * SAMPLES
     with (out / "samples.csv").open("a") as stream:
@@ -132,17 +137,7 @@ def test_a_killed_suite_resumes_to_exactly_n_samples_in_every_member(fake_repo, 
     members = suite_catalogue(fake_repo)
     out = tmp_path / "suite"
     first, second, third = (out / f"{scheme}-{impl}" for scheme, impl in members)
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", "run", "-n", str(SAMPLES), "--seed", SEED,
-                                "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while not (second / "samples.csv").exists() or len(rows_of(second)) < 30:
-        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
-        time.sleep(0.02)
-    emulators = children(process.pid)
-    process.send_signal(signal.SIGKILL)
-    process.wait()
-    for pid in emulators:
-        os.kill(pid, signal.SIGTERM)
+    kill_once_written(["run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], second, 30)
     assert not third.exists()
     complete_before = (first / "samples.csv").read_bytes(), (first / "meta.json").read_bytes()
 

@@ -100,15 +100,20 @@ SUITE_MANIFEST = "suite.json"
 SUITE_FIELDS = {"board": str, "members": list, "ops": list, "samples": int, "msg_len": int, "master_seed": str}
 
 
-def start_suite(path: Path, manifest: dict) -> None:
-    """A new suite directory holding its manifest (the members and their shared parameters),
-    written before any member starts so that a killed suite can be resumed as a whole."""
+def make_empty_directory(path: Path, what: str) -> None:
+    """`path`, created if need be; a directory already holding anything is refused."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise PqscopeError(f"cannot create the suite directory {path}: {error.strerror}") from None
+        raise PqscopeError(f"cannot create the {what} directory {path}: {error.strerror}") from None
     if any(path.iterdir()):
-        raise PqscopeError(f"suite directory {path} is not empty; choose another --out")
+        raise PqscopeError(f"{what} directory {path} is not empty; choose another --out")
+
+
+def start_suite(path: Path, manifest: dict) -> None:
+    """A new suite directory holding its manifest (the members and their shared parameters),
+    written before any member starts so that a killed suite can be resumed as a whole."""
+    make_empty_directory(path, "suite")
     write_atomically(path / SUITE_MANIFEST, json.dumps(manifest, indent=2) + "\n")
 
 
@@ -177,12 +182,7 @@ class RunDirectory:
         the samples kept (see keep_complete_samples), to which the run appends."""
         self.path = path
         if not resuming:
-            try:
-                path.mkdir(parents=True, exist_ok=True)
-            except OSError as error:
-                raise PqscopeError(f"cannot create the run directory {path}: {error.strerror}") from None
-            if any(path.iterdir()):
-                raise PqscopeError(f"run directory {path} is not empty; choose another --out")
+            make_empty_directory(path, "run")
         self._raw = (path / "raw.bin").open("ab", buffering=0)
         self._csv_fd = os.open(path / samples_name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         if not resuming:
