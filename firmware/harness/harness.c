@@ -1,9 +1,11 @@
 /* The measurement harness: answers the host's commands (firmware/PROTOCOL.md) by running the
- * linked signature implementation and reporting cycles and stack use per operation. */
+ * linked signature implementation and reporting cycles and stack use per operation. The board's
+ * main() (main.c) feeds it the UART's bytes. */
 #include <pqscope/drbg.h>
 #include <pqscope/fault.h>
 #include <pqscope/frame.h>
 #include <pqscope/hal.h>
+#include <pqscope/harness.h>
 #include <pqscope/scheme.h>
 #include <pqscope/stackmeter.h>
 #include <pqscope/transcript.h>
@@ -336,24 +338,28 @@ static void handle_frame(const struct pqs_frame *frame)
   }
 }
 
-int main(void)
+static struct pqs_receiver receiver;
+
+void pqs_harness_start(void)
 {
-  static struct pqs_receiver rx;
-  hal_setup();
   calibrate_counter();
-  pqs_receiver_init(&rx);
+  pqs_receiver_init(&receiver);
+  /* Zero at boot already; cleared for hosts that start the harness again in one process. */
+  memset(slot_has_key, 0, sizeof slot_has_key);
   send_info(0);
-  for (;;) {
-    struct pqs_frame frame;
-    switch (pqs_receiver_push(&rx, hal_getc(), &frame)) {
-    case PQS_RX_FRAME:
-      handle_frame(&frame);
-      break;
-    case PQS_RX_BAD_FRAME:
-      send_error(0, ERR_BAD_FRAME, "frame dropped: bad COBS, length or CRC");
-      break;
-    case PQS_RX_NONE:
-      break;
-    }
+}
+
+void pqs_harness_receive_byte(uint8_t byte)
+{
+  struct pqs_frame frame;
+  switch (pqs_receiver_push(&receiver, byte, &frame)) {
+  case PQS_RX_FRAME:
+    handle_frame(&frame);
+    break;
+  case PQS_RX_BAD_FRAME:
+    send_error(0, ERR_BAD_FRAME, "frame dropped: bad COBS, length or CRC");
+    break;
+  case PQS_RX_NONE:
+    break;
   }
 }

@@ -1,0 +1,15 @@
+/* The harness's command handling (firmware/PROTOCOL.md) as two calls, so that the device's main()
+ * and host-side tests (tests/fuzz) drive the same code. */
+#ifndef PQSCOPE_HARNESS_H
+#define PQSCOPE_HARNESS_H
+
+#include <stdint.h>
+
+/* Calibrates the cycle counter, empties the receiver, forgets every key slot and sends the boot
+ * INFO (seq 0). Call after hal_setup(), before pqs_harness_receive_byte(). */
+void pqs_harness_start(void);
+
+/* One byte from the host; a frame it completes is answered (through hal_putc) before returning. */
+void pqs_harness_receive_byte(uint8_t byte);
+
+#endif
