@@ -1,6 +1,7 @@
 """Fuzzing the host's frame and record parsers (hypothesis): no input makes them raise anything but
 their own errors, and valid frames survive any noise around them. The test command runs a short
-budget; PQSCOPE_FUZZ_EXAMPLES=1000000 runs the long one (README, "Reliability")."""
+budget (PQSCOPE_FUZZ_EXAMPLES raises it); the coverage-guided long run of the same parsers is
+tests/fuzz/fuzz_host_parsers.py (README, "Reliability")."""
 
 import os
 
