@@ -124,3 +124,14 @@ def test_ct_resume_refuses_a_run_directory_and_its_own_parameters(fake_repo, fak
                           "it is a 'run' run; resume it with `pqscope run --resume`")
     assert_one_line_error(CliRunner().invoke(cli, ["ct", "--resume", str(out), "-n", "50", "--key-refresh", "2"]),
                           "drop -n, --key-refresh")
+
+
+def test_ct_resume_refuses_an_image_whose_code_changed(fake_repo, fake_toolchain, pty_device, tmp_path):
+    _device, port = pty_device()
+    out = tmp_path / "ct"
+    result = CliRunner().invoke(cli, [*CT, "--port", port, "--out", str(out)])
+    assert result.exit_code == 0, result.stderr
+    meta = json.loads((out / "meta.json").read_text())
+    (out / "meta.json").write_text(json.dumps(meta | {"code_sha256": "0" * 64}))
+    assert_one_line_error(CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash"]),
+                          "changed since the run started")

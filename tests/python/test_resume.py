@@ -184,3 +184,13 @@ def test_a_suite_with_a_damaged_manifest_is_one_clear_error(fake_repo, fake_tool
     assert invoke("run", "-n", "2", "--seed", SEED, "--out", str(out)).exit_code == 0
     (out / "suite.json").write_text('{"board": "virtual", "members": [{"scheme": 1}]}')
     assert_one_line_error(invoke("run", "--resume", str(out)), "suite.json lacks 'ops'")
+
+
+def test_resume_refuses_an_image_whose_code_changed(fake_repo, fake_toolchain, tmp_path):
+    out = make_run(tmp_path)
+    meta = json.loads((out / "meta.json").read_text())
+    assert len(meta["code_sha256"]) == 64
+    (out / "meta.json").write_text(json.dumps(meta | {"code_sha256": "0" * 64}))  # as if built from other code
+    before = (out / "samples.csv").read_bytes()
+    assert_one_line_error(invoke("run", "--resume", str(out)), "changed since the run started")
+    assert (out / "samples.csv").read_bytes() == before

@@ -2,6 +2,7 @@
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import shutil
 import subprocess
@@ -167,6 +168,20 @@ def read_size(elf: Path) -> ImageSize:
     except (OSError, ELFError) as error:
         raise BuildError(f"cannot read {elf}: {error}") from None
     return ImageSize(text, data, bss, bulk)
+
+
+def code_digest(elf: Path) -> str:
+    """SHA-256 over the image's executable sections (names, addresses and bytes): equal digests
+    mean the same code at the same addresses, whatever else changed (e.g. the build id string)."""
+    digest = hashlib.sha256()
+    try:
+        with elf.open("rb") as stream:
+            for section in ELFFile(stream).iter_sections():
+                if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] != "SHT_NOBITS":
+                    digest.update(f"{section.name}@{section['sh_addr']:#x}:".encode() + section.data())
+    except (OSError, ELFError) as error:
+        raise BuildError(f"cannot read {elf}: {error}") from None
+    return digest.hexdigest()
 
 
 def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:

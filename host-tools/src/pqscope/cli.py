@@ -16,7 +16,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Column, Table
 
 from .boards import Board, get_board, load_boards
-from .build import build_emulator, build_image, build_impl_dir, build_info, check_fits, read_size
+from .build import build_emulator, build_image, build_impl_dir, build_info, check_fits, code_digest, read_size
 from .capture import capture, check_info, connect
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from . import falcon_compare
@@ -111,6 +111,16 @@ def _build_checked(root: Path, board: Board, implementation: Implementation, con
     size = read_size(elf)
     check_fits(board, elf, size, implementation.stack_bytes)
     return elf, size
+
+
+def _code_of(elf: Path, resumed: dict | None, path: Path) -> str:
+    """The image's code digest; resuming, it must be the one the run started with (runs from
+    before the digest was recorded take it from here on)."""
+    code = code_digest(elf)
+    if resumed and resumed.get("code_sha256", code) != code:
+        raise PqscopeError(f"cannot resume {path}: the code of {elf.name} changed since the run started, and "
+                           f"its samples would mix two builds; start a new run (or rebuild the code it began with)")
+    return code
 
 
 def _build_emulator(root: Path, console: Console) -> Path:
@@ -248,6 +258,7 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
     if implementation.status != "ok":
         err.print(f"warning: the catalogue marks {scheme}/{impl} as '{implementation.status}'")
     elf, size = _build_checked(m.root, board, implementation, err)
+    code = _code_of(elf, resumed, run_path)
     emulator = _build_emulator(m.root, err) if board.is_virtual else None
 
     kept = keep_complete_samples(run_path / "samples.csv", m.master_seed) if resumed else []
@@ -263,6 +274,7 @@ def _measure(m: _Measurement, implementation: Implementation, run_path: Path, er
         }
         if implementation.directory is not None and not resumed:
             meta["impl_dir"] = str(implementation.directory.resolve())
+        meta["code_sha256"] = code
         if resumed:
             meta.update(status="running", samples_completed=len({row.sample_id for row in kept}))
             meta.setdefault("resumed_at", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
@@ -581,6 +593,7 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
     port, baud, timeout, flash = test.port, test.baud, test.timeout, test.flash
     scheme, impl = implementation.scheme, implementation.impl
     elf, size = _build_checked(root, board, implementation, err)
+    code = _code_of(elf, resumed, path)
     emulator = _build_emulator(root, err) if board.is_virtual else None
     intervals_path = path / "intervals.jsonl"
     # On the virtual board every signature is profiled: the localisation and the attempt counts.
@@ -596,6 +609,7 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
         }
         if implementation.directory is not None and not resumed:
             meta["impl_dir"] = str(implementation.directory)
+        meta["code_sha256"] = code
         if resumed:
             meta.setdefault("resumed_at", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         meta.update(status="running", samples_completed=len(collected))
