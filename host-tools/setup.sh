@@ -5,6 +5,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
+# Several pqscope commands started at once must not install into the same venv side by side:
+# the first installs, the others wait for it and then find everything in place.
+exec 9<"${BASH_SOURCE[0]}"
+flock 9
 
 say() { echo "pqscope setup: $*" >&2; }
 
