@@ -45,6 +45,22 @@ def test_public_input_time_is_taken_out_of_the_total():
     assert all(f["function"] != PUBLIC_TIME for f in corrected["top_functions"])
 
 
+def test_an_accepted_corruption_is_counted_but_its_signing_time_counts():
+    # A leak carried only by the signatures whose corrupted copy was also accepted (Falcon round
+    # 3 accepts flipped padding bits): they are timed; a failed signature is not.
+    samples, _ = synthetic(lambda c, rng: 50_000 + rng.integers(100), lambda c, rng, total: {})
+    statuses = {FIXED: Status.CORRUPT_ACCEPTED, RANDOM: Status.OK}
+    leaky = [CtSample(s.index, s.key_class, s.key_id, s.seed, s.cycles + 5_000 * (s.key_class == FIXED),
+                      s.stack_bytes, statuses[s.key_class]) if s.index % 2 else s for s in samples]
+    failed = [CtSample(s.index, s.key_class, s.key_id, s.seed, 0, s.stack_bytes, Status.OP_FAILED)
+              if s.index % 100 == 0 else s for s in leaky]
+    document = analyse_ct(failed, None, None)
+    assert document["verdict"] == "leak"
+    assert document["failed_samples"] == sum(s.index % 100 == 0 for s in samples)
+    assert document["corrupt_accepted"] == sum(s.status == Status.CORRUPT_ACCEPTED for s in failed)
+    assert document["n"]["fixed"] + document["n"]["random"] == N - document["failed_samples"]
+
+
 def test_rejection_attempts_are_public_randomness():
     # Each attempt costs 1000 cycles; the fixed key needs more attempts on average.
     attempts_of = {}

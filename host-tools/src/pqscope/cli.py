@@ -23,7 +23,7 @@ from . import falcon_compare
 from .errors import PqscopeError
 from .metadata import load_json
 from .paths import repo_root
-from .protocol import Op, Status
+from .protocol import Op
 from .flash import flash as flash_image
 from .report import ct_page, csv_text, html_page, markdown, print_results, print_tls_budget, run_document, runs_document
 from .rundir import (RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters, start_suite,
@@ -656,8 +656,8 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
                                     implementation.public_functions)}
         meta.update(status="complete", samples_completed=len(collected), result=document)
         run_dir.write_meta(meta)
-    classes = [s.key_class for s in collected if s.status == Status.OK]
-    cycles = [s.cycles for s in collected if s.status == Status.OK]
+    classes = [s.key_class for s in collected if ct.is_timed(s)]
+    cycles = [s.cycles for s in collected if ct.is_timed(s)]
     write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
     write_atomically(path / "report.html", ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
                                                    class_ecdfs_png(classes, cycles)))
@@ -706,12 +706,15 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         meta = None
     if not board.is_virtual and port is None:
         raise PqscopeError(f"board {board.name} is reached over a serial port: pass --port (e.g. /dev/ttyUSB0)")
-    document, _samples = _run_ct(test, implementation, path, err, resumed=meta)
+    document, signatures = _run_ct(test, implementation, path, err, resumed=meta)
     if as_json:
         _print_json(document)
         return
     click.echo(f"{implementation.scheme} {implementation.impl} on {board.name}: {document['verdict']} "
                f"({document['reason']})")
+    if document["corrupt_accepted"]:
+        click.echo(f"  {document['corrupt_accepted']} of {len(signatures)} signatures stayed valid with one bit flipped: "
+                   f"the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")
     for function in document.get("top_functions", [])[:5]:
         click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
     err.print(f"report: {path / 'report.html'}")

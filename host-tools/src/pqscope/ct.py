@@ -184,6 +184,14 @@ def load_intervals(path: Path) -> list[dict]:
         raise PqscopeError(f"cannot read the emulator's intervals {path}: {error}") from None
 
 
+def is_timed(sample: CtSample) -> bool:
+    """Whether a signature's time counts: signing succeeded and its signature verified. A corrupted
+    copy that was accepted as well says the verifier tolerates that bit (a malleable encoding,
+    e.g. Falcon round 3's padding bits), not that the signing time is wrong: such signatures are
+    timed and counted apart."""
+    return sample.status in (Status.OK, Status.CORRUPT_ACCEPTED)
+
+
 def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
                public_functions: tuple[str, ...] = (), *, seed: int = 0) -> dict:
     """The verdict document: leak statistics of the verified signatures' time and, with the
@@ -203,7 +211,7 @@ def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_func
     data — the public key changes with the key class too — so it is subtracted from the total and
     left out of the ranking.
     """
-    usable = [i for i, s in enumerate(samples) if s.status == Status.OK]
+    usable = [i for i, s in enumerate(samples) if is_timed(s)]
     classes = np.array([samples[i].key_class for i in usable])
     raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
     cycles = raw_cycles
@@ -228,6 +236,7 @@ def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_func
         correction["uncorrected"] = leakstats.analyse(classes, raw_cycles, seed=seed).to_json()
     document = leakstats.analyse(classes, cycles, seed=seed).to_json() | correction
     document["failed_samples"] = len(samples) - len(usable)
+    document["corrupt_accepted"] = sum(s.status == Status.CORRUPT_ACCEPTED for s in samples)
     if profile is None:
         return document
 

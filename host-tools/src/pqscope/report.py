@@ -184,6 +184,9 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
         ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
         ("max |t|", str(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),
     ]
+    if document.get("corrupt_accepted"):
+        facts.append(("corrupted signatures accepted", f"{document['corrupt_accepted']:,}: still valid with one bit "
+                      "flipped, so the verifier accepts more than one encoding (their signing time is counted)"))
     correction = document.get("correction")
     if correction:
         facts.append(("rejection attempts", f"{correction['retry_function']}: "
