@@ -1,4 +1,5 @@
 import math
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +10,7 @@ from pqscope.capture import Row, check_info, sample_seed
 from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Op, Status
+from pqscope.report import markdown, run_document
 from pqscope.stats import cycle_stats, summarize
 
 ML_DSA = find_implementation(load_catalogue(REPO), "ml-dsa-44", "m4f")
@@ -40,13 +42,20 @@ def test_summary_counts_failures_and_excludes_their_cycles():
         Row(0, Op.SIGN, seed, 100, 50, Status.OK, True),
         Row(0, Op.VERIFY, seed, 10, 20, Status.OK, True),
         Row(1, Op.SIGN, seed, 300, 70, Status.OK, False),
-        Row(1, Op.VERIFY, seed, 99_999, 30, Status.CORRUPT_ACCEPTED, False),
+        Row(1, Op.VERIFY, seed, 99_999, 30, Status.VALID_REJECTED, False),
+        # The valid signature verified in 12 cycles; the corrupted copy was accepted too.
+        Row(2, Op.SIGN, seed, 200, 60, Status.OK, False),
+        Row(2, Op.VERIFY, seed, 12, 20, Status.CORRUPT_ACCEPTED, False),
     ]
     sign, verify = summarize(rows, (Op.SIGN, Op.VERIFY), "ml-dsa-44", "m4f", code_bytes=4242)
-    assert (sign["op"], sign["n"], sign["verified"], sign["stack_bytes"]) == ("sign", 2, 1, 70)
+    assert (sign["op"], sign["n"], sign["verified"], sign["stack_bytes"]) == ("sign", 3, 1, 70)
     assert sign["cycles"]["median"] == 200
-    assert (verify["n"], verify["verified"], verify["cycles"]["max"]) == (2, 1, 10)
+    assert (verify["n"], verify["verified"], verify["corrupt_accepted"]) == (3, 1, 1)
+    assert (verify["cycles"]["min"], verify["cycles"]["max"]) == (10, 12)
     assert sign["code_bytes"] == verify["code_bytes"] == 4242
+    report = markdown(run_document("virtual", 24_000_000, Path("runs/x"), [sign, verify]))
+    assert report.count("stayed valid with one bit flipped") == 1
+    assert "ml-dsa-44 m4f: 1 of 3 signatures stayed valid" in report
     (keygen,) = summarize(rows, (Op.KEYGEN,), "ml-dsa-44", "m4f", code_bytes=1)
     assert keygen["n"] == 0 and keygen["cycles"] is None and keygen["stack_bytes"] is None
 

@@ -656,8 +656,8 @@ def _run_ct(test: _CtTest, implementation: Implementation, path: Path, err: Cons
                                     implementation.public_functions)}
         meta.update(status="complete", samples_completed=len(collected), result=document)
         run_dir.write_meta(meta)
-    classes = [s.key_class for s in collected if ct.is_timed(s)]
-    cycles = [s.cycles for s in collected if ct.is_timed(s)]
+    classes = [s.key_class for s in collected if s.status.timed]
+    cycles = [s.cycles for s in collected if s.status.timed]
     write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
     write_atomically(path / "report.html", ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
                                                    class_ecdfs_png(classes, cycles)))

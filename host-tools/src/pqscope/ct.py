@@ -184,14 +184,6 @@ def load_intervals(path: Path) -> list[dict]:
         raise PqscopeError(f"cannot read the emulator's intervals {path}: {error}") from None
 
 
-def is_timed(sample: CtSample) -> bool:
-    """Whether a signature's time counts: signing succeeded and its signature verified. A corrupted
-    copy that was accepted as well says the verifier tolerates that bit (a malleable encoding,
-    e.g. Falcon round 3's padding bits), not that the signing time is wrong: such signatures are
-    timed and counted apart."""
-    return sample.status in (Status.OK, Status.CORRUPT_ACCEPTED)
-
-
 def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
                public_functions: tuple[str, ...] = (), *, seed: int = 0) -> dict:
     """The verdict document: leak statistics of the verified signatures' time and, with the
@@ -211,7 +203,7 @@ def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_func
     data — the public key changes with the key class too — so it is subtracted from the total and
     left out of the ranking.
     """
-    usable = [i for i, s in enumerate(samples) if is_timed(s)]
+    usable = [i for i, s in enumerate(samples) if s.status.timed]
     classes = np.array([samples[i].key_class for i in usable])
     raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
     cycles = raw_cycles

@@ -23,7 +23,6 @@ from rich.table import Table
 
 from .catalogue import Implementation, find_implementation
 from .errors import PqscopeError
-from .ct import is_timed
 
 SCHEMES = ("falcon-512", "falcon-1024")
 MODES = ("fpnative", "fpemu-c", "fpemu-m4")
@@ -73,7 +72,7 @@ def run_comparison(catalogue: list[Implementation], scheme: str, board: str, pat
 def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> dict:
     """One primitive in one mode: cycles per operation (median signing cycles with random
     operands / FP_OP_REPS, including the benchmark loop's few cycles per call) and its verdict."""
-    cycles = [s.cycles for s in samples if is_timed(s) and s.key_class == RANDOM_CLASS]
+    cycles = [s.cycles for s in samples if s.status.timed and s.key_class == RANDOM_CLASS]
     leaking = [f["function"] for f in ct_document.get("top_functions", []) if f.get("depends_on_class")]
     return {"op": op, "mode": mode, "cycles_per_op": statistics.median(cycles) / FP_OP_REPS if cycles else None,
             "verdict": ct_document["verdict"], "max_abs_t": ct_document["max_abs_t"],

@@ -50,6 +50,13 @@ class Status(IntEnum):
     def label(self) -> str:
         return self.name.lower()
 
+    @property
+    def timed(self) -> bool:
+        """Whether the operation's cycles count: it succeeded (for verify: the valid signature was
+        accepted). A corrupted copy accepted as well says the verifier tolerates that bit (a
+        malleable encoding, e.g. Falcon round 3's padding bits), not that the time is wrong."""
+        return self in (Status.OK, Status.CORRUPT_ACCEPTED)
+
 
 class ErrorCode(IntEnum):
     BAD_FRAME = 1

@@ -59,6 +59,13 @@ def _title(document: dict) -> str:
     return f"pqscope on {document['board']} at {document['clock_hz'] / 1e6:g} MHz"
 
 
+def _malleability_notes(document: dict) -> list[str]:
+    """Verifications that also accepted the seed-chosen one-bit corruption of the signature."""
+    return [f"{result['scheme']} {result['impl']}: {result['corrupt_accepted']} of {result['n']} signatures stayed "
+            f"valid with one bit flipped (the verifier accepts more than one encoding; their cycles are counted)"
+            for result in document["results"] if result.get("corrupt_accepted")]
+
+
 def print_results(console: Console, document: dict) -> None:
     table = Table(title=_title(document))
     for heading in TABLE_HEADINGS:
@@ -66,12 +73,17 @@ def print_results(console: Console, document: dict) -> None:
     for row in _table_rows(document):
         table.add_row(*row)
     console.print(table)
+    for note in _malleability_notes(document):
+        console.print(note, markup=False)
     console.print(f"run saved in {document['run_dir']}")
 
 
 def markdown(document: dict, runs: Sequence[Run] = ()) -> str:
     lines = [f"# {_title(document)}", "", f"Run directory: `{document['run_dir']}`", "",
              *_markdown_table(TABLE_HEADINGS, _table_rows(document), ("scheme", "impl", "op"))]
+    notes = _malleability_notes(document)
+    if notes:
+        lines += ["", *(f"- {note}" for note in notes)]
     tls_rows = report_tls_rows(runs)
     if tls_rows:
         lines += ["", "## TLS 1.3 handshake budget", "", *_markdown_table(TLS_HEADINGS, _tls_cells(tls_rows), ("scheme",)),

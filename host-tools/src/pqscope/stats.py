@@ -24,17 +24,18 @@ def cycle_stats(cycles: Sequence[int]) -> dict[str, float]:
 
 
 def summarize(rows: list[Row], ops: tuple[Op, ...], scheme: str, impl: str, code_bytes: int) -> list[dict]:
-    """One result per requested operation; cycle statistics cover the runs that succeeded."""
+    """One result per requested operation; cycle statistics cover the operations that succeeded."""
     results = []
     for op in ops:
         op_rows = [row for row in rows if row.op == op]
-        ok_cycles = [row.cycles for row in op_rows if row.status == Status.OK]
+        ok_cycles = [row.cycles for row in op_rows if row.status.timed]
         results.append({
             "scheme": scheme,
             "impl": impl,
             "op": op.label,
             "n": len(op_rows),
             "verified": sum(row.verified for row in op_rows),
+            "corrupt_accepted": sum(row.status == Status.CORRUPT_ACCEPTED for row in op_rows),
             "cycles": cycle_stats(ok_cycles) if ok_cycles else None,
             "stack_bytes": max((row.stack_bytes for row in op_rows), default=None),
             "code_bytes": code_bytes,
