@@ -8,6 +8,7 @@ from pqscope.boards import get_board, load_boards
 from pqscope.build import BuildError, ImageSize, build_emulator, build_image, check_fits, read_size
 from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.errors import PqscopeError, UnknownNameError
+from pqscope.targets import open_target
 
 
 def test_sizes_match_gnu_size(tiny_elf):
@@ -62,7 +63,7 @@ def test_fit_check_counts_flash_and_ram_like_the_board_json():
 def test_virtual_board_inherits_the_emulated_board(fake_repo):
     boards = load_boards(fake_repo)
     virtual, discovery = boards["virtual"], boards["stm32f4discovery"]
-    assert virtual.is_virtual and not discovery.is_virtual
+    assert open_target(fake_repo, virtual).kind == "virtual" and open_target(fake_repo, discovery).kind == "serial"
     assert (virtual.flash_bytes, virtual.ram_bytes, virtual.clock_hz) == (1_048_576, 131_072, 24_000_000)
     assert virtual.cmake_preset == "stm32f4discovery"
     assert virtual.firmware_names == {"virtual", "stm32f4discovery"}

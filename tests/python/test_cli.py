@@ -42,7 +42,7 @@ RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
         (("build", "--board", "virtual", "--scheme", "ml-dsa-44", "--impl", "ref"),
          "unknown impl 'ref' of scheme ml-dsa-44; valid: m4f"),
         ((*RUN, "--ops", "sign,encrypt"), "unknown op 'encrypt'; valid: keygen, sign, verify"),
-        ((*RUN, "--seed", "xyz"), "--seed must be a non-empty even number of hex digits"),
+        ((*RUN, "--seed", "xyz"), "--seed must be hex digits (an odd count is read with a leading 0: 7 is 07), not 'xyz'"),
         ((*RUN, "-n", "many"), "Invalid value for '-n'"),
         ((*RUN, "--board", "stm32f4discovery"), "board stm32f4discovery is reached over a serial port: pass --port"),
         (("frobnicate",), "No such command 'frobnicate'"),
@@ -150,6 +150,14 @@ def test_run_is_replayed_by_its_seed_and_prints_a_table(fake_repo, fake_toolchai
     for op in ("keygen", "sign", "verify"):
         assert op in table.stdout
     assert f"run saved in {tmp_path / 'b'}" in table.stdout.replace("\n", "")
+
+
+def test_an_odd_number_of_seed_digits_reads_as_with_a_leading_zero(fake_repo, fake_toolchain, tmp_path):
+    short = invoke(*RUN, "-n", "2", "--seed", "7", "--out", str(tmp_path / "a"))
+    padded = invoke(*RUN, "-n", "2", "--seed", "07", "--out", str(tmp_path / "b"))
+    assert short.exit_code == padded.exit_code == 0, short.stderr
+    assert json.loads((tmp_path / "a/meta.json").read_text())["master_seed"] == "07"
+    assert (tmp_path / "a/samples.csv").read_text() == (tmp_path / "b/samples.csv").read_text()
 
 
 def test_default_run_directory_and_random_seed(fake_repo, fake_toolchain):

@@ -78,8 +78,7 @@ def compared(tmp_path_factory):
     steps = FakeSteps()
     path = tmp_path_factory.mktemp("compare")
     document = falcon_compare.run_comparison(load_catalogue(REPO), "falcon-512", "virtual", path,
-                                             falcon_compare.Steps(steps.measure, steps.constant_time),
-                                             ct_samples=200, fp_ct_samples=2400)
+                                             steps, ct_samples=200, fp_ct_samples=2400)
     return document, steps, path
 
 
@@ -155,8 +154,8 @@ def test_a_catalogue_without_the_primitive_rows_fails_before_any_work():
     steps = FakeSteps()
     catalogue = [row for row in load_catalogue(REPO) if row.scheme != "falcon-fp-floor"]
     with pytest.raises(PqscopeError, match="unknown scheme 'falcon-fp-floor'"):
-        falcon_compare.run_comparison(catalogue, "falcon-512", "virtual", REPO, falcon_compare.Steps(
-            steps.measure, steps.constant_time), ct_samples=20, fp_ct_samples=20)
+        falcon_compare.run_comparison(catalogue, "falcon-512", "virtual", REPO, steps, ct_samples=20,
+                                      fp_ct_samples=20)
     assert steps.calls == []
 
 
@@ -174,7 +173,7 @@ def test_help_names_the_options():
         (("--ct-n", "5"), "Invalid value for '--ct-n'"),
         (("--board", "nucleo"), "unknown board 'nucleo'"),
         (("--board", "stm32f4discovery"), "board stm32f4discovery is reached over a serial port: pass --port"),
-        (("--seed", "xyz"), "--seed must be a non-empty even number of hex digits"),
+        (("--seed", "xyz"), "--seed must be hex digits (an odd count is read with a leading 0: 7 is 07), not 'xyz'"),
     ],
 )
 def test_bad_input_is_one_line_without_traceback(fake_repo, args, expected):

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pqscope.boards import get_board
-from pqscope.capture import connect
+from pqscope.console import stderr
+from pqscope.targets import Link, VirtualTarget
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = Path(os.environ.get("PQSCOPE_IMAGES", ROOT / "build/stm32f4discovery/images"))
@@ -24,10 +25,12 @@ def image_session(tmp_path):
     """Opens a DeviceSession with the image of (scheme, impl) running on the virtual board."""
     with contextlib.ExitStack() as stack:
         def open_session(scheme: str, impl: str):
-            board = get_board(ROOT, "virtual")
-            connection = stack.enter_context(connect(
-                board, elf=IMAGES / scheme / f"{impl}.elf", emulator=EMULATOR, port=None, baud=board.baud,
-                stats_path=tmp_path / f"{scheme}.{impl}.stats.json", sample_timeout=3600))  # a slow row signs for minutes
+            target = VirtualTarget(ROOT, get_board(ROOT, "virtual"), Link(timeout=3600),  # a slow row signs for minutes
+                                   emulator=EMULATOR)
+            stats_dir = tmp_path / f"{scheme}.{impl}"
+            stats_dir.mkdir()
+            connection = stack.enter_context(target.connect(IMAGES / scheme / f"{impl}.elf", stderr(),
+                                                            stats_dir=stats_dir))
             return connection.session
 
         yield open_session

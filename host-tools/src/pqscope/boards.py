@@ -6,8 +6,6 @@ from pathlib import Path
 from .errors import PqscopeError, UnknownNameError
 from .metadata import load_json, require
 
-VBOARD_RUNNER = "vboard"
-
 
 @dataclass(frozen=True)
 class Board:
@@ -19,17 +17,13 @@ class Board:
     ram_bytes: int
     baud: int
     cmake_preset: str
-    runner: str  # "vboard" for the emulator; a real board is reached over a serial port
+    runner: str  # how the board is reached: the kind of target (targets.TARGET_KINDS)
     emulates: str | None
     directory: Path  # boards/<name>/, which holds the flasher configuration
 
     def describe(self) -> dict:
         """The board as JSON-ready data."""
         return {**asdict(self), "directory": str(self.directory)}
-
-    @property
-    def is_virtual(self) -> bool:
-        return self.runner == VBOARD_RUNNER
 
     @property
     def firmware_names(self) -> set[str]:

@@ -1,18 +1,14 @@
-"""From a board running an image to rows of measurements: connect, check, run samples."""
+"""From a session with a board running an image to rows of measurements: check, run samples."""
 
-import contextlib
 import hashlib
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 from .boards import Board
 from .catalogue import Implementation
 from .device import DeviceSession
 from .errors import PqscopeError
 from .protocol import Info, Op, Status
-from .transport import open_port
-from .vboard import VirtualBoard
 
 
 @dataclass(frozen=True)
@@ -26,37 +22,6 @@ class Row:
     stack_bytes: int
     status: Status
     verified: bool  # the whole sample succeeded: its signature verified, the corrupted one did not
-
-
-@dataclass
-class Connection:
-    session: DeviceSession
-    port: str
-    vboard: VirtualBoard | None
-
-
-@contextlib.contextmanager
-def connect(
-    board: Board,
-    *,
-    elf: Path,
-    emulator: Path | None,
-    port: str | None,
-    baud: int,
-    stats_path: Path,
-    on_receive: Callable[[bytes], object] | None = None,
-    sample_timeout: float = 60.0,
-    emulator_args: tuple[str, ...] = (),
-) -> Iterator[Connection]:
-    """A session with the board: the emulator on `elf` for the virtual board, else `port`."""
-    with contextlib.ExitStack() as stack:
-        vboard = None
-        if board.is_virtual:
-            vboard = stack.enter_context(VirtualBoard(emulator, elf, stats_path, extra_args=emulator_args))
-            port = vboard.port
-        serial_port = stack.enter_context(open_port(port, baud))
-        session = DeviceSession(serial_port, on_receive=on_receive, sample_timeout=sample_timeout)
-        yield Connection(session, port, vboard)
 
 
 def check_info(info: Info, board: Board, implementation: Implementation, msg_len: int) -> None:

@@ -15,7 +15,7 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Collection, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -24,13 +24,18 @@ from . import leakstats
 from .device import DeviceSession
 from .errors import PqscopeError
 from .protocol import Info, Sample, Status
-from .rundir import csv_lines, write_atomically
+from .catalogue import Implementation
+from .report import ct_page
+from .rundir import RunDirectory, csv_lines, write_atomically
+from .runner import Capture
+from .targets import Profiling
 
 FIXED, RANDOM = 0, 1
 FIXED_SLOT = 0
 # Keygen samples get ids of their own so that they never collide with signature ids.
 KEYGEN_ID_BASE = 0x8000_0000
 TOP_FUNCTIONS = 10
+INTERVAL_FUNCTION = "run_sign"  # the harness function around each timed signature
 # The emulator's name for the time spent in public-input functions (--public-function).
 PUBLIC_TIME = "(public-input functions)"
 
@@ -130,6 +135,7 @@ def capture_ct(
                        sample.stack_bytes, sample.status)
 
 
+INTERVALS_FILE = "intervals.jsonl"
 CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status")
 STATUS_BY_LABEL = {status.label: status for status in Status}
 
@@ -167,13 +173,66 @@ def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[
                                f"{len(kept)} of meta.json's master seed")
         kept.append(sample)
     if with_intervals:
-        intervals_path = path / "intervals.jsonl"
+        intervals_path = path / INTERVALS_FILE
         intervals = intervals_path.read_text().splitlines(keepends=True) if intervals_path.exists() else []
         intervals = [line for line in intervals if line.endswith("\n")]
         kept = kept[:len(intervals)]
         write_atomically(intervals_path, "".join(intervals[:len(kept)]))
     write_atomically(samples_path, csv_lines([CT_FIELDS, *map(ct_record, kept)]))
     return kept
+
+
+class CtCapture(Capture):
+    """The constant-time test's signatures (`pqscope ct`): ct.csv, one row per signature, the keys
+    the device made in meta.json; finished by the verdict (ct.json, report.html)."""
+
+    kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
+
+    def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0):
+        super().__init__(samples, master_seed, msg_len)
+        self.key_refresh = key_refresh
+
+    def parameters(self) -> dict:
+        return {"key_refresh": self.key_refresh, "keys": []}
+
+    def label(self, implementation: Implementation) -> str:
+        return f"ct {super().label(implementation)}"
+
+    def profiling(self, implementation: Implementation, path: Path) -> Profiling:
+        # Every signature profiled: the localisation and the attempt counts.
+        return Profiling(path / INTERVALS_FILE, INTERVAL_FUNCTION, implementation.public_functions)
+
+    def keep(self, path: Path, profiled: bool) -> list[CtSample]:
+        return keep_captured(path, self.master_seed, with_intervals=profiled)
+
+    def records(self, session, info, kept, meta) -> Iterator[CtSample]:
+        known = {key["key_id"] for key in meta["keys"]}
+
+        def record_key(key: KeyMade) -> None:
+            if key.key_id not in known:  # a resumed test makes its pool's keys again
+                known.add(key.key_id)
+                meta["keys"].append(asdict(key))
+
+        return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
+                          key_refresh=self.key_refresh, done=range(len(kept)), on_key=record_key)
+
+    def write(self, run_dir: RunDirectory, record: CtSample) -> None:
+        run_dir.write_record(ct_record(record))
+
+    def finish(self, implementation, path, records, meta, profiled) -> dict:
+        from .leakstats import plot_t_vs_n, t_against_n  # matplotlib: loaded only for the report
+        from .plots import class_ecdfs_png
+
+        intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
+        document = {"board": meta["board"], "scheme": implementation.scheme, "impl": implementation.impl,
+                    "run_dir": str(path), **analyse_ct(records, intervals, implementation.retry_function or None,
+                                                       implementation.public_functions)}
+        classes = [s.key_class for s in records if s.status.timed]
+        cycles = [s.cycles for s in records if s.status.timed]
+        write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
+        write_atomically(path / "report.html", ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
+                                                       class_ecdfs_png(classes, cycles)))
+        return document
 
 
 def load_intervals(path: Path) -> list[dict]:

@@ -14,15 +14,19 @@ assembly of the document is independent of how they ran.
 import base64
 import html
 import statistics
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Protocol
 
 from rich.console import Console
 from rich.table import Table
 
 from .catalogue import Implementation, find_implementation
 from .errors import PqscopeError
+from .protocol import Op
+from .report import runs_document
+from .runner import Runner, SampleCapture
+from .runs import load_run
 
 SCHEMES = ("falcon-512", "falcon-1024")
 MODES = ("fpnative", "fpemu-c", "fpemu-m4")
@@ -33,20 +37,42 @@ FP_OPERATIONS = ("add", "mul", "div", "sqrt", "rint", "floor")
 FP_OP_REPS = 64  # FPOPS_REPS in firmware/schemes/falcon-fpops/fpops.c: operations per signature
 RANDOM_CLASS = 1  # ct.RANDOM: signatures with random keys, i.e. random operands
 TOP_FUNCTIONS = 5
+MSG_LEN = 32
 
 
 def fp_scheme(operation: str) -> str:
     return f"falcon-fp-{operation}"
 
 
-@dataclass(frozen=True)
-class Steps:
+class Steps(Protocol):
     """How the comparison runs its parts: `measure(implementation, path)` returns a run document
     (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the ct
     verdict document and the timed signatures (ct.CtSample)."""
 
-    measure: Callable[[Implementation, Path], dict]
-    constant_time: Callable[[Implementation, int, Path], tuple[dict, Sequence]]
+    def measure(self, implementation: Implementation, path: Path) -> dict: ...
+
+    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]: ...
+
+
+class RunnerSteps:
+    """The parts measured on a target by the runner, all from one master seed."""
+
+    def __init__(self, runner: Runner, master_seed: bytes, samples: int):
+        self.runner, self.master_seed, self.samples = runner, master_seed, samples
+
+    def measure(self, implementation: Implementation, path: Path) -> dict:
+        what = SampleCapture(tuple(Op), self.samples, self.master_seed, MSG_LEN)
+        if self.runner.measure(implementation, path, what).interrupted:
+            raise KeyboardInterrupt
+        return runs_document(path, [load_run(path)])
+
+    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]:
+        from .ct import CtCapture  # numpy/scipy statistics: loaded only for this test
+
+        outcome = self.runner.measure(implementation, path, CtCapture(samples, self.master_seed, MSG_LEN))
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        return outcome.result, outcome.records
 
 
 def run_comparison(catalogue: list[Implementation], scheme: str, board: str, path: Path, steps: Steps, *,

@@ -11,6 +11,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from .rundir import write_atomically
 from .runs import Run
 from .tls import budget_rows, has_sign_and_verify, signer_from_run
 
@@ -26,6 +27,13 @@ TLS_NOTE = ("Six signatures (CertificateVerify, two certificate-chain signatures
             "catalogue sizes only.")
 TABLE_HEADINGS = ("scheme", "impl", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
                   "median ms", "stack B", "code B")
+
+
+def write_reports(path: Path, document: dict, runs: list[Run]) -> Path:
+    """report.md and report.html of the run or suite at `path`; returns the HTML's path."""
+    write_atomically(path / "report.md", markdown(document, runs))
+    write_atomically(path / "report.html", html_page(document, runs))
+    return path / "report.html"
 
 
 def run_document(board: str, clock_hz: int, run_dir: Path, results: list[dict]) -> dict:

@@ -1,6 +1,7 @@
 """Reading run directories back: one run (meta.json + samples.csv) or a suite of runs (a directory
 of run directories), summarised from the samples so that interrupted runs report what they have."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,9 +50,17 @@ def load_run(path: Path) -> Run:
     return Run(path, meta, read_samples(path / "samples.csv"))
 
 
-def newest_run(runs_dir: Path) -> Path:
-    """The newest run or suite under `runs_dir` (`pqscope run` names them after their start time)."""
-    found = sorted(child for child in runs_dir.iterdir() if child.is_dir()) if runs_dir.is_dir() else []
-    if not found:
-        raise PqscopeError(f"no runs: {runs_dir} holds none; measure with `pqscope run` or pass --run DIR")
-    return found[-1]
+def newest_measured_run(runs_dir: Path, measured: Callable[[Run], bool]) -> tuple[Path, list[Run]]:
+    """The newest run or suite under `runs_dir` (`pqscope run` names them after their start time)
+    holding runs that are `measured`, and those runs; directories that are not runs (constant-time
+    tests, damaged ones) are passed over."""
+    found = sorted((child for child in runs_dir.iterdir() if child.is_dir()), reverse=True) if runs_dir.is_dir() else []
+    for path in found:
+        try:
+            runs = [run for run in map(load_run, find_runs(path)) if measured(run)]
+        except PqscopeError:
+            continue
+        if runs:
+            return path, runs
+    raise PqscopeError(f"no runs: {runs_dir} holds none with the samples needed; measure with `pqscope run` or "
+                       "pass --run DIR")

@@ -1,0 +1,260 @@
+"""One measurement's lifecycle, the same for `run`, `ct`, suites and `compare-falcon`: build the
+image, record what runs where (meta.json), connect to the target, check the image it runs, capture
+samples to disk as they arrive, and record how it ended (complete, interrupted, failed) so that
+`--resume` can go on. What is captured is a `Capture`: rows of keygen/sign/verify samples
+(`SampleCapture`), or the constant-time test's signatures (`ct.CtCapture`)."""
+
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import ClassVar
+
+from rich.console import Console
+
+from .build import build_info, code_digest
+from .capture import Row, capture, check_info
+from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
+from .console import progress
+from .device import DeviceSession
+from .errors import PqscopeError
+from .protocol import Info, Op
+from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
+                     start_suite, suite_parameters)
+from .targets import Profiling, Target
+
+
+def _now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+class Capture:
+    """What a measurement captures, and how its records are written, kept on resume and finished."""
+
+    kind: ClassVar[str]  # meta.json's "kind", and the command that resumes it
+    unit: ClassVar[str]  # what one record is called in messages
+    samples_name: ClassVar[str]
+    fields: ClassVar[tuple[str, ...]]
+
+    def __init__(self, samples: int, master_seed: bytes, msg_len: int):
+        self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len
+
+    def parameters(self) -> dict:
+        """Its own entries of meta.json, besides samples, msg_len and master_seed."""
+        return {}
+
+    def label(self, implementation: Implementation) -> str:
+        return f"{implementation.scheme} {implementation.impl}"
+
+    def keep(self, path: Path, profiled: bool) -> list:
+        """Resuming: the records of `path` to keep (files rewritten to hold just those)."""
+        raise NotImplementedError
+
+    def profiling(self, implementation: Implementation, path: Path) -> Profiling | None:
+        """What a target with a profiler should record (None: nothing)."""
+        return None
+
+    def records(self, session: DeviceSession, info: Info, kept: list, meta: dict) -> Iterator:
+        """Captures the records not in `kept`, yielding each once it is complete."""
+        raise NotImplementedError
+
+    def write(self, run_dir: RunDirectory, record) -> None:
+        raise NotImplementedError
+
+    def finish(self, implementation: Implementation, path: Path, records: list, meta: dict,
+               profiled: bool) -> dict | None:
+        """After a complete capture: the result document, kept in meta.json as "result" (None: no result)."""
+        return None
+
+
+class SampleCapture(Capture):
+    """Samples of key generation, signing and verification (`pqscope run`): one record per sample,
+    its rows in samples.csv."""
+
+    kind, unit, samples_name, fields = "run", "samples", "samples.csv", CSV_FIELDS
+
+    def __init__(self, ops: tuple[Op, ...], samples: int, master_seed: bytes, msg_len: int):
+        super().__init__(samples, master_seed, msg_len)
+        self.ops = ops
+
+    def parameters(self) -> dict:
+        return {"ops": [op.label for op in self.ops], "seed_derivation": "sha256(master_seed || u32le(sample_id))"}
+
+    def keep(self, path: Path, profiled: bool) -> list[list[Row]]:
+        samples: dict[int, list[Row]] = {}
+        for row in keep_complete_samples(path / self.samples_name, self.master_seed):
+            samples.setdefault(row.sample_id, []).append(row)
+        return list(samples.values())
+
+    def records(self, session, info, kept, meta) -> Iterator[list[Row]]:
+        return capture(session, ops=self.ops, samples=self.samples, msg_len=self.msg_len,
+                       master_seed=self.master_seed, skip={rows[0].sample_id for rows in kept})
+
+    def write(self, run_dir: RunDirectory, record: list[Row]) -> None:
+        run_dir.write_rows(record)
+
+
+@dataclass
+class Outcome:
+    """How a measurement ended: its meta.json, every record (kept and new) and its result."""
+
+    meta: dict
+    records: list
+    result: dict | None = None
+
+    @property
+    def interrupted(self) -> bool:
+        return self.meta["status"] == "interrupted"
+
+
+class Runner:
+    """Measures implementations on one target, reporting progress on `console`."""
+
+    def __init__(self, target: Target, console: Console):
+        target.check()
+        self.target, self.console = target, console
+
+    def measure(self, implementation: Implementation, path: Path, what: Capture,
+                resumed: dict | None = None) -> Outcome:
+        """Captures `what` of `implementation` into the run directory `path`; or, given the
+        meta.json of an interrupted measurement there, its missing records. Ctrl-C ends it as
+        "interrupted", keeping everything captured."""
+        target, console = self.target, self.console
+        if implementation.status != "ok":
+            console.print(f"warning: the catalogue marks {implementation.scheme}/{implementation.impl} as "
+                          f"'{implementation.status}'")
+        image = target.image(implementation, console)
+        code = code_digest(image.elf)
+        if resumed and resumed.get("code_sha256", code) != code:
+            # Runs from before the digest was recorded take it from here on.
+            raise PqscopeError(f"cannot resume {path}: the code of {image.elf.name} changed since the run started, "
+                               f"and its samples would mix two builds; start a new run (or rebuild the code it "
+                               f"began with)")
+        target.prepare(console)
+        profiling = what.profiling(implementation, path) if target.profiles else None
+        kept = what.keep(path, profiling is not None) if resumed else []
+        records = list(kept)
+        with RunDirectory(path, what.samples_name, what.fields, resuming=bool(resumed)) as run_dir:
+            meta = resumed or self._new_meta(implementation, image, what)
+            meta["code_sha256"] = code
+            if resumed:
+                meta.setdefault("resumed_at", []).append(_now())
+            meta.update(status="running", samples_completed=len(records))
+            run_dir.write_meta(meta)
+            connection = None
+            try:
+                with target.connect(image.elf, console, stats_dir=path, on_receive=run_dir.write_raw,
+                                    profiling=profiling) as connection:
+                    info = connection.session.hello()
+                    check_info(info, target.board, implementation, what.msg_len)
+                    meta.update(port=connection.port, clock_hz=info.clock_hz, info=asdict(info))
+                    run_dir.write_meta(meta)
+                    with progress(console) as bar:
+                        task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
+                        for record in what.records(connection.session, info, kept, meta):
+                            what.write(run_dir, record)
+                            records.append(record)
+                            meta["samples_completed"] = len(records)
+                            bar.advance(task)
+                meta["status"] = "complete"
+            except KeyboardInterrupt:
+                meta["status"] = "interrupted"
+            except PqscopeError as error:
+                meta["status"] = f"failed: {error}"
+                raise
+            finally:
+                meta["finished_at"] = _now()
+                if connection is not None and connection.stats:
+                    meta["emulator_stats"] = connection.stats
+                run_dir.write_meta(meta)
+            outcome = Outcome(meta, records)
+            if outcome.interrupted:
+                console.print(f"interrupted after {len(records)} of {what.samples} {what.unit}; data kept in {path}, "
+                              f"resume with `pqscope {what.kind} --resume {path}`")
+                return outcome
+            outcome.result = what.finish(implementation, path, records, meta, profiling is not None)
+            if outcome.result is not None:
+                meta["result"] = outcome.result
+                run_dir.write_meta(meta)
+        return outcome
+
+    def measure_members(self, members: list["Member"], what: Capture) -> bool:
+        """Measures the members of a run or suite in turn (complete ones stay as they are),
+        stopping at an interruption, which it returns."""
+        for member in members:
+            if not member.complete and self.measure(member.implementation, member.path, what,
+                                                    member.resume_from).interrupted:
+                return True
+        return False
+
+    def _new_meta(self, implementation: Implementation, image, what: Capture) -> dict:
+        board = self.target.board
+        meta = {
+            "schema": 1, "kind": what.kind, "tool_version": version("pqscope"), "command_line": sys.argv,
+            "build": build_info(self.target.root, board), "started_at": _now(), "board": board.name,
+            **self.target.describe(), "scheme": implementation.scheme, "impl": implementation.impl,
+            "elf": str(image.elf), "image": asdict(image.size), "samples": what.samples, "msg_len": what.msg_len,
+            "master_seed": what.master_seed.hex(), **what.parameters(), "clock_hz": board.clock_hz,
+        }
+        if implementation.directory is not None:
+            meta["impl_dir"] = str(implementation.directory.resolve())
+        return meta
+
+
+@dataclass(frozen=True)
+class Member:
+    """One implementation of a run or suite, and where it stands."""
+
+    implementation: Implementation
+    path: Path
+    resume_from: dict | None = None  # the meta.json of an interrupted run to go on with
+    complete: bool = False  # measured to the end before: kept as it is
+
+
+def member_path(suite: Path, implementation: Implementation) -> Path:
+    return suite / f"{implementation.scheme}-{implementation.impl}"
+
+
+def new_suite(path: Path, board: str, implementations: list[Implementation], what: SampleCapture) -> list[Member]:
+    """A suite directory whose manifest (suite.json) lists its members and shared parameters,
+    written before any member starts so that a killed suite can be resumed as a whole."""
+    start_suite(path, {
+        "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board,
+        "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
+        "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
+        "master_seed": what.master_seed.hex(),
+    })
+    return [Member(row, member_path(path, row)) for row in implementations]
+
+
+def resumed_implementation(root: Path, meta: dict) -> Implementation:
+    """The implementation a run measured: its own directory (--impl-dir) or a catalogue row."""
+    if isinstance(meta.get("impl_dir"), str):
+        return implementation_from_dir(Path(meta["impl_dir"]), meta["scheme"], meta["impl"])
+    return find_implementation(load_catalogue(root), meta["scheme"], meta["impl"])
+
+
+def resumed_members(root: Path, path: Path, parameters: dict, suite: bool) -> list[Member]:
+    """The members of the run or suite at `path` to resume: complete members stay as they are,
+    the interrupted one goes on, those never started start."""
+    if not suite:
+        return [Member(resumed_implementation(root, parameters), path, parameters)]
+    catalogue = load_catalogue(root)
+    members = []
+    for entry in parameters["members"]:
+        implementation = find_implementation(catalogue, entry["scheme"], entry["impl"])
+        run_path = member_path(path, implementation)
+        meta = member_state(run_path)
+        complete = (meta is not None and meta.get("status") == "complete"
+                    and meta.get("samples_completed") == meta["samples"])
+        members.append(Member(implementation, run_path, meta, complete))
+    return members
+
+
+def resume_manifest(path: Path) -> tuple[dict, bool]:
+    """The parameters of the run or suite to resume (its meta.json, or a suite's suite.json) and
+    whether it is a suite."""
+    suite = is_suite(path)
+    return (suite_parameters(path) if suite else resume_parameters(path)), suite

@@ -1,0 +1,208 @@
+"""Targets: what a command measures on. A target knows how to get an image of its board built and
+running (the emulator loads it; a real board is flashed with OpenOCD), how to open a session with
+it, what it can report besides the UART (the virtual board's profiler), and how to describe itself
+in meta.json. Commands and the runner ask the target; only `open_target` looks at the board kind.
+
+The kinds, by the board's `runner` in board.json: "vboard" (the emulator, VirtualTarget) and
+"serial" (a board on a serial port, SerialTarget). A board farm place is a third kind: it would
+acquire its board, flash through the farm and hand back a port, behind the same interface."""
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from rich.console import Console
+
+from .boards import Board
+from .build import ImageSize, build_emulator, build_image, build_impl_dir, check_fits, read_size
+from .catalogue import Implementation
+from .console import working
+from .device import DeviceSession
+from .errors import PqscopeError
+from .flash import flash as openocd_flash
+from .metadata import load_json
+from .transport import open_port
+from .vboard import VirtualBoard
+
+STATS_FILE = "vboard-stats.json"
+
+
+@dataclass(frozen=True)
+class Link:
+    """How a command reaches a board: the connection options of `run`, `ct` and `compare-falcon`."""
+
+    port: str | None = None
+    baud: int | None = None
+    timeout: float = 60.0  # seconds to wait for each record
+    flash: bool = True  # flash the image before measuring (a board that needs flashing)
+
+
+@dataclass(frozen=True)
+class Profiling:
+    """What the virtual board's profiler records: one line per call of `function` (the harness's
+    function around a timed operation) in `intervals`, with the cycles of every function called in
+    it, the time of `public_functions` booked apart."""
+
+    intervals: Path
+    function: str
+    public_functions: tuple[str, ...] = ()
+
+    def emulator_args(self) -> tuple[str, ...]:
+        return ("--intervals", str(self.intervals), "--interval-function", self.function,
+                *(arg for name in self.public_functions for arg in ("--public-function", name)))
+
+
+@dataclass
+class Connection:
+    """An open session with a board running an image. `stats` holds what the target measured of
+    itself (the emulator's statistics) once the connection is closed."""
+
+    session: DeviceSession
+    port: str
+    stats: dict | None = None
+
+
+@dataclass(frozen=True)
+class Image:
+    elf: Path
+    size: ImageSize
+
+
+class Target:
+    """A board the tool measures on; subclasses say how it is reached."""
+
+    kind: ClassVar[str]
+    profiles: ClassVar[bool] = False  # whether it reports per-function cycles (Profiling)
+
+    def __init__(self, root: Path, board: Board, link: Link = Link()):
+        self.root, self.board, self.link = root, board, link
+
+    @staticmethod
+    def runs_on(board: Board) -> str:
+        raise NotImplementedError
+
+    def check(self) -> None:
+        """Raises now, before any build, what would stop a measurement later."""
+
+    def prepare(self, console: Console) -> None:
+        """Builds or starts what the target needs besides the image, before a run directory exists."""
+
+    def image(self, implementation: Implementation, console: Console) -> Image:
+        """Builds (or finds up to date) the image of `implementation` for this board, checked to fit."""
+        with working(console, f"building image.{implementation.scheme}.{implementation.impl}"):
+            if implementation.directory is not None:
+                elf = build_impl_dir(self.root, self.board, implementation.directory, implementation.scheme,
+                                     implementation.impl, implementation.stack_bytes)
+            else:
+                elf = build_image(self.root, self.board, implementation.scheme, implementation.impl)
+        size = read_size(elf)
+        check_fits(self.board, elf, size, implementation.stack_bytes)
+        return Image(elf, size)
+
+    def connect(self, elf: Path, console: Console, *, stats_dir: Path,
+                on_receive: Callable[[bytes], object] | None = None,
+                profiling: Profiling | None = None) -> contextlib.AbstractContextManager[Connection]:
+        """A session with the board running `elf`; `stats_dir` receives the target's own
+        statistics; `profiling` only where `profiles`."""
+        raise NotImplementedError
+
+    def flash(self, elf: Path, console: Console) -> None:
+        raise NotImplementedError
+
+    def describe(self) -> dict:
+        """What meta.json records of the target."""
+        return {"target": self.kind}
+
+    def _session(self, port, on_receive) -> DeviceSession:
+        return DeviceSession(port, on_receive=on_receive, sample_timeout=self.link.timeout)
+
+
+class VirtualTarget(Target):
+    """The virtual board: the emulator loads the image itself and profiles what it runs."""
+
+    kind = "virtual"
+    profiles = True
+
+    @staticmethod
+    def runs_on(board: Board) -> str:
+        return f"emulator ({board.emulates} images)"
+
+    def flash(self, elf: Path, console: Console) -> None:
+        raise PqscopeError(f"board {self.board.name} is emulated: it loads the image itself, there is nothing "
+                           "to flash")
+
+    def __init__(self, root: Path, board: Board, link: Link = Link(), *, emulator: Path | None = None):
+        super().__init__(root, board, link)
+        self._emulator = emulator  # None: built from the host tree
+
+    def prepare(self, console: Console) -> None:
+        if self._emulator is not None:
+            return
+        with working(console, "building the emulator"):
+            self._emulator = build_emulator(self.root)
+
+    @contextlib.contextmanager
+    def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
+        self.prepare(console)
+        stats_path = stats_dir / STATS_FILE
+        args = profiling.emulator_args() if profiling else ()
+        connection = None
+        try:
+            with VirtualBoard(self._emulator, elf, stats_path, extra_args=args) as vboard:
+                with open_port(vboard.port, self.link.baud or self.board.baud) as port:
+                    connection = Connection(self._session(port, on_receive), vboard.port)
+                    yield connection
+        finally:
+            if connection is not None and stats_path.exists():
+                connection.stats = load_json(stats_path)
+
+
+class SerialTarget(Target):
+    """A board on a serial port (a USB-TTL adapter on its UART), flashed through its debug probe."""
+
+    kind = "serial"
+
+    @staticmethod
+    def runs_on(board: Board) -> str:
+        return "serial port"
+
+    def check(self) -> None:
+        if self.link.port is None:
+            raise PqscopeError(f"board {self.board.name} is reached over a serial port: pass --port "
+                               "(e.g. /dev/ttyUSB0)")
+
+    def flash(self, elf: Path, console: Console) -> None:
+        with working(console, f"flashing {elf.name} onto {self.board.name}"):
+            openocd_flash(self.board, elf)
+
+    @contextlib.contextmanager
+    def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
+        if profiling is not None:
+            raise PqscopeError(f"board {self.board.name} has no profiler: only the virtual board profiles")
+        self.check()
+        with open_port(self.link.port, self.link.baud or self.board.baud) as port:
+            # Flashed with the port already open, so the port is checked first and the boot
+            # announcement of the new image is not missed.
+            if self.link.flash:
+                self.flash(elf, console)
+            yield Connection(self._session(port, on_receive), self.link.port)
+
+    def describe(self) -> dict:
+        return {**super().describe(), "port": self.link.port}
+
+
+TARGET_KINDS: dict[str, type[Target]] = {"vboard": VirtualTarget, "serial": SerialTarget}
+
+
+def target_kind(board: Board) -> type[Target]:
+    if board.runner not in TARGET_KINDS:
+        raise PqscopeError(f"board {board.name}: unknown runner '{board.runner}' in board.json; valid: "
+                           f"{', '.join(TARGET_KINDS)}")
+    return TARGET_KINDS[board.runner]
+
+
+def open_target(root: Path, board: Board, link: Link = Link()) -> Target:
+    """The target that measures on `board`, reached as `link` says."""
+    return target_kind(board)(root, board, link)
