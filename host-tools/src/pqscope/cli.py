@@ -91,6 +91,10 @@ def _select(root: Path, board_name: str, scheme: str | None, impl: str | None,
     return board, find_implementation(load_catalogue(root), scheme, impl)
 
 
+# Options several commands share.
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+SEED_OPTION = click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
+MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
 IMPL_DIR_OPTION = click.option(
     "--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
@@ -125,7 +129,7 @@ def _runner(root: Path, board: Board, port, baud, timeout, flash) -> Runner:
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, as_json: bool) -> None:
     """Build one image and check that it fits the board."""
     root = repo_root()
@@ -142,7 +146,7 @@ def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path 
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 def boards(as_json: bool) -> None:
     """List the boards."""
     found = load_boards(repo_root()).values()
@@ -157,7 +161,7 @@ def boards(as_json: bool) -> None:
 
 
 @cli.command()
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 def schemes(as_json: bool) -> None:
     """List the scheme implementations of the catalogue."""
     catalogue = load_catalogue(repo_root())
@@ -205,15 +209,15 @@ def _parse_seed(text: str | None) -> bytes:
 @IMPL_DIR_OPTION
 @click.option("--ops", "ops_text", default="keygen,sign,verify", show_default=True, help="Operations to report.")
 @click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
-@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
-@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
+@SEED_OPTION
+@MSG_LEN_OPTION
 @_connection_options(timeout=60.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Continue an interrupted run (or default suite) in this directory to its -n samples, with "
                    "its parameters (meta.json, suite.json); --port, --baud, --timeout and --flash may be given again.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, port, baud,
         timeout, flash, out, resume_path, as_json) -> None:
@@ -325,7 +329,7 @@ def report(path: Path, fmt: str) -> None:
               help="Give a role of a mixed handshake to an implementation; repeatable (see above).")
 @click.option("--overhead", "overhead_bytes", default=0, show_default=True, type=click.IntRange(0),
               help="Bytes per handshake besides signatures and public keys (certificate fields, extensions).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhead_bytes: int, as_json: bool) -> None:
     """Which signatures a TLS 1.3 handshake affords: its bytes and board cycles, from measured runs.
 
@@ -369,8 +373,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @IMPL_DIR_OPTION
 @click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
               help="Signatures, split at random between the fixed key and random keys.")
-@click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
-@click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
+@SEED_OPTION
+@MSG_LEN_OPTION
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
               help="Regenerate a random key after this many uses (0: keep the pool's keys).")
 @_connection_options(timeout=120.0)
@@ -379,7 +383,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Continue an interrupted test in this directory to its -n signatures, with its parameters "
                    "(meta.json); --port, --baud, --timeout and --flash may be given again.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port,
                baud, timeout, flash, out, resume_path, as_json) -> None:
@@ -428,7 +432,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
 @_connection_options(timeout=120.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory (default: runs/<timestamp>-<board>-compare-<scheme>).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed, port, baud, timeout, flash, out,
                    as_json) -> None:
     """Falcon's three FP modes side by side: cycles, stack, constant-time verdicts with
@@ -456,7 +460,7 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
 
 
 @cli.command("vboard-bench")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@JSON_OPTION
 def vboard_bench(as_json: bool) -> None:
     """Measure the emulator's speed (model cycles per second) on signing workloads."""
     root = repo_root()
