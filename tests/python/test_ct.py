@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
-from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct
+from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct, join_intervals
+from pqscope.errors import PqscopeError
 from pqscope.protocol import Status
 
 N = 2400
@@ -43,6 +44,28 @@ def test_public_input_time_is_taken_out_of_the_total():
     assert corrected["public_time"]["mean_cycles"]["fixed"] - corrected["public_time"]["mean_cycles"]["random"] \
         == pytest.approx(500)
     assert all(f["function"] != PUBLIC_TIME for f in corrected["top_functions"])
+
+
+def test_intervals_are_joined_to_signatures_by_sample_id():
+    samples, intervals = synthetic(lambda c, rng: 50_000 + 900 * (c == FIXED), lambda c, rng, total: {"work": [total, 1]},
+                                   n=200)
+    with_ids = [line | {"sample_id": sample.index} for sample, line in zip(samples, intervals)]
+    # Order on disk does not matter, and a signature run twice (its answer lost) keeps its last interval.
+    shuffled = with_ids[::-1] + [with_ids[7] | {"cycles": -1}]
+    joined = join_intervals(samples, shuffled)
+    assert [line["sample_id"] for line in joined] == [sample.index for sample in samples]
+    assert joined[7]["cycles"] == -1
+    assert analyse_ct(samples, shuffled, None)["top_functions"][0]["function"] == "work"
+
+
+def test_a_signature_without_its_interval_is_an_error_that_names_it():
+    samples, intervals = synthetic(lambda c, rng: 50_000, lambda c, rng, total: {"work": [total, 1]}, n=50)
+    with_ids = [line | {"sample_id": sample.index} for sample, line in zip(samples, intervals)]
+    with pytest.raises(PqscopeError, match="the emulator's intervals lack signature 13 and 1 more"):
+        join_intervals(samples, with_ids[:13] + with_ids[14:20] + with_ids[21:])
+    # Without ids, intervals only join when their number is the signatures' (never shifted).
+    with pytest.raises(PqscopeError, match="wrote 49 intervals for 50 signatures, without sample ids"):
+        analyse_ct(samples, intervals[1:], None)
 
 
 def test_an_accepted_corruption_is_counted_but_its_signing_time_counts():

@@ -243,20 +243,101 @@ def load_intervals(path: Path) -> list[dict]:
         raise PqscopeError(f"cannot read the emulator's intervals {path}: {error}") from None
 
 
+@dataclass(frozen=True)
+class PublicTime:
+    """The time of the public-input functions, subtracted from each signature's total."""
+
+    functions: tuple[str, ...]
+    mean_fixed: float
+    mean_random: float
+
+    def to_json(self) -> dict:
+        return {"functions": list(self.functions), "mean_cycles": {"fixed": self.mean_fixed, "random": self.mean_random}}
+
+
+@dataclass(frozen=True)
+class AttemptCorrection:
+    """The cost of each signing attempt, removed from the totals and from every function."""
+
+    retry_function: str
+    cycles_per_attempt: float
+    mean_attempts_fixed: float
+    mean_attempts_random: float
+
+    def to_json(self) -> dict:
+        return {"retry_function": self.retry_function, "cycles_per_attempt": self.cycles_per_attempt,
+                "mean_attempts": {"fixed": self.mean_attempts_fixed, "random": self.mean_attempts_random}}
+
+
+@dataclass(frozen=True)
+class CtResult:
+    """A constant-time test's outcome: the statistics of the (corrected) total, the corrections,
+    the functions ranked by how their time depends on the key class (virtual board), and the
+    verdict that weighs both (`decide`)."""
+
+    total: leakstats.LeakResult
+    verdict: leakstats.Verdict
+    reason: str
+    failed_samples: int
+    corrupt_accepted: int
+    public_time: PublicTime | None = None
+    attempts: AttemptCorrection | None = None
+    uncorrected: leakstats.LeakResult | None = None  # the total before the corrections
+    functions: tuple[leakstats.FunctionLeak, ...] | None = None  # None: no profile
+
+    def to_json(self) -> dict:
+        document = self.total.to_json() | {"verdict": str(self.verdict), "reason": self.reason}
+        if self.public_time:
+            document["public_time"] = self.public_time.to_json()
+        if self.attempts:
+            document["correction"] = self.attempts.to_json()
+        if self.uncorrected:
+            document["uncorrected"] = self.uncorrected.to_json()
+        document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
+        if self.functions is not None:
+            document["top_functions"] = [leak.to_json() for leak in self.functions[:TOP_FUNCTIONS]]
+            worst = _strongest_function(self.functions)
+            if worst:
+                document["max_abs_t_function"] = {"function": worst.name, "t": leakstats.json_number(worst.t)}
+        return document
+
+
+def join_intervals(samples: list[CtSample], intervals: list[dict]) -> list[dict]:
+    """Each signature's emulator interval, joined by sample id (intervals of emulators that wrote
+    no ids: by position, if their numbers agree). A signature without its interval is an error
+    naming it: a localisation must never vanish or shift silently. A signature the device ran
+    twice (its answer was lost) has two intervals of the same code: the last one counts."""
+    if all("sample_id" in line for line in intervals):
+        by_id = {line["sample_id"]: line for line in intervals}
+    elif len(intervals) == len(samples):
+        by_id = {sample.index: line for sample, line in zip(samples, intervals)}
+    else:
+        raise PqscopeError(f"the emulator wrote {len(intervals)} intervals for {len(samples)} signatures, "
+                           "without sample ids to join them by")
+    missing = [sample.index for sample in samples if sample.index not in by_id]
+    if missing:
+        raise PqscopeError(f"the emulator's intervals lack signature {missing[0]}"
+                           + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+                           + ": its localisation would be lost")
+    return [by_id[sample.index] for sample in samples]
+
+
 def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
                public_functions: tuple[str, ...] = (), *, seed: int = 0) -> dict:
-    """The verdict document: leak statistics of the verified signatures' time and, with the
-    emulator's intervals, of each function's time (the localisation).
+    """The verdict document of `analyse` (ct.json)."""
+    return analyse(samples, intervals, retry_function, public_functions, seed=seed).to_json()
+
+
+def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
+            public_functions: tuple[str, ...] = (), *, seed: int = 0) -> CtResult:
+    """Leak statistics of the verified signatures' time and, with the emulator's intervals, of
+    each function's time (the localisation).
 
     With a `retry_function` (called once per signing attempt, e.g. ML-DSA's challenge sampling),
     times are corrected for the number of attempts first: how often a rejection loop repeats is
     public randomness (its rate may differ slightly between keys, which says nothing about how
     the key is used), so each attempt's cost, fitted over all samples, is removed from the total
     and from every function. The analysis of the uncorrected total stays under "uncorrected".
-
-    On the virtual board the verdict also weighs the functions: a function whose time depends on
-    the key class past the same thresholds makes the verdict a leak (or keeps it from no-leak),
-    since public randomness elsewhere (e.g. Falcon's sampler) can hide a small leak in the total.
 
     Likewise, the time of `public_functions` (booked apart by the emulator) depends only on public
     data — the public key changes with the key class too — so it is subtracted from the total and
@@ -266,36 +347,37 @@ def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_func
     classes = np.array([samples[i].key_class for i in usable])
     raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
     cycles = raw_cycles
-    profile = intervals if intervals is not None and len(intervals) == len(samples) else None
-    attempts = None
-    correction: dict = {}
+    profile = join_intervals(samples, intervals) if intervals is not None else None
+    public_time = attempt_correction = attempts = None
     if public_functions and profile is not None:
         public = np.array([profile[i]["functions"].get(PUBLIC_TIME, (0, 0))[0] for i in usable], dtype=float)
-        correction["public_time"] = {"functions": list(public_functions),
-                                     "mean_cycles": {"fixed": float(public[classes == FIXED].mean()),
-                                                     "random": float(public[classes == RANDOM].mean())}}
+        public_time = PublicTime(tuple(public_functions), float(public[classes == FIXED].mean()),
+                                 float(public[classes == RANDOM].mean()))
         cycles = cycles - public
     if retry_function and profile is not None:
         attempts = np.array([profile[i]["functions"].get(retry_function, (0, 0))[1] for i in usable], dtype=float)
-        correction["correction"] = {
-            "retry_function": retry_function, "cycles_per_attempt": _attempt_slope(attempts, cycles),
-            "mean_attempts": {"fixed": float(attempts[classes == FIXED].mean()),
-                              "random": float(attempts[classes == RANDOM].mean())},
-        }
+        attempt_correction = AttemptCorrection(retry_function, _attempt_slope(attempts, cycles),
+                                               float(attempts[classes == FIXED].mean()),
+                                               float(attempts[classes == RANDOM].mean()))
         cycles = _without_attempts(attempts, cycles)
-    if correction:
-        correction["uncorrected"] = leakstats.analyse(classes, raw_cycles, seed=seed).to_json()
-    document = leakstats.analyse(classes, cycles, seed=seed).to_json() | correction
-    document["failed_samples"] = len(samples) - len(usable)
-    document["corrupt_accepted"] = sum(s.status == Status.CORRUPT_ACCEPTED for s in samples)
-    if profile is None:
-        return document
+    corrected = public_time is not None or attempt_correction is not None
+    total = leakstats.analyse(classes, cycles, seed=seed)
+    functions = _ranked_functions(profile, usable, classes, attempts) if profile is not None else None
+    verdict, reason = decide(total, functions)
+    return CtResult(total, verdict, reason, failed_samples=len(samples) - len(usable),
+                    corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
+                    public_time=public_time, attempts=attempt_correction,
+                    uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed) if corrected else None,
+                    functions=functions)
 
+
+def _ranked_functions(profile: list[dict], usable: list[int], classes: np.ndarray,
+                      attempts: np.ndarray | None) -> tuple[leakstats.FunctionLeak, ...]:
+    """Every function's cycles per class (less each attempt's cost), ranked by leakstats."""
     def columns(key_class: int) -> dict[str, np.ndarray]:
-        rows = [(position, profile[i]["functions"]) for position, i in enumerate(usable)
-                if classes[position] == key_class]
-        names = set().union(*(functions for _, functions in rows)) - {PUBLIC_TIME}
-        return {name: np.array([functions.get(name, (0, 0))[0] for _, functions in rows], dtype=float)
+        rows = [profile[i]["functions"] for position, i in enumerate(usable) if classes[position] == key_class]
+        names = set().union(*rows) - {PUBLIC_TIME}
+        return {name: np.array([functions.get(name, (0, 0))[0] for functions in rows], dtype=float)
                 for name in names}
 
     fixed, random_keys = columns(FIXED), columns(RANDOM)
@@ -309,10 +391,30 @@ def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_func
             if slope:
                 fixed[name] = _without_attempts(fixed_attempts, in_fixed, slope)
                 random_keys[name] = _without_attempts(random_attempts, in_random, slope)
-    ranked = leakstats.rank_functions(fixed, random_keys)
-    document["top_functions"] = [leak.to_json() for leak in ranked[:TOP_FUNCTIONS]]
-    _weigh_functions(document, ranked)
-    return document
+    return tuple(leakstats.rank_functions(fixed, random_keys))
+
+
+def decide(total: leakstats.LeakResult,
+           functions: tuple[leakstats.FunctionLeak, ...] | None) -> tuple[leakstats.Verdict, str]:
+    """The verdict: the total's, unless a function's time depends on the key class past the same
+    thresholds (virtual board): public randomness elsewhere (e.g. Falcon's sampler) can hide a
+    small leak in the total, so such a function makes the verdict a leak, or keeps it from no-leak."""
+    worst = _strongest_function(functions or ())
+    if worst is None or total.verdict == leakstats.Verdict.LEAK:
+        return total.verdict, total.reason
+    max_abs_t = leakstats.json_number(total.max_abs_t)
+    if abs(worst.t) > leakstats.DEFINITE_LEAK_T:
+        return leakstats.Verdict.LEAK, (f"{worst.name}'s time depends on the key: |t| = {abs(worst.t):.1f} > "
+                                        f"{leakstats.DEFINITE_LEAK_T:g} (the total's max |t| is {max_abs_t})")
+    if total.verdict == leakstats.Verdict.NO_LEAK and abs(worst.t) >= leakstats.LEAK_EVIDENCE_T:
+        return leakstats.Verdict.INCONCLUSIVE, (f"the total shows no leak, but {worst.name}'s time depends on the "
+                                                f"key with |t| = {abs(worst.t):.1f} >= {leakstats.LEAK_EVIDENCE_T:g}")
+    return total.verdict, total.reason
+
+
+def _strongest_function(functions) -> leakstats.FunctionLeak | None:
+    with_t = [leak for leak in functions if leak.t is not None]
+    return max(with_t, key=lambda leak: abs(leak.t)) if with_t else None
 
 
 def _attempt_slope(attempts: np.ndarray, values: np.ndarray) -> float:
@@ -329,22 +431,3 @@ def _without_attempts(attempts: np.ndarray, values: np.ndarray, slope: float | N
     must come out exactly constant, not with floating-point residue a t-test would read."""
     slope = _attempt_slope(attempts, values) if slope is None else slope
     return np.round(values - slope * attempts, 6)
-
-
-def _weigh_functions(document: dict, ranked: list) -> None:
-    """Folds the per-function evidence into the verdict (see analyse_ct)."""
-    with_t = [leak for leak in ranked if leak.t is not None]
-    if not with_t:
-        return
-    worst = max(with_t, key=lambda leak: abs(leak.t))
-    document["max_abs_t_function"] = {"function": worst.name, "t": leakstats.json_number(worst.t)}
-    if document["verdict"] == leakstats.Verdict.LEAK:
-        return
-    if abs(worst.t) > leakstats.DEFINITE_LEAK_T:
-        document["verdict"] = str(leakstats.Verdict.LEAK)
-        document["reason"] = f"{worst.name}'s time depends on the key: |t| = {abs(worst.t):.1f} > " \
-                             f"{leakstats.DEFINITE_LEAK_T:g} (the total's max |t| is {document['max_abs_t']})"
-    elif document["verdict"] == leakstats.Verdict.NO_LEAK and abs(worst.t) >= leakstats.LEAK_EVIDENCE_T:
-        document["verdict"] = str(leakstats.Verdict.INCONCLUSIVE)
-        document["reason"] = f"the total shows no leak, but {worst.name}'s time depends on the key with " \
-                             f"|t| = {abs(worst.t):.1f} >= {leakstats.LEAK_EVIDENCE_T:g}"
