@@ -247,3 +247,21 @@ def test_a_run_the_tool_measured(fake_repo, fake_toolchain, tmp_path):
     assert row["sign_cycles"] == median(fake_cycles(seed, Op.SIGN) for seed in seeds)
     assert row["sign_ms"] == pytest.approx(row["sign_cycles"] / CLOCK_HZ * 1e3)
     assert "<h2>TLS 1.3 handshake budget</h2>" in (out / "report.html").read_text()
+
+
+def test_without_run_the_newest_run_with_sign_and_verify_is_taken_and_named(fake_repo):
+    runs = fake_repo / "runs"
+    write_run(runs / "20260101-000000-virtual-ecdsa-p256-mbedtls", "ecdsa-p256", "mbedtls", 65, 64,
+              {"sign": [100, 100], "verify": [300, 300]})
+    write_run(runs / "20260102-000000-virtual-ml-dsa-44-m4f", "ml-dsa-44", "m4f", 1312, 2420, {"keygen": [1, 2]})
+    (runs / "20260103-000000-virtual-falcon-512-fpnative-ct").mkdir()
+    (runs / "20260103-000000-virtual-falcon-512-fpnative-ct/meta.json").write_text('{"kind": "ct"}')
+    result = invoke("tls-budget", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert [row["scheme"] for row in json.loads(result.stdout)["rows"]] == ["ecdsa-p256"]
+    assert "20260101-000000-virtual-ecdsa-p256-mbedtls" in result.stderr.replace("\n", "")
+
+
+def test_without_run_and_no_measured_run_the_error_says_how_to_get_one(fake_repo):
+    write_run(fake_repo / "runs/keygen-only", "ml-dsa-44", "m4f", 1312, 2420, {"keygen": [1, 2]})
+    assert_one_line_error(invoke("tls-budget"), "holds none with the samples needed; measure with `pqscope run`")
