@@ -1,6 +1,7 @@
 """The runner: one measurement lifecycle for every command, whatever the target and the capture."""
 
 import contextlib
+import dataclasses
 import csv
 import json
 
@@ -84,7 +85,7 @@ def test_a_complete_measurement_records_every_sample_and_how_it_ran(tiny_elf, im
     target = LoopbackTarget(tiny_elf[0])
     outcome = Runner(target, quiet()).measure(implementation, tmp_path / "run", SampleCapture(OPS, 7, b"s", 32))
     meta = json.loads((tmp_path / "run/meta.json").read_text())
-    assert meta == outcome.meta
+    assert meta == outcome.meta.to_json()
     assert (meta["kind"], meta["status"], meta["samples_completed"], meta["target"]) == ("run", "complete", 7, "loopback")
     assert meta["info"]["scheme"] == "ml-dsa-44" and meta["clock_hz"] == make_info().clock_hz
     assert meta["emulator_stats"]["model_cycles"] == sum(row.cycles for rows in outcome.records for row in rows)
@@ -100,13 +101,13 @@ def test_an_interrupted_measurement_resumes_to_the_uninterrupted_one(tiny_elf, i
     console = Console(record=True, file=open("/dev/null", "w"), width=500)
     cut = Runner(LoopbackTarget(tiny_elf[0], interrupt_after=4), console).measure(
         implementation, tmp_path / "cut", SampleCapture(OPS, 9, b"s", 32))
-    assert cut.interrupted and cut.meta["samples_completed"] == 4 and len(cut.records) == 4
+    assert cut.interrupted and cut.meta.samples_completed == 4 and len(cut.records) == 4
     assert f"interrupted after 4 of 9 samples; data kept in {tmp_path / 'cut'}" in console.export_text()
     assert json.loads((tmp_path / "cut/meta.json").read_text())["status"] == "interrupted"
 
     resumed = Runner(LoopbackTarget(tiny_elf[0]), quiet()).measure(
         implementation, tmp_path / "cut", SampleCapture(OPS, 9, b"s", 32), resumed=cut.meta)
-    assert resumed.meta["status"] == "complete" and len(resumed.meta["resumed_at"]) == 1
+    assert resumed.meta.status == "complete" and len(resumed.meta.resumed_at) == 1
     # The last sample written is measured again: a kill may have cut it.
     assert resumed.records == whole.records
     assert csv_rows(tmp_path / "cut/samples.csv") == csv_rows(tmp_path / "whole/samples.csv")
@@ -126,7 +127,7 @@ def test_resuming_refuses_other_code(tiny_elf, implementation, tmp_path):
     with pytest.raises(PqscopeError, match="changed since the run started"):
         Runner(LoopbackTarget(tiny_elf[0]), quiet()).measure(
             implementation, tmp_path / "run", SampleCapture(OPS, 5, b"s", 32),
-            resumed=cut.meta | {"code_sha256": "0" * 64})
+            resumed=dataclasses.replace(cut.meta, code_sha256="0" * 64))
 
 
 def test_a_profiling_target_is_asked_to_profile_the_constant_time_test(tiny_elf, implementation, tmp_path):

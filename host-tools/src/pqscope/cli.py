@@ -20,8 +20,7 @@ from .paths import repo_root
 from .protocol import Op
 from .report import csv_text, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
 from .rundir import resume_parameters
-from .runner import (Member, Runner, SampleCapture, new_suite, resume_manifest, resumed_implementation,
-                     resumed_members)
+from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run
 from .runs import find_runs, load_run, newest_measured_run
 from .targets import Link, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
@@ -225,12 +224,9 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
     root = repo_root()
     if resume_path is not None:
         _refuse_fixed_options(ctx, RESUME_FIXED)
-        parameters, suite = resume_manifest(resume_path)
-        runner = _runner(root, get_board(root, parameters["board"]), port, baud, timeout, flash)
-        what = SampleCapture(tuple(op for op in Op if op.label in parameters["ops"]), parameters["samples"],
-                             bytes.fromhex(parameters["master_seed"]), parameters["msg_len"])
-        _measure_members(ctx, runner, resumed_members(root, resume_path, parameters, suite), what, resume_path,
-                         as_json)
+        board_name, what, members = resumed_run(root, resume_path)
+        _measure_members(ctx, _runner(root, get_board(root, board_name), port, baud, timeout, flash), members, what,
+                         resume_path, as_json)
         return
     board = get_board(root, board_name)
     catalogue = load_catalogue(root)
@@ -394,8 +390,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
     if resume_path is not None:
         _refuse_fixed_options(ctx, CT_RESUME_FIXED)
         meta = resume_parameters(resume_path, kind="ct")
-        board, implementation, path = get_board(root, meta["board"]), resumed_implementation(root, meta), resume_path
-        what = CtCapture(meta["samples"], bytes.fromhex(meta["master_seed"]), meta["msg_len"], meta["key_refresh"])
+        board, implementation, path = get_board(root, meta.board), resumed_implementation(root, meta), resume_path
+        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh)
     else:
         board, implementation = _select(root, board_name, scheme, impl, impl_dir)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
@@ -477,7 +473,7 @@ def vboard_bench(as_json: bool) -> None:
             outcome = runner.measure(find_implementation(catalogue, scheme, impl), Path(scratch) / "run", what)
         if outcome.interrupted:
             raise click.Abort()
-        stats = outcome.meta.get("emulator_stats")
+        stats = outcome.meta.emulator_stats
         if not stats or "model_cycles_per_second" not in stats:
             raise PqscopeError("the emulator wrote no statistics (model_cycles_per_second) on exit")
         benchmarks.append({

@@ -206,12 +206,12 @@ class CtCapture(Capture):
         return keep_captured(path, self.master_seed, with_intervals=profiled)
 
     def records(self, session, info, kept, meta) -> Iterator[CtSample]:
-        known = {key["key_id"] for key in meta["keys"]}
+        known = {key["key_id"] for key in meta.keys}
 
         def record_key(key: KeyMade) -> None:
             if key.key_id not in known:  # a resumed test makes its pool's keys again
                 known.add(key.key_id)
-                meta["keys"].append(asdict(key))
+                meta.keys.append(asdict(key))
 
         return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
                           key_refresh=self.key_refresh, done=range(len(kept)), on_key=record_key)
@@ -224,7 +224,7 @@ class CtCapture(Capture):
         from .plots import class_ecdfs_png
 
         intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
-        document = {"board": meta["board"], "scheme": implementation.scheme, "impl": implementation.impl,
+        document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
                     "run_dir": str(path), **analyse_ct(records, intervals, implementation.retry_function or None,
                                                        implementation.public_functions)}
         classes = [s.key_class for s in records if s.status.timed]

@@ -44,7 +44,7 @@ def runs_document(path: Path, runs: list[Run]) -> dict:
     """The document of run directories read back from disk (one run, or the runs of a suite)."""
     first = runs[0].meta
     results = [result for run in runs for result in run.results()]
-    return run_document(first["board"], first.get("clock_hz", 0), path, results)
+    return run_document(first.board, first.clock_hz or 0, path, results)
 
 
 def _table_rows(document: dict) -> list[list[str]]:

@@ -11,18 +11,11 @@ from .capture import Row, sample_seed
 from .errors import PqscopeError
 from .metadata import load_json
 from .protocol import Op, Status
+from .runmeta import RESUME_NEEDS, MetaProblem, RunMeta
 
 CSV_FIELDS = ("sample_id", "op", "seed", "cycles", "stack_bytes", "status", "verified")
 OPS_BY_LABEL = {op.label: op for op in Op}
 STATUS_BY_LABEL = {status.label: status for status in Status}
-# What `pqscope run --resume` and `pqscope ct --resume` take from meta.json (by its "kind"), with
-# each value's type.
-RESUME_FIELDS = {
-    "run": {"board": str, "scheme": str, "impl": str, "ops": list, "samples": int, "msg_len": int,
-            "master_seed": str},
-    "ct": {"board": str, "scheme": str, "impl": str, "samples": int, "msg_len": int, "key_refresh": int,
-           "master_seed": str},
-}
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -66,22 +59,25 @@ def _row(record: dict) -> Row:
     )
 
 
-def resume_parameters(path: Path, kind: str = "run") -> dict:
+def write_meta(directory: Path, meta: RunMeta) -> None:
+    write_atomically(directory / "meta.json", json.dumps(meta.to_json(), indent=2) + "\n")
+
+
+def resume_parameters(path: Path, kind: str = "run") -> RunMeta:
     """meta.json of a run (or constant-time test) to resume, checked to hold what resuming needs."""
     if not (path / "meta.json").is_file():
         raise PqscopeError(f"cannot resume {path}: it is not a run directory (no meta.json)")
-    meta = load_json(path / "meta.json")
-    if not isinstance(meta, dict):
-        raise PqscopeError(f"cannot resume {path}: meta.json holds no object")
-    found = meta.get("kind", "run")
+    data = load_json(path / "meta.json")
+    found = data.get("kind", "run") if isinstance(data, dict) else kind
     if found != kind:
         raise PqscopeError(f"cannot resume {path}: it is a '{found}' run; resume it with `pqscope "
-                           f"{found} --resume`" if found in RESUME_FIELDS else f"cannot resume {path}: "
+                           f"{found} --resume`" if found in RESUME_NEEDS else f"cannot resume {path}: "
                            f"it is a '{found}' run, which does not resume")
-    for key, value_type in RESUME_FIELDS[kind].items():
-        if not isinstance(meta.get(key), value_type):
-            raise PqscopeError(f"cannot resume {path}: meta.json lacks '{key}' ({value_type.__name__})")
-    _check_ops_and_seed(path, meta)
+    try:
+        meta = RunMeta.from_json(data, RESUME_NEEDS[kind])
+    except MetaProblem as problem:
+        raise PqscopeError(f"cannot resume {path}: meta.json {problem}") from None
+    _check_ops_and_seed(path, {"ops": meta.ops or [], "master_seed": meta.master_seed})
     return meta
 
 
@@ -136,7 +132,7 @@ def suite_parameters(path: Path) -> dict:
     return manifest
 
 
-def member_state(path: Path) -> dict | None:
+def member_state(path: Path) -> RunMeta | None:
     """A suite member's meta.json to resume from, or None if the member never started: nothing
     of it, or only the empty files of a run killed before it wrote its meta.json (removed)."""
     if (path / "meta.json").is_file():
@@ -210,9 +206,6 @@ class RunDirectory:
         data = text.encode()
         while data:
             data = data[os.write(self._csv_fd, data):]
-
-    def write_meta(self, meta: dict) -> None:
-        write_atomically(self.path / "meta.json", json.dumps(meta, indent=2) + "\n")
 
 
 def _csv_values(row: Row) -> tuple:

@@ -22,7 +22,8 @@ from .device import DeviceSession
 from .errors import PqscopeError
 from .protocol import Info, Op
 from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
-                     start_suite, suite_parameters)
+                     start_suite, suite_parameters, write_meta)
+from .runmeta import RunMeta
 from .targets import Profiling, Target
 
 
@@ -56,14 +57,14 @@ class Capture:
         """What a target with a profiler should record (None: nothing)."""
         return None
 
-    def records(self, session: DeviceSession, info: Info, kept: list, meta: dict) -> Iterator:
+    def records(self, session: DeviceSession, info: Info, kept: list, meta: RunMeta) -> Iterator:
         """Captures the records not in `kept`, yielding each once it is complete."""
         raise NotImplementedError
 
     def write(self, run_dir: RunDirectory, record) -> None:
         raise NotImplementedError
 
-    def finish(self, implementation: Implementation, path: Path, records: list, meta: dict,
+    def finish(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
                profiled: bool) -> dict | None:
         """After a complete capture: the result document, kept in meta.json as "result" (None: no result)."""
         return None
@@ -100,13 +101,13 @@ class SampleCapture(Capture):
 class Outcome:
     """How a measurement ended: its meta.json, every record (kept and new) and its result."""
 
-    meta: dict
+    meta: RunMeta
     records: list
     result: dict | None = None
 
     @property
     def interrupted(self) -> bool:
-        return self.meta["status"] == "interrupted"
+        return self.meta.interrupted
 
 
 class Runner:
@@ -117,7 +118,7 @@ class Runner:
         self.target, self.console = target, console
 
     def measure(self, implementation: Implementation, path: Path, what: Capture,
-                resumed: dict | None = None) -> Outcome:
+                resumed: RunMeta | None = None) -> Outcome:
         """Captures `what` of `implementation` into the run directory `path`; or, given the
         meta.json of an interrupted measurement there, its missing records. Ctrl-C ends it as
         "interrupted", keeping everything captured."""
@@ -127,7 +128,7 @@ class Runner:
                           f"'{implementation.status}'")
         image = target.image(implementation, console)
         code = code_digest(image.elf)
-        if resumed and resumed.get("code_sha256", code) != code:
+        if resumed and resumed.code_sha256 not in (None, code):
             # Runs from before the digest was recorded take it from here on.
             raise PqscopeError(f"cannot resume {path}: the code of {image.elf.name} changed since the run started, "
                                f"and its samples would mix two builds; start a new run (or rebuild the code it "
@@ -138,37 +139,37 @@ class Runner:
         records = list(kept)
         with RunDirectory(path, what.samples_name, what.fields, resuming=bool(resumed)) as run_dir:
             meta = resumed or self._new_meta(implementation, image, what)
-            meta["code_sha256"] = code
+            meta.code_sha256 = code
             if resumed:
-                meta.setdefault("resumed_at", []).append(_now())
-            meta.update(status="running", samples_completed=len(records))
-            run_dir.write_meta(meta)
+                meta.resumed_at = [*(meta.resumed_at or []), _now()]
+            meta.status, meta.samples_completed = "running", len(records)
+            write_meta(path, meta)
             connection = None
             try:
                 with target.connect(image.elf, console, stats_dir=path, on_receive=run_dir.write_raw,
                                     profiling=profiling) as connection:
                     info = connection.session.hello()
                     check_info(info, target.board, implementation, what.msg_len)
-                    meta.update(port=connection.port, clock_hz=info.clock_hz, info=asdict(info))
-                    run_dir.write_meta(meta)
+                    meta.port, meta.clock_hz, meta.info = connection.port, info.clock_hz, asdict(info)
+                    write_meta(path, meta)
                     with progress(console) as bar:
                         task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
                         for record in what.records(connection.session, info, kept, meta):
                             what.write(run_dir, record)
                             records.append(record)
-                            meta["samples_completed"] = len(records)
+                            meta.samples_completed = len(records)
                             bar.advance(task)
-                meta["status"] = "complete"
+                meta.status = "complete"
             except KeyboardInterrupt:
-                meta["status"] = "interrupted"
+                meta.status = "interrupted"
             except PqscopeError as error:
-                meta["status"] = f"failed: {error}"
+                meta.status = f"failed: {error}"
                 raise
             finally:
-                meta["finished_at"] = _now()
+                meta.finished_at = _now()
                 if connection is not None and connection.stats:
-                    meta["emulator_stats"] = connection.stats
-                run_dir.write_meta(meta)
+                    meta.emulator_stats = connection.stats
+                write_meta(path, meta)
             outcome = Outcome(meta, records)
             if outcome.interrupted:
                 console.print(f"interrupted after {len(records)} of {what.samples} {what.unit}; data kept in {path}, "
@@ -176,8 +177,8 @@ class Runner:
                 return outcome
             outcome.result = what.finish(implementation, path, records, meta, profiling is not None)
             if outcome.result is not None:
-                meta["result"] = outcome.result
-                run_dir.write_meta(meta)
+                meta.result = outcome.result
+                write_meta(path, meta)
         return outcome
 
     def measure_members(self, members: list["Member"], what: Capture) -> bool:
@@ -189,18 +190,16 @@ class Runner:
                 return True
         return False
 
-    def _new_meta(self, implementation: Implementation, image, what: Capture) -> dict:
+    def _new_meta(self, implementation: Implementation, image, what: Capture) -> RunMeta:
         board = self.target.board
-        meta = {
-            "schema": 1, "kind": what.kind, "tool_version": version("pqscope"), "command_line": sys.argv,
-            "build": build_info(self.target.root, board), "started_at": _now(), "board": board.name,
-            **self.target.describe(), "scheme": implementation.scheme, "impl": implementation.impl,
-            "elf": str(image.elf), "image": asdict(image.size), "samples": what.samples, "msg_len": what.msg_len,
-            "master_seed": what.master_seed.hex(), **what.parameters(), "clock_hz": board.clock_hz,
-        }
-        if implementation.directory is not None:
-            meta["impl_dir"] = str(implementation.directory.resolve())
-        return meta
+        return RunMeta(
+            kind=what.kind, board=board.name, scheme=implementation.scheme, impl=implementation.impl,
+            samples=what.samples, msg_len=what.msg_len, master_seed=what.master_seed.hex(),
+            tool_version=version("pqscope"), command_line=sys.argv, build=build_info(self.target.root, board),
+            started_at=_now(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
+            clock_hz=board.clock_hz, **what.parameters(),
+            impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -209,7 +208,7 @@ class Member:
 
     implementation: Implementation
     path: Path
-    resume_from: dict | None = None  # the meta.json of an interrupted run to go on with
+    resume_from: RunMeta | None = None  # the meta.json of an interrupted run to go on with
     complete: bool = False  # measured to the end before: kept as it is
 
 
@@ -229,32 +228,33 @@ def new_suite(path: Path, board: str, implementations: list[Implementation], wha
     return [Member(row, member_path(path, row)) for row in implementations]
 
 
-def resumed_implementation(root: Path, meta: dict) -> Implementation:
+def resumed_implementation(root: Path, meta: RunMeta) -> Implementation:
     """The implementation a run measured: its own directory (--impl-dir) or a catalogue row."""
-    if isinstance(meta.get("impl_dir"), str):
-        return implementation_from_dir(Path(meta["impl_dir"]), meta["scheme"], meta["impl"])
-    return find_implementation(load_catalogue(root), meta["scheme"], meta["impl"])
+    if meta.impl_dir is not None:
+        return implementation_from_dir(Path(meta.impl_dir), meta.scheme, meta.impl)
+    return find_implementation(load_catalogue(root), meta.scheme, meta.impl)
 
 
-def resumed_members(root: Path, path: Path, parameters: dict, suite: bool) -> list[Member]:
-    """The members of the run or suite at `path` to resume: complete members stay as they are,
-    the interrupted one goes on, those never started start."""
-    if not suite:
-        return [Member(resumed_implementation(root, parameters), path, parameters)]
+def resumed_run(root: Path, path: Path) -> tuple[str, SampleCapture, list[Member]]:
+    """What resuming the run or suite at `path` measures: its board's name, the capture with its
+    parameters (meta.json, or a suite's suite.json), and its members: complete ones stay as they
+    are, the interrupted one goes on, those never started start."""
+    if not is_suite(path):
+        meta = resume_parameters(path)
+        return meta.board, _sample_capture(meta.ops, meta.samples, meta.master_seed, meta.msg_len), [
+            Member(resumed_implementation(root, meta), path, meta)]
+    manifest = suite_parameters(path)
+    what = _sample_capture(manifest["ops"], manifest["samples"], manifest["master_seed"], manifest["msg_len"])
     catalogue = load_catalogue(root)
     members = []
-    for entry in parameters["members"]:
+    for entry in manifest["members"]:
         implementation = find_implementation(catalogue, entry["scheme"], entry["impl"])
         run_path = member_path(path, implementation)
         meta = member_state(run_path)
-        complete = (meta is not None and meta.get("status") == "complete"
-                    and meta.get("samples_completed") == meta["samples"])
+        complete = meta is not None and meta.status == "complete" and meta.samples_completed == meta.samples
         members.append(Member(implementation, run_path, meta, complete))
-    return members
+    return manifest["board"], what, members
 
 
-def resume_manifest(path: Path) -> tuple[dict, bool]:
-    """The parameters of the run or suite to resume (its meta.json, or a suite's suite.json) and
-    whether it is a suite."""
-    suite = is_suite(path)
-    return (suite_parameters(path) if suite else resume_parameters(path)), suite
+def _sample_capture(ops: list[str], samples: int, master_seed: str, msg_len: int) -> SampleCapture:
+    return SampleCapture(tuple(op for op in Op if op.label in ops), samples, bytes.fromhex(master_seed), msg_len)

@@ -9,25 +9,23 @@ from .capture import Row
 from .errors import PqscopeError
 from .metadata import load_json
 from .rundir import OPS_BY_LABEL, read_samples
+from .runmeta import REPORT_NEEDS, MetaProblem, RunMeta
 from .stats import summarize
-
-# What a report reads from meta.json, with each value's type.
-REPORT_FIELDS = {"scheme": str, "impl": str, "ops": list, "image": dict}
 
 
 @dataclass(frozen=True)
 class Run:
     path: Path
-    meta: dict
+    meta: RunMeta
     rows: list[Row]
 
     @property
     def label(self) -> str:
-        return f"{self.meta['scheme']} {self.meta['impl']}"
+        return f"{self.meta.scheme} {self.meta.impl}"
 
     def results(self) -> list[dict]:
-        ops = tuple(OPS_BY_LABEL[label] for label in self.meta["ops"])
-        return summarize(self.rows, ops, self.meta["scheme"], self.meta["impl"], self.meta["image"]["text"])
+        ops = tuple(OPS_BY_LABEL[label] for label in self.meta.ops)
+        return summarize(self.rows, ops, self.meta.scheme, self.meta.impl, self.meta.image["text"])
 
 
 def find_runs(path: Path) -> list[Path]:
@@ -41,11 +39,11 @@ def find_runs(path: Path) -> list[Path]:
 
 
 def load_run(path: Path) -> Run:
-    meta = load_json(path / "meta.json")
-    for key, kind in REPORT_FIELDS.items():
-        if not isinstance(meta, dict) or not isinstance(meta.get(key), kind):
-            raise PqscopeError(f"{path / 'meta.json'} is damaged: it lacks '{key}' ({kind.__name__})")
-    if not all(label in OPS_BY_LABEL for label in meta["ops"]) or not isinstance(meta["image"].get("text"), int):
+    try:
+        meta = RunMeta.from_json(load_json(path / "meta.json"), REPORT_NEEDS)
+    except MetaProblem as problem:
+        raise PqscopeError(f"{path / 'meta.json'} is damaged: it {problem}") from None
+    if not all(label in OPS_BY_LABEL for label in meta.ops) or not isinstance(meta.image.get("text"), int):
         raise PqscopeError(f"{path / 'meta.json'} is damaged: unknown ops or no image text size")
     return Run(path, meta, read_samples(path / "samples.csv"))
 

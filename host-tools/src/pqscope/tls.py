@@ -82,9 +82,9 @@ def signer_from_run(run: Run) -> Signer:
     if not has_sign_and_verify(run):
         raise PqscopeError(f"{run.path} ({run.label}) has no successful sign and verify samples: "
                            "measure with --ops including sign,verify")
-    info = run.meta["info"]
-    return Signer(run.meta["scheme"], run.meta["impl"], info["pk_bytes"], info["sig_bytes"],
-                  _median_cycles(run, Op.SIGN), _median_cycles(run, Op.VERIFY), run.meta.get("clock_hz"),
+    info = run.meta.info
+    return Signer(run.meta.scheme, run.meta.impl, info["pk_bytes"], info["sig_bytes"],
+                  _median_cycles(run, Op.SIGN), _median_cycles(run, Op.VERIFY), run.meta.clock_hz,
                   str(run.path))
 
 
