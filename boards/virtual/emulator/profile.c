@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "elf.h"
-#include "machine.h"
 
 #define MAX_DEPTH 1024
 #define LOOKUP_BITS 12
@@ -54,7 +53,7 @@ struct interval {
 
 struct profile {
 	const struct elf_image *elf;
-	struct machine *m;
+	struct profile_core core;
 	struct func_stats *stats;
 	struct call_histogram tracked[MAX_TRACKED];
 	uint32_t ntracked;
@@ -196,9 +195,9 @@ static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 	iv->frame = 0;
 }
 
-int profile_attach(struct profile *p, struct machine *m)
+int profile_attach(struct profile *p, const struct profile_core *core)
 {
-	p->m = m;
+	p->core = *core;
 	return 0;
 }
 
@@ -238,9 +237,9 @@ static void pop(struct profile *p, uint64_t now)
 		interval_end(p, fr->entry, now);
 }
 
-void profile_block(struct profile *p, uint32_t addr)
+void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 {
-	uint64_t start = p->last_cycles, now = p->m->cycles;
+	uint64_t start = p->last_cycles;
 	if (now < start) /* model time was rewound to replay a cycle-counter read */
 		now = start;
 	p->last_cycles = now;
@@ -267,9 +266,7 @@ void profile_block(struct profile *p, uint32_t addr)
 	p->stats[f].exclusive += now - start;
 	if (addr != p->elf->funcs[f].addr)
 		return;
-	uint32_t lr = 0;
-	uc_reg_read(p->m->uc, UC_ARM_REG_LR, &lr);
-	lr &= ~1u;
+	uint32_t lr = p->core.link_register(p->core.core) & ~1u;
 	if (p->depth && p->stack[p->depth - 1].func == f && p->stack[p->depth - 1].ret == lr)
 		return; /* a loop back to the entry, not a new call */
 	p->stats[f].calls++;

@@ -18,11 +18,19 @@
 #ifndef VBOARD_PROFILE_H
 #define VBOARD_PROFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-struct machine;
 struct elf_image;
 struct profile;
+
+/* What the profiler reads from the core (machine.c implements it). */
+struct profile_core {
+	void *core;
+	uint32_t (*link_register)(void *core);
+	/* False if `addr` is not mapped. */
+	bool (*read_word)(void *core, uint32_t addr, uint32_t *value);
+};
 
 struct profile *profile_new(const struct elf_image *elf);
 /* Records the cycles of every call of function `name`. Returns -1 after printing an error. */
@@ -32,8 +40,10 @@ int profile_intervals(struct profile *p, const char *name, const char *path);
 /* Within intervals, books the time of calls of `name` and everything they call to the one
  * pseudo-function "(public-input functions)": work that depends only on public data. */
 int profile_public_function(struct profile *p, const char *name);
-int profile_attach(struct profile *p, struct machine *m);
-void profile_block(struct profile *p, uint32_t addr);
+/* Once the core's memory is loaded. Returns -1 after printing an error. */
+int profile_attach(struct profile *p, const struct profile_core *core);
+/* A block starting at `addr` ran; model time is `now` at its end. */
+void profile_block(struct profile *p, uint32_t addr, uint64_t now);
 void profile_exception_return(struct profile *p, uint64_t cycles);
 int profile_write(const struct profile *p, const char *path, uint64_t model_cycles);
 void profile_free(struct profile *p);
