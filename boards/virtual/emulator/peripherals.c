@@ -134,6 +134,10 @@ static void unsupported(struct periph *p, const char *dir, enum window w, uint32
 
 static uint32_t rcc_read(struct periph *p, uint32_t off)
 {
+	if (off >= sizeof p->rcc) {
+		unsupported(p, "read from", WIN_RCC, off);
+		return 0;
+	}
 	uint32_t v = p->rcc[off / 4];
 	if (off == RCC_CR) /* oscillators and PLLs are ready as soon as they are switched on */
 		v = (v & ~0x0a020002u) | (v & RCC_CR_HSION) << 1 | (v & RCC_CR_HSEON) << 1 |
