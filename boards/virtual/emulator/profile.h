@@ -7,8 +7,10 @@
  *    "call_distributions": {"<function>": [[cycles, count], ...]}}  // --profile-calls
  * Intervals (--intervals FILE --interval-function NAME): every call of NAME is one interval,
  * written as one JSON line when it returns:
- *   {"interval": k, "start_cycle": N, "cycles": N, "blocks": N, "trace_hash": "0x...",
- *    "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ *   {"interval": k, "sample_id": N, "start_cycle": N, "cycles": N, "blocks": N,
+ *    "trace_hash": "0x...", "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ * "sample_id" only with --interval-id-symbol SYMBOL: the 32-bit value of the data symbol SYMBOL
+ * when the interval began (the harness keeps the sample id of its current command there).
  * With --public-function NAME (repeatable), the time of NAME's calls and their callees goes to
  * "(public-input functions)" instead.
  * trace_hash is FNV-1a-64 over the addresses of the blocks executed in the interval: equal
@@ -40,6 +42,8 @@ int profile_intervals(struct profile *p, const char *name, const char *path);
 /* Within intervals, books the time of calls of `name` and everything they call to the one
  * pseudo-function "(public-input functions)": work that depends only on public data. */
 int profile_public_function(struct profile *p, const char *name);
+/* Labels every interval with the 32-bit data symbol `name`'s value at its start. */
+int profile_interval_id_symbol(struct profile *p, const char *name);
 /* Once the core's memory is loaded. Returns -1 after printing an error. */
 int profile_attach(struct profile *p, const struct profile_core *core);
 /* A block starting at `addr` ran; model time is `now` at its end. */
