@@ -1,6 +1,7 @@
 /* STM32F4 Discovery (STM32F407VG) implementation of the pqscope board interface, on libopencm3.
  * Clocks as pqm4 benchmarks them: 24 MHz from the 8 MHz HSE through the PLL, with 0 flash wait
  * states so that flash fetches cost no extra cycles (PQSCOPE_CLOCK_FAST selects 168 MHz). */
+#include <pqscope/fault.h>
 #include <pqscope/hal.h>
 
 #include <libopencm3/cm3/systick.h>

@@ -43,6 +43,7 @@ static uint8_t slot_has_key[32]; /* bitmap over the (at most 255) slots */
 static size_t message_len;
 static size_t signature_len;
 static uint64_t counter_overhead;
+volatile uint32_t pqs_current_sample_id;
 
 static void send_record(uint8_t type, uint16_t seq, const struct pqs_writer *payload)
 {
@@ -213,6 +214,7 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
     return;
   }
 
+  pqs_current_sample_id = sample_id;
   pqs_drbg_seed(&pqs_global_drbg, seed);
   active_slot = 0;
   message_len = 0;
@@ -269,6 +271,7 @@ static bool parse_slot_command(uint16_t seq, const struct pqs_frame *frame, uint
     return false;
   }
   active_slot = slot;
+  pqs_current_sample_id = *sample_id;
   pqs_drbg_seed(&pqs_global_drbg, seed);
   return true;
 }

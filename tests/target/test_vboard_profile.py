@@ -1,5 +1,6 @@
-"""The virtual board's profiler on a real image: intervals (one per signing call), per-call cycle
-histograms and block-trace hashes. Run by ctest with PQSCOPE_VBOARD_EXE and PQSCOPE_IMAGE set."""
+"""The virtual board's profiler on a real image: intervals (one per signing call) and the sample
+ids they carry, per-call cycle histograms and block-trace hashes. Run by ctest with
+PQSCOPE_VBOARD_EXE and PQSCOPE_IMAGE set."""
 
 import json
 import os
@@ -7,28 +8,33 @@ import subprocess
 from pathlib import Path
 
 from pqscope.frames import FrameDecoder
-from pqscope.protocol import Op, Run, Sample, decode_message, encode_message
+from pqscope.protocol import KeygenSlot, Op, Run, Sample, SignSlot, decode_message, encode_message
 
 EMULATOR = os.environ["PQSCOPE_VBOARD_EXE"]
 IMAGE = os.environ["PQSCOPE_IMAGE"]
 HASHED_FUNCTION = "KeccakF1600_StatePermute"
 PUBLIC_ROOT = "pqcrystals_dilithium_polyvec_matrix_expand"  # ExpandA: depends on the public seed rho
+SAMPLE_ID_SYMBOL = "pqs_current_sample_id"  # the harness's sample id of the command it runs
 
 
-def run_samples(seeds: list[bytes], tmp_path: Path, *extra: str):
-    commands = b"".join(b"\0" + encode_message(Run(ops=(Op.SIGN,), msg_len=32, sample_id=i, seed=seed), seq=i + 1)
-                        for i, seed in enumerate(seeds))
+def run_commands(commands: list, tmp_path: Path, *extra: str):
+    stream = b"".join(b"\0" + encode_message(command, seq=i + 1) for i, command in enumerate(commands))
     tmp_path.mkdir(exist_ok=True)
     profile, intervals = tmp_path / "profile.json", tmp_path / "intervals.jsonl"
     result = subprocess.run(
         [EMULATOR, "--elf", IMAGE, "--uart", "stdio", "--profile", str(profile),
          "--profile-calls", HASHED_FUNCTION, "--intervals", str(intervals), "--interval-function", "run_sign",
          *extra],
-        input=commands, capture_output=True, timeout=300)
+        input=stream, capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr.decode()
     samples = [m for m in map(decode_message, FrameDecoder().feed(result.stdout)) if isinstance(m, Sample)]
     return (samples, json.loads(profile.read_text()),
             [json.loads(line) for line in intervals.read_text().splitlines()])
+
+
+def run_samples(seeds: list[bytes], tmp_path: Path, *extra: str):
+    return run_commands([Run(ops=(Op.SIGN,), msg_len=32, sample_id=i, seed=seed) for i, seed in enumerate(seeds)],
+                        tmp_path, *extra)
 
 
 def test_intervals_account_for_every_cycle_and_replay_identically(tmp_path):
@@ -37,6 +43,7 @@ def test_intervals_account_for_every_cycle_and_replay_identically(tmp_path):
 
     assert len(intervals) == len(samples) == 3
     for interval, sample in zip(intervals, samples):
+        assert "sample_id" not in interval  # only with --interval-id-symbol
         # Every cycle of the interval is attributed to exactly one function.
         assert sum(cycles for cycles, _calls in interval["functions"].values()) == interval["cycles"]
         # The interval is the signing call the device timed itself, up to the call's own cost.
@@ -65,3 +72,28 @@ def test_public_input_functions_are_booked_apart(tmp_path):
     # The matrix expansion's Keccak calls moved out of the permutation's own total.
     moved = plain["functions"][HASHED_FUNCTION][0] - split["functions"][HASHED_FUNCTION][0]
     assert 0 < moved < public
+
+
+def test_intervals_carry_the_sample_id_the_host_sent(tmp_path):
+    # Ids unlike the positions, through both commands that sign; the key generation between them
+    # is no interval (it does not call run_sign).
+    seed = bytes([4]) * 32
+    commands = [Run(ops=(Op.SIGN,), msg_len=32, sample_id=0xDEADBEEF, seed=seed),
+                KeygenSlot(slot=0, sample_id=17, seed=seed),
+                SignSlot(slot=0, sample_id=4_000_000_000, seed=seed, msg_len=32),
+                SignSlot(slot=0, sample_id=5, seed=bytes([5]) * 32, msg_len=32)]
+    samples, _, intervals = run_commands(commands, tmp_path, "--interval-id-symbol", SAMPLE_ID_SYMBOL)
+
+    signed = [sample.sample_id for sample in samples if sample.op == Op.SIGN]
+    assert signed == [0xDEADBEEF, 4_000_000_000, 5]
+    assert [interval["sample_id"] for interval in intervals] == signed
+
+
+def test_a_missing_sample_id_symbol_fails_at_start(tmp_path):
+    result = subprocess.run(
+        [EMULATOR, "--elf", IMAGE, "--uart", "stdio", "--intervals", str(tmp_path / "intervals.jsonl"),
+         "--interval-function", "run_sign", "--interval-id-symbol", "no_such_symbol"],
+        input=b"", capture_output=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.decode() == (
+        "vboard: error: no data symbol 'no_such_symbol' in the ELF (--interval-id-symbol)\n")

@@ -65,13 +65,17 @@ int elf_load(const char *path, struct elf_image *img)
 			return fail(path, "symbol table outside the file");
 		const Elf32_Sym *sym = (const Elf32_Sym *)(b + sh[i].sh_offset);
 		size_t n = sh[i].sh_size / sizeof *sym;
+		img->symtab = sym;
+		img->nsyms = n;
+		img->strtab = (const char *)b + strs->sh_offset;
+		img->strtab_size = strs->sh_size;
 		img->funcs = calloc(n ? n : 1, sizeof *img->funcs);
 		for (size_t k = 0; k < n; k++) {
 			if (ELF32_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_name >= strs->sh_size)
 				continue;
 			img->funcs[img->nfuncs++] = (struct elf_func){
 				sym[k].st_value & ~1u, sym[k].st_size,
-				(const char *)b + strs->sh_offset + sym[k].st_name};
+				img->strtab + sym[k].st_name};
 		}
 		qsort(img->funcs, img->nfuncs, sizeof *img->funcs, by_addr);
 		break;
@@ -85,4 +89,20 @@ void elf_free(struct elf_image *img)
 	free(img->funcs);
 	free(img->file);
 	memset(img, 0, sizeof *img);
+}
+
+size_t elf_find_object(const struct elf_image *img, const char *name, uint32_t *addr,
+		       uint32_t *size)
+{
+	const Elf32_Sym *sym = img->symtab;
+	size_t found = 0;
+	for (size_t k = 0; k < img->nsyms; k++) {
+		if (ELF32_ST_TYPE(sym[k].st_info) != STT_OBJECT || sym[k].st_name >= img->strtab_size ||
+		    strcmp(img->strtab + sym[k].st_name, name))
+			continue;
+		*addr = sym[k].st_value;
+		*size = sym[k].st_size;
+		found++;
+	}
+	return found;
 }

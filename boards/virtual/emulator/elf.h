@@ -1,4 +1,4 @@
-/* Minimal ELF32 little-endian ARM reader: loadable segments and function symbols. */
+/* Minimal ELF32 little-endian ARM reader: loadable segments, function and data symbols. */
 #ifndef VBOARD_ELF_H
 #define VBOARD_ELF_H
 
@@ -24,10 +24,19 @@ struct elf_image {
 	size_t nsegs;
 	struct elf_func *funcs;  /* sorted by address */
 	size_t nfuncs;
+	const void *symtab;      /* the raw symbol table (Elf32_Sym) and its strings, in `file` */
+	size_t nsyms;
+	const char *strtab;
+	size_t strtab_size;
 };
 
 /* Reads `path`; on failure prints "vboard: error: ..." and returns -1. */
 int elf_load(const char *path, struct elf_image *img);
 void elf_free(struct elf_image *img);
+
+/* Data symbols (STT_OBJECT) named `name`: returns how many, and the address and size of the
+ * last one. */
+size_t elf_find_object(const struct elf_image *img, const char *name, uint32_t *addr,
+		       uint32_t *size);
 
 #endif

@@ -29,7 +29,6 @@
 #define EXC_RETURN_FP 0xffffffe9u     /* ... extended (FP) frame */
 #define CONTROL_SPSEL (1u << 1)
 #define CONTROL_FPCA (1u << 2)
-#define CCR_STKALIGN (1u << 9)
 #define XPSR_ALIGN (1u << 9)
 #define UNTIL_NEVER 0xffffffffu
 
@@ -57,14 +56,17 @@ static void set_reg(struct machine *m, int r, uint32_t v)
 	uc_reg_write(m->uc, r, &v);
 }
 
-void machine_stop(struct machine *m, enum stop_reason why)
+static void machine_stop(struct machine *m, enum stop_reason why)
 {
 	if (m->stop == STOP_NONE || why == STOP_FAIL)
 		m->stop = why;
 	uc_emu_stop(m->uc);
 }
 
-void machine_fail(struct machine *m, const char *fmt, ...)
+/* Stops with "vboard: error: <what> (pc=...)". */
+static void machine_fail(struct machine *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void machine_fail(struct machine *m, const char *fmt, ...)
 {
 	if (m->stop == STOP_FAIL)
 		return; /* keep the first error */
@@ -75,11 +77,12 @@ void machine_fail(struct machine *m, const char *fmt, ...)
 	machine_stop(m, STOP_FAIL);
 }
 
-void machine_schedule(struct machine *m)
+/* Recomputes next_event after a change of SysTick configuration or the cycle limit. */
+static void machine_schedule(struct machine *m)
 {
 	uint64_t next = m->max_cycles;
 	if (!m->in_handler) {
-		uint64_t tick = m->p.st_pending ? 0 : periph_next_tick_event(&m->p);
+		uint64_t tick = periph_systick_pending(m->periph) ? 0 : periph_next_tick_event(m->periph);
 		if (tick < next)
 			next = tick;
 	}
@@ -101,7 +104,9 @@ static bool analyze_current(struct machine *m, struct block_timing *bt)
 	return true;
 }
 
-bool machine_access_time(struct machine *m, uint64_t *now)
+/* Exact model time of the instruction now accessing a time-dependent register. Returns false
+ * when the access must be abandoned: the emulator stops, locates the instruction and replays it. */
+static bool machine_access_time(struct machine *m, uint64_t *now)
 {
 	if (m->armed && m->cur_addr == m->armed_pc) {
 		m->armed = false;
@@ -141,7 +146,7 @@ static void charge(struct machine *m, uint32_t addr, uint32_t size, uint32_t cyc
 	m->blocks++;
 	m->insns += ninsns;
 	if (m->prof)
-		profile_block(m->prof, addr);
+		profile_block(m->prof, addr, m->cycles);
 }
 
 static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
@@ -171,8 +176,8 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		machine_stop(m, STOP_EVENT);
 		return;
 	}
-	periph_systick_advance(&m->p, m->cycles);
-	if (m->p.st_pending && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1)) {
+	periph_systick_advance(m->periph, m->cycles);
+	if (periph_systick_pending(m->periph) && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1)) {
 		machine_stop(m, STOP_EVENT);
 		return;
 	}
@@ -188,9 +193,9 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		machine_fail(m, "%.200s", bt->error[0] ? bt->error : "cannot read a block");
 		return;
 	}
-	if (bt->uses_fp && !periph_fpu_enabled(&m->p)) {
+	if (bt->uses_fp && !periph_fpu_enabled(m->periph)) {
 		machine_fail(m, "FPU instruction with the FPU disabled (SCB_CPACR=0x%08x) in the block "
-				"at address 0x%08x", m->p.cpacr, addr);
+				"at address 0x%08x", periph_cpacr(m->periph), addr);
 		return;
 	}
 	if (bt->halts) {
@@ -226,7 +231,7 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 	m->blocks++;
 	m->insns += e->ninsns;
 	if (__builtin_expect(m->prof != NULL, 0))
-		profile_block(m->prof, addr);
+		profile_block(m->prof, addr, m->cycles);
 }
 
 /* Operand-dependent UDIV/SDIV cost: a code hook on just the division instructions. */
@@ -315,8 +320,9 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 	bool fp = control & CONTROL_FPCA;
 	uint32_t sp = reg(m, UC_ARM_REG_SP);
 	uint32_t framesize = fp ? 0x68 : 0x20;
-	bool align = (m->p.ccr & CCR_STKALIGN) && (sp & 4);
-	uint32_t frame = (sp - framesize) & ((m->p.ccr & CCR_STKALIGN) ? ~4u : ~0u);
+	bool stkalign = periph_stack_align8(m->periph);
+	bool align = stkalign && (sp & 4);
+	uint32_t frame = (sp - framesize) & (stkalign ? ~4u : ~0u);
 	uint32_t words[8] = {
 		reg(m, UC_ARM_REG_R0), reg(m, UC_ARM_REG_R1), reg(m, UC_ARM_REG_R2),
 		reg(m, UC_ARM_REG_R3), reg(m, UC_ARM_REG_R12), reg(m, UC_ARM_REG_LR), return_pc,
@@ -331,7 +337,7 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 		err |= write_word(m, frame + 0x60, reg(m, UC_ARM_REG_FPSCR));
 	}
 	uint32_t handler;
-	err |= read_word(m, m->p.vtor + 4 * SYSTICK_EXCEPTION, &handler);
+	err |= read_word(m, periph_vector_table(m->periph) + 4 * SYSTICK_EXCEPTION, &handler);
 	if (err || !(handler & 1)) {
 		machine_fail(m, "bad SysTick exception entry (stack 0x%08x, vector 0x%08x) at address "
 				"0x%08x", frame, handler, return_pc);
@@ -343,7 +349,7 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 	set_reg(m, UC_ARM_REG_CONTROL, control & ~CONTROL_FPCA);
 	set_reg(m, UC_ARM_REG_XPSR, reg(m, UC_ARM_REG_XPSR) & 0xf8000000u); /* flags kept, no IT */
 	set_reg(m, UC_ARM_REG_PC, handler & ~1u);
-	m->p.st_pending = false;
+	periph_systick_taken(m->periph);
 	m->in_handler = true;
 	m->cycles += TIMING_EXC_ENTRY;
 	m->cur_addr = handler & ~1u; /* the entry cost includes fetching the handler */
@@ -394,6 +400,70 @@ static int exception_return(struct machine *m)
 	return 0;
 }
 
+/* ---- the peripherals' and the profiler's view of the core ---- */
+
+static bool core_access_time(void *m, uint64_t *now)
+{
+	return machine_access_time(m, now);
+}
+
+static void core_fail(void *m, const char *message)
+{
+	machine_fail(m, "%s", message);
+}
+
+static void core_stop(void *m, enum periph_stop why)
+{
+	machine_stop(m, why == PERIPH_STOP_INPUT_EOF ? STOP_INPUT_EOF : STOP_EVENT);
+}
+
+static void core_reschedule(void *m)
+{
+	machine_schedule(m);
+}
+
+static uint32_t core_link_register(void *m)
+{
+	return reg(m, UC_ARM_REG_LR);
+}
+
+static bool core_read_word(void *m, uint32_t addr, uint32_t *value)
+{
+	return read_word(m, addr, value) == 0;
+}
+
+static uint64_t mmio_read(uc_engine *uc, uint64_t off, unsigned size, void *user)
+{
+	const struct mmio_window *w = user;
+	(void)uc;
+	return periph_read(w->periph, w->base + (uint32_t)off, size);
+}
+
+static void mmio_write(uc_engine *uc, uint64_t off, unsigned size, uint64_t value, void *user)
+{
+	const struct mmio_window *w = user;
+	(void)uc;
+	periph_write(w->periph, w->base + (uint32_t)off, size, (uint32_t)value);
+}
+
+static int map_peripherals(struct machine *m)
+{
+	const struct periph_core core = {m, core_access_time, core_fail, core_stop, core_reschedule,
+					 &m->signal};
+	m->periph = periph_new(&core, m->uart);
+	for (size_t i = 0; i < PERIPH_WINDOWS; i++) {
+		const struct periph_window *w = &periph_windows[i];
+		m->mmio[i] = (struct mmio_window){m->periph, w->base};
+		uc_err e = uc_mmio_map(m->uc, w->base, w->size, mmio_read, &m->mmio[i], mmio_write,
+				       &m->mmio[i]);
+		if (e != UC_ERR_OK) {
+			fprintf(stderr, "vboard: error: cannot map %s: %s\n", w->name, uc_strerror(e));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* ---- set-up ---- */
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
@@ -429,7 +499,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		fprintf(stderr, "vboard: error: unicorn set-up failed: %s\n", uc_strerror(e));
 		return -1;
 	}
-	if (periph_init(m))
+	if (map_peripherals(m))
 		return -1;
 
 	for (size_t i = 0; i < elf->nsegs; i++) {
@@ -449,11 +519,12 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 
 	uc_hook h;
 	if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_block, m, 1, 0) != UC_ERR_OK ||
-	    uc_hook_add(m->uc, &h, UC_HOOK_MEM_INVALID, on_invalid, m, 1, 0) != UC_ERR_OK ||
-	    (prof && profile_attach(prof, m) != 0)) {
+	    uc_hook_add(m->uc, &h, UC_HOOK_MEM_INVALID, on_invalid, m, 1, 0) != UC_ERR_OK) {
 		fprintf(stderr, "vboard: error: cannot install hooks\n");
 		return -1;
 	}
+	if (prof && profile_attach(prof, &(struct profile_core){m, core_link_register, core_read_word}))
+		return -1;
 
 	/* Reset: SP from vector 0, PC from vector 1 (boot from flash, aliased at 0). */
 	uint32_t sp = 0, pc = 0;
@@ -478,6 +549,7 @@ void machine_free(struct machine *m)
 	free(m->divs);
 	if (m->uc)
 		uc_close(m->uc);
+	periph_free(m->periph);
 	cs_close(&m->cs);
 	free(m->flash);
 	free(m->bt);
@@ -511,8 +583,8 @@ static int exact_access(struct machine *m, uint32_t pc)
 	}
 	uint64_t now = m->cycles - timing_suffix(bt, idx);
 	m->cycles = now;
-	periph_systick_advance(&m->p, now);
-	if (m->p.st_pending && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1))
+	periph_systick_advance(m->periph, now);
+	if (periph_systick_pending(m->periph) && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1))
 		return exception_entry(m, pc); /* taken first; the access replays after return */
 	m->armed = true;
 	m->armed_pc = pc;
@@ -535,13 +607,14 @@ static int wait_for_interrupt(struct machine *m, uint32_t pc)
 		machine_fail(m, "emulation stopped unexpectedly before %s at address 0x%08x", what, pc);
 		return -1;
 	}
-	uint64_t tick = periph_next_tick_event(&m->p);
-	if (!m->p.st_pending && (tick == UINT64_MAX || m->in_handler)) {
+	uint64_t tick = periph_next_tick_event(m->periph);
+	bool pending = periph_systick_pending(m->periph);
+	if (!pending && (tick == UINT64_MAX || m->in_handler)) {
 		machine_fail(m, "WFI with no interrupt that could wake the core at address 0x%08x",
 			     pc - 2);
 		return -1;
 	}
-	if (!m->p.st_pending && tick > m->cycles)
+	if (!pending && tick > m->cycles)
 		m->cycles = tick;
 	machine_schedule(m);
 	return 0;

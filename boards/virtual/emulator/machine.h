@@ -73,9 +73,14 @@ struct machine {
 	uint32_t ndivs, cap_divs;
 	struct block_timing *pending_divs; /* block whose divisions need hooks */
 
-	struct periph p;
+	struct periph *periph;
 	struct uart_host *uart;
 	struct profile *prof;
+	/* the peripherals' windows as Unicorn maps them: each access carries its window */
+	struct mmio_window {
+		struct periph *periph;
+		uint32_t base;
+	} mmio[PERIPH_WINDOWS];
 };
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
@@ -83,14 +88,5 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */
 int machine_run(struct machine *m);
 void machine_free(struct machine *m);
-
-/* For peripherals: stop with "vboard: error: <what> (pc=...)". */
-void machine_fail(struct machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void machine_stop(struct machine *m, enum stop_reason why);
-/* Exact model time of the instruction now accessing a time-dependent register. Returns false
- * when the access must be abandoned: the emulator stops, locates the instruction and replays it. */
-bool machine_access_time(struct machine *m, uint64_t *now);
-/* Recomputes next_event after a change of SysTick configuration or the cycle limit. */
-void machine_schedule(struct machine *m);
 
 #endif

@@ -24,7 +24,7 @@ static void usage(void)
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
-		"                       [--public-function NAME]...]\n");
+		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n");
 }
 
 static void on_signal(int sig)
@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 {
 	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
 	const char *calls_list = NULL, *intervals_path = NULL, *interval_function = NULL;
+	const char *interval_id_symbol = NULL;
 	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
 	int npublic = 0;
 	enum uart_mode mode = UART_STDIO;
@@ -115,6 +116,8 @@ int main(int argc, char **argv)
 			intervals_path = val;
 		} else if (!strcmp(opt, "--interval-function")) {
 			interval_function = val;
+		} else if (!strcmp(opt, "--interval-id-symbol")) {
+			interval_id_symbol = val;
 		} else if (!strcmp(opt, "--public-function")) {
 			if (npublic == MAX_PUBLIC_FUNCTIONS) {
 				usage();
@@ -127,7 +130,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
-	    (npublic && !intervals_path)) {
+	    ((npublic || interval_id_symbol) && !intervals_path)) {
 		usage();
 		return 2;
 	}
@@ -142,6 +145,8 @@ int main(int argc, char **argv)
 	if (calls_list && profile_track_list(prof, calls_list))
 		return 1;
 	if (intervals_path && profile_intervals(prof, interval_function, intervals_path))
+		return 1;
+	if (interval_id_symbol && profile_interval_id_symbol(prof, interval_id_symbol))
 		return 1;
 	for (int i = 0; i < npublic; i++)
 		if (profile_public_function(prof, public_functions[i]))

@@ -4,10 +4,11 @@
  * emulator: a silent difference from the real board would make the measurements wrong. */
 #include "peripherals.h"
 
+#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
+#include <stdlib.h>
 
-#include "machine.h"
+#include "uart.h"
 
 #define CORE_HZ 24000000u
 #define HSE_HZ 8000000u
@@ -67,32 +68,77 @@
 #define DWT_CYCCNT 0x004
 #define DWT_CTRL_CYCCNTENA 1u
 #define DWT_CTRL_NUMCOMP (4u << 28)
+#define CCR_STKALIGN (1u << 9)
 
-struct region {
-	const char *name;
-	uint32_t base, size;
-	uint64_t (*read)(struct machine *m, uint32_t off);
-	void (*write)(struct machine *m, uint32_t off, uint32_t value);
+enum window { WIN_RCC, WIN_PWR, WIN_FLASH, WIN_GPIOA, WIN_USART2, WIN_SCS, WIN_DWT };
+
+const struct periph_window periph_windows[PERIPH_WINDOWS] = {
+	[WIN_RCC] = {"RCC", 0x40023800, 0x400},
+	[WIN_PWR] = {"PWR", 0x40007000, 0x400},
+	[WIN_FLASH] = {"FLASH", 0x40023c00, 0x400},
+	[WIN_GPIOA] = {"GPIOA", 0x40020000, 0x400},
+	[WIN_USART2] = {"USART2", 0x40004400, 0x400},
+	[WIN_SCS] = {"SCS", 0xe000e000, 0x1000},
+	[WIN_DWT] = {"DWT", 0xe0001000, 0x1000},
 };
 
-struct mmio_ctx {
-	struct machine *m;
-	const struct region *r;
+struct periph {
+	struct periph_core core;
+	struct uart_host *uart;
+
+	/* RCC, PWR, FLASH, GPIOA, USART2 register files (word index = offset / 4) */
+	uint32_t rcc[0x90 / 4];
+	uint32_t pwr[2];
+	uint32_t flash_acr;
+	uint32_t gpioa[0x28 / 4];
+	uint32_t usart[0x1c / 4];
+	unsigned rx_idle_polls;   /* SR reads in a row that found no input */
+
+	/* SCB */
+	uint32_t vtor, ccr, cpacr, scr, shpr[3], fpccr, fpcar, fpdscr, demcr;
+
+	/* SysTick: the counter is 0 at time st_anchor and reloads every st_reload+1 cycles */
+	uint32_t st_csr, st_reload, st_frozen;
+	uint64_t st_anchor, st_next_tick;
+	bool st_pending;          /* SysTick exception pending */
+
+	/* DWT: CYCCNT = dwt_base + (now - dwt_since) while counting */
+	uint32_t dwt_ctrl, dwt_base;
+	uint64_t dwt_since;
 };
 
-static void unsupported(struct machine *m, const char *dir, const struct region *r, uint32_t off)
+static void fail(struct periph *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(struct periph *p, const char *fmt, ...)
 {
-	machine_fail(m, "%s unsupported register %s+0x%03x at address 0x%08x", dir, r->name, off,
-		     r->base + off);
+	char message[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	p->core.fail(p->core.core, message);
+}
+
+static bool access_time(struct periph *p, uint64_t *now)
+{
+	return p->core.access_time(p->core.core, now);
+}
+
+static void unsupported(struct periph *p, const char *dir, enum window w, uint32_t off)
+{
+	fail(p, "%s unsupported register %s+0x%03x at address 0x%08x", dir, periph_windows[w].name,
+	     off, periph_windows[w].base + off);
 }
 
 /* ---- RCC ---- */
 
-static const struct region rcc_region;
-
-static uint64_t rcc_read(struct machine *m, uint32_t off)
+static uint32_t rcc_read(struct periph *p, uint32_t off)
 {
-	uint32_t v = m->p.rcc[off / 4];
+	if (off >= sizeof p->rcc) {
+		unsupported(p, "read from", WIN_RCC, off);
+		return 0;
+	}
+	uint32_t v = p->rcc[off / 4];
 	if (off == RCC_CR) /* oscillators and PLLs are ready as soon as they are switched on */
 		v = (v & ~0x0a020002u) | (v & RCC_CR_HSION) << 1 | (v & RCC_CR_HSEON) << 1 |
 		    (v & RCC_CR_PLLON) << 1 | (v & RCC_CR_PLLI2SON) << 1;
@@ -101,184 +147,170 @@ static uint64_t rcc_read(struct machine *m, uint32_t off)
 	return v;
 }
 
-static void rcc_check_sysclk(struct machine *m)
+static void rcc_check_sysclk(struct periph *p)
 {
-	uint32_t cfgr = m->p.rcc[RCC_CFGR / 4];
+	uint32_t cfgr = p->rcc[RCC_CFGR / 4];
 	if ((cfgr & 3u) != 2u)
 		return;
-	uint32_t pll = m->p.rcc[RCC_PLLCFGR / 4];
+	uint32_t pll = p->rcc[RCC_PLLCFGR / 4];
 	uint32_t pllm = pll & 0x3f, plln = pll >> 6 & 0x1ff, pllp = ((pll >> 16 & 3) + 1) * 2;
 	uint64_t src = (pll >> 22 & 1) ? HSE_HZ : HSI_HZ;
 	uint32_t hpre = cfgr >> 4 & 0xf;
 	uint32_t ahb_div = hpre < 8 ? 1 : (hpre < 12 ? 2u << (hpre - 8) : 64u << (hpre - 12));
 	uint64_t hclk = pllm ? src / pllm * plln / pllp / ahb_div : 0;
 	if (hclk != CORE_HZ)
-		machine_fail(m, "core clock set to %llu Hz; the virtual board models the %u Hz "
-				"benchmark clock at address 0x%08x", (unsigned long long)hclk, CORE_HZ,
-			     rcc_region.base + RCC_CFGR);
+		fail(p, "core clock set to %llu Hz; the virtual board models the %u Hz benchmark clock "
+			"at address 0x%08x", (unsigned long long)hclk, CORE_HZ,
+		     periph_windows[WIN_RCC].base + RCC_CFGR);
 }
 
-static void rcc_write(struct machine *m, uint32_t off, uint32_t v)
+static void rcc_write(struct periph *p, uint32_t off, uint32_t v)
 {
 	switch (off) {
 	case 0x00: case 0x04: case 0x08: case 0x0c: case 0x10: case 0x14: case 0x18: case 0x20:
 	case 0x24: case 0x30: case 0x34: case 0x38: case 0x40: case 0x44: case 0x50: case 0x54:
 	case 0x58: case 0x60: case 0x64: case 0x70: case 0x74: case 0x80: case 0x84:
-		m->p.rcc[off / 4] = v;
+		p->rcc[off / 4] = v;
 		if (off == RCC_CFGR || off == RCC_PLLCFGR)
-			rcc_check_sysclk(m);
+			rcc_check_sysclk(p);
 		return;
 	}
-	unsupported(m, "write to", &rcc_region, off);
+	unsupported(p, "write to", WIN_RCC, off);
 }
-
-static const struct region rcc_region = {"RCC", 0x40023800, 0x400, rcc_read, rcc_write};
 
 /* ---- PWR, FLASH interface, GPIOA: plain register files behind their clock gates ---- */
 
-static const struct region pwr_region, gpioa_region, flash_region;
-
-static bool clocked(struct machine *m, const struct region *r, uint32_t off, uint32_t enr,
-		    uint32_t bit, const char *bitname)
+static bool clocked(struct periph *p, enum window w, uint32_t off, uint32_t enr, uint32_t bit,
+		    const char *bitname)
 {
-	if (m->p.rcc[enr / 4] & bit)
+	if (p->rcc[enr / 4] & bit)
 		return true;
-	machine_fail(m, "access to %s with its clock disabled (RCC %s=0) at address 0x%08x",
-		     r->name, bitname, r->base + off);
+	fail(p, "access to %s with its clock disabled (RCC %s=0) at address 0x%08x",
+	     periph_windows[w].name, bitname, periph_windows[w].base + off);
 	return false;
 }
 
-static uint64_t pwr_read(struct machine *m, uint32_t off)
+static uint32_t pwr_read(struct periph *p, uint32_t off)
 {
-	if (!clocked(m, &pwr_region, off, RCC_APB1ENR, APB1ENR_PWR, "PWREN"))
+	if (!clocked(p, WIN_PWR, off, RCC_APB1ENR, APB1ENR_PWR, "PWREN"))
 		return 0;
 	if (off == 0x00)
-		return m->p.pwr[0];
+		return p->pwr[0];
 	if (off == 0x04)
-		return m->p.pwr[1] | 1u << 14; /* VOSRDY */
-	unsupported(m, "read from", &pwr_region, off);
+		return p->pwr[1] | 1u << 14; /* VOSRDY */
+	unsupported(p, "read from", WIN_PWR, off);
 	return 0;
 }
 
-static void pwr_write(struct machine *m, uint32_t off, uint32_t v)
+static void pwr_write(struct periph *p, uint32_t off, uint32_t v)
 {
-	if (!clocked(m, &pwr_region, off, RCC_APB1ENR, APB1ENR_PWR, "PWREN"))
+	if (!clocked(p, WIN_PWR, off, RCC_APB1ENR, APB1ENR_PWR, "PWREN"))
 		return;
 	if (off <= 0x04)
-		m->p.pwr[off / 4] = v;
+		p->pwr[off / 4] = v;
 	else
-		unsupported(m, "write to", &pwr_region, off);
+		unsupported(p, "write to", WIN_PWR, off);
 }
 
-static const struct region pwr_region = {"PWR", 0x40007000, 0x400, pwr_read, pwr_write};
-
-static uint64_t flash_read(struct machine *m, uint32_t off)
+static uint32_t flash_read(struct periph *p, uint32_t off)
 {
 	if (off == 0x00)
-		return m->p.flash_acr;
-	unsupported(m, "read from", &flash_region, off);
+		return p->flash_acr;
+	unsupported(p, "read from", WIN_FLASH, off);
 	return 0;
 }
 
-static void flash_write(struct machine *m, uint32_t off, uint32_t v)
+static void flash_write(struct periph *p, uint32_t off, uint32_t v)
 {
 	if (off != 0x00) {
-		unsupported(m, "write to", &flash_region, off);
+		unsupported(p, "write to", WIN_FLASH, off);
 		return;
 	}
 	if (v & 0xf) {
-		machine_fail(m, "%u flash wait states requested; the timing model has 0 wait states "
-				"(24 MHz) at address 0x%08x", v & 0xf, flash_region.base);
+		fail(p, "%u flash wait states requested; the timing model has 0 wait states (24 MHz) "
+			"at address 0x%08x", v & 0xf, periph_windows[WIN_FLASH].base);
 		return;
 	}
-	m->p.flash_acr = v & ~(3u << 11); /* ICRST/DCRST read back as 0 */
+	p->flash_acr = v & ~(3u << 11); /* ICRST/DCRST read back as 0 */
 }
 
-static const struct region flash_region = {"FLASH", 0x40023c00, 0x400, flash_read, flash_write};
-
-static uint64_t gpioa_read(struct machine *m, uint32_t off)
+static uint32_t gpioa_read(struct periph *p, uint32_t off)
 {
-	if (!clocked(m, &gpioa_region, off, RCC_AHB1ENR, AHB1ENR_GPIOA, "GPIOAEN"))
+	if (!clocked(p, WIN_GPIOA, off, RCC_AHB1ENR, AHB1ENR_GPIOA, "GPIOAEN"))
 		return 0;
 	if (off < 0x28 && off != 0x18)
-		return m->p.gpioa[off / 4];
-	unsupported(m, "read from", &gpioa_region, off);
+		return p->gpioa[off / 4];
+	unsupported(p, "read from", WIN_GPIOA, off);
 	return 0;
 }
 
-static void gpioa_write(struct machine *m, uint32_t off, uint32_t v)
+static void gpioa_write(struct periph *p, uint32_t off, uint32_t v)
 {
-	if (!clocked(m, &gpioa_region, off, RCC_AHB1ENR, AHB1ENR_GPIOA, "GPIOAEN"))
+	if (!clocked(p, WIN_GPIOA, off, RCC_AHB1ENR, AHB1ENR_GPIOA, "GPIOAEN"))
 		return;
 	if (off == 0x18) { /* BSRR: set/reset bits of ODR */
-		m->p.gpioa[0x14 / 4] = (m->p.gpioa[0x14 / 4] | (v & 0xffff)) & ~(v >> 16);
+		p->gpioa[0x14 / 4] = (p->gpioa[0x14 / 4] | (v & 0xffff)) & ~(v >> 16);
 		return;
 	}
 	if (off < 0x28 && off != 0x10 && off != 0x1c)
-		m->p.gpioa[off / 4] = v;
+		p->gpioa[off / 4] = v;
 	else
-		unsupported(m, "write to", &gpioa_region, off);
+		unsupported(p, "write to", WIN_GPIOA, off);
 }
-
-static const struct region gpioa_region = {"GPIOA", 0x40020000, 0x400, gpioa_read, gpioa_write};
 
 /* ---- USART2 ---- */
 
-static const struct region usart_region;
-
-static uint64_t usart_read(struct machine *m, uint32_t off)
+static uint32_t usart_read(struct periph *p, uint32_t off)
 {
-	struct periph *p = &m->p;
-	if (!clocked(m, &usart_region, off, RCC_APB1ENR, APB1ENR_USART2, "USART2EN"))
+	if (!clocked(p, WIN_USART2, off, RCC_APB1ENR, APB1ENR_USART2, "USART2EN"))
 		return 0;
 	if (off == USART_SR) {
-		if (!uart_rx_ready(m->uart) && ++p->rx_idle_polls >= RX_IDLE_POLLS) {
+		if (!uart_rx_ready(p->uart) && ++p->rx_idle_polls >= RX_IDLE_POLLS) {
 			uint32_t cr1 = p->usart[USART_CR1 / 4];
 			if ((cr1 & (CR1_UE | CR1_RE)) != (CR1_UE | CR1_RE)) {
-				machine_fail(m, "firmware waits for USART2 input with the receiver "
-						"disabled (CR1=0x%04x) at address 0x%08x", cr1,
-					     usart_region.base + off);
+				fail(p, "firmware waits for USART2 input with the receiver disabled "
+					"(CR1=0x%04x) at address 0x%08x", cr1,
+				     periph_windows[WIN_USART2].base + off);
 				return 0;
 			}
 			/* Blocking here keeps model time still while the host is silent. */
-			switch (uart_wait_input(m->uart, &m->signal)) {
+			switch (uart_wait_input(p->uart, p->core.interrupted)) {
 			case UART_WAIT_DATA:
 				break;
 			case UART_WAIT_EOF:
-				machine_stop(m, STOP_INPUT_EOF);
+				p->core.stop(p->core.core, PERIPH_STOP_INPUT_EOF);
 				return 0;
 			case UART_WAIT_INTERRUPTED:
-				machine_stop(m, STOP_EVENT);
+				p->core.stop(p->core.core, PERIPH_STOP_INTERRUPTED);
 				return 0;
 			}
 		}
 		uint32_t sr = p->usart[USART_SR / 4] | SR_TXE | SR_TC;
-		return uart_rx_ready(m->uart) ? sr | SR_RXNE : sr & ~SR_RXNE;
+		return uart_rx_ready(p->uart) ? sr | SR_RXNE : sr & ~SR_RXNE;
 	}
 	if (off == USART_DR) {
 		p->rx_idle_polls = 0;
-		return uart_rx_ready(m->uart) ? uart_rx_pop(m->uart) : 0;
+		return uart_rx_ready(p->uart) ? uart_rx_pop(p->uart) : 0;
 	}
 	if (off < 0x1c)
 		return p->usart[off / 4];
-	unsupported(m, "read from", &usart_region, off);
+	unsupported(p, "read from", WIN_USART2, off);
 	return 0;
 }
 
-static void usart_write(struct machine *m, uint32_t off, uint32_t v)
+static void usart_write(struct periph *p, uint32_t off, uint32_t v)
 {
-	struct periph *p = &m->p;
-	if (!clocked(m, &usart_region, off, RCC_APB1ENR, APB1ENR_USART2, "USART2EN"))
+	if (!clocked(p, WIN_USART2, off, RCC_APB1ENR, APB1ENR_USART2, "USART2EN"))
 		return;
 	if (off == USART_DR) {
 		uint32_t cr1 = p->usart[USART_CR1 / 4];
 		if ((cr1 & (CR1_UE | CR1_TE)) != (CR1_UE | CR1_TE)) {
-			machine_fail(m, "USART2 transmit with the transmitter disabled (CR1=0x%04x) "
-					"at address 0x%08x", cr1, usart_region.base + off);
+			fail(p, "USART2 transmit with the transmitter disabled (CR1=0x%04x) at address "
+				"0x%08x", cr1, periph_windows[WIN_USART2].base + off);
 			return;
 		}
 		p->rx_idle_polls = 0;
-		uart_put(m->uart, (uint8_t)v);
+		uart_put(p->uart, (uint8_t)v);
 		return;
 	}
 	if (off == USART_SR)
@@ -286,10 +318,8 @@ static void usart_write(struct machine *m, uint32_t off, uint32_t v)
 	if (off < 0x1c)
 		p->usart[off / 4] = v;
 	else
-		unsupported(m, "write to", &usart_region, off);
+		unsupported(p, "write to", WIN_USART2, off);
 }
-
-static const struct region usart_region = {"USART2", 0x40004400, 0x400, usart_read, usart_write};
 
 /* ---- SysTick ---- */
 
@@ -327,6 +357,16 @@ uint64_t periph_next_tick_event(const struct periph *p)
 	return p->st_next_tick;
 }
 
+bool periph_systick_pending(const struct periph *p)
+{
+	return p->st_pending;
+}
+
+void periph_systick_taken(struct periph *p)
+{
+	p->st_pending = false;
+}
+
 /* DWT CYCCNT counts core cycles while DEMCR.TRCENA and DWT_CTRL.CYCCNTENA are both set. */
 static bool dwt_counting(const struct periph *p)
 {
@@ -338,15 +378,12 @@ static uint32_t dwt_cyccnt(const struct periph *p, uint64_t now)
 	return dwt_counting(p) ? p->dwt_base + (uint32_t)(now - p->dwt_since) : p->dwt_base;
 }
 
-static const struct region scs_region, dwt_region;
-
-static uint64_t scs_read(struct machine *m, uint32_t off)
+static uint32_t scs_read(struct periph *p, uint32_t off)
 {
-	struct periph *p = &m->p;
 	uint64_t now;
 	switch (off) {
 	case STK_CSR: case STK_RVR: case STK_CVR: case SCB_DEMCR:
-		if (!machine_access_time(m, &now))
+		if (!access_time(p, &now))
 			return 0;
 		periph_systick_advance(p, now);
 		if (off == STK_CSR) {
@@ -370,17 +407,16 @@ static uint64_t scs_read(struct machine *m, uint32_t off)
 	case FPU_FPCAR: return p->fpcar;
 	case FPU_FPDSCR: return p->fpdscr;
 	}
-	unsupported(m, "read from", &scs_region, off);
+	unsupported(p, "read from", WIN_SCS, off);
 	return 0;
 }
 
-static void scs_write(struct machine *m, uint32_t off, uint32_t v)
+static void scs_write(struct periph *p, uint32_t off, uint32_t v)
 {
-	struct periph *p = &m->p;
 	uint64_t now;
 	switch (off) {
 	case STK_CSR: case STK_RVR: case STK_CVR: case SCB_DEMCR:
-		if (!machine_access_time(m, &now))
+		if (!access_time(p, &now))
 			return;
 		periph_systick_advance(p, now);
 		if (off == SCB_DEMCR) {
@@ -392,8 +428,8 @@ static void scs_write(struct machine *m, uint32_t off, uint32_t v)
 		uint32_t value = systick_value(p, now);
 		if (off == STK_CSR) {
 			if ((v & CSR_ENABLE) && !(v & CSR_CLKSOURCE)) {
-				machine_fail(m, "SysTick on the external reference clock is not modelled "
-						"at address 0x%08x", scs_region.base + off);
+				fail(p, "SysTick on the external reference clock is not modelled at "
+					"address 0x%08x", periph_windows[WIN_SCS].base + off);
 				return;
 			}
 			if ((v & CSR_ENABLE) && !(p->st_csr & CSR_ENABLE))
@@ -411,7 +447,7 @@ static void scs_write(struct machine *m, uint32_t off, uint32_t v)
 			if (p->st_csr & CSR_ENABLE)
 				systick_restart(p, now, 0);
 		}
-		machine_schedule(m);
+		p->core.reschedule(p->core.core);
 		return;
 	case SCB_VTOR: p->vtor = v & ~0x7fu; return;
 	case SCB_SCR: p->scr = v; return;
@@ -422,31 +458,28 @@ static void scs_write(struct machine *m, uint32_t off, uint32_t v)
 	case FPU_FPCAR: p->fpcar = v; return;
 	case FPU_FPDSCR: p->fpdscr = v; return;
 	}
-	unsupported(m, "write to", &scs_region, off);
+	unsupported(p, "write to", WIN_SCS, off);
 }
 
-static const struct region scs_region = {"SCS", 0xe000e000, 0x1000, scs_read, scs_write};
-
-static uint64_t dwt_read(struct machine *m, uint32_t off)
+static uint32_t dwt_read(struct periph *p, uint32_t off)
 {
 	uint64_t now;
 	if (off == DWT_CTRL)
-		return DWT_CTRL_NUMCOMP | m->p.dwt_ctrl;
+		return DWT_CTRL_NUMCOMP | p->dwt_ctrl;
 	if (off == DWT_CYCCNT)
-		return machine_access_time(m, &now) ? dwt_cyccnt(&m->p, now) : 0;
-	unsupported(m, "read from", &dwt_region, off);
+		return access_time(p, &now) ? dwt_cyccnt(p, now) : 0;
+	unsupported(p, "read from", WIN_DWT, off);
 	return 0;
 }
 
-static void dwt_write(struct machine *m, uint32_t off, uint32_t v)
+static void dwt_write(struct periph *p, uint32_t off, uint32_t v)
 {
-	struct periph *p = &m->p;
 	uint64_t now;
 	if (off != DWT_CTRL && off != DWT_CYCCNT) {
-		unsupported(m, "write to", &dwt_region, off);
+		unsupported(p, "write to", WIN_DWT, off);
 		return;
 	}
-	if (!machine_access_time(m, &now))
+	if (!access_time(p, &now))
 		return;
 	p->dwt_base = off == DWT_CYCCNT ? v : dwt_cyccnt(p, now);
 	p->dwt_since = now;
@@ -454,46 +487,56 @@ static void dwt_write(struct machine *m, uint32_t off, uint32_t v)
 		p->dwt_ctrl = v & DWT_CTRL_CYCCNTENA;
 }
 
-static const struct region dwt_region = {"DWT", 0xe0001000, 0x1000, dwt_read, dwt_write};
+/* ---- the windows' access rules ---- */
 
-/* ---- Unicorn glue ---- */
-
-static const struct region *const regions[] = {
-	&rcc_region, &pwr_region, &flash_region, &gpioa_region, &usart_region, &scs_region, &dwt_region,
+static const struct {
+	uint32_t (*read)(struct periph *p, uint32_t off);
+	void (*write)(struct periph *p, uint32_t off, uint32_t value);
+} handlers[PERIPH_WINDOWS] = {
+	[WIN_RCC] = {rcc_read, rcc_write},
+	[WIN_PWR] = {pwr_read, pwr_write},
+	[WIN_FLASH] = {flash_read, flash_write},
+	[WIN_GPIOA] = {gpioa_read, gpioa_write},
+	[WIN_USART2] = {usart_read, usart_write},
+	[WIN_SCS] = {scs_read, scs_write},
+	[WIN_DWT] = {dwt_read, dwt_write},
 };
 
-static struct mmio_ctx contexts[sizeof regions / sizeof regions[0]];
-
-static uint64_t mmio_read(uc_engine *uc, uint64_t off, unsigned size, void *user)
+/* The window holding `addr` for an access of `size` bytes, or -1 after failing. */
+static int window_of(struct periph *p, uint32_t addr, unsigned size, const char *dir)
 {
-	struct mmio_ctx *c = user;
-	(void)uc;
-	if (size != 4 || (off & 3)) {
-		machine_fail(c->m, "%u-byte read from %s+0x%03x (only aligned 32-bit accesses are "
-				   "supported) at address 0x%08x", size, c->r->name, (unsigned)off,
-			     c->r->base + (uint32_t)off);
-		return 0;
+	for (int w = 0; w < PERIPH_WINDOWS; w++) {
+		uint32_t off = addr - periph_windows[w].base;
+		if (addr < periph_windows[w].base || off >= periph_windows[w].size)
+			continue;
+		if (size == 4 && !(off & 3))
+			return w;
+		fail(p, "%u-byte %s %s+0x%03x (only aligned 32-bit accesses are supported) at "
+			"address 0x%08x", size, dir, periph_windows[w].name, off, addr);
+		return -1;
 	}
-	return c->r->read(c->m, (uint32_t)off);
+	fail(p, "%s address 0x%08x outside the peripherals", dir, addr);
+	return -1;
 }
 
-static void mmio_write(uc_engine *uc, uint64_t off, unsigned size, uint64_t value, void *user)
+uint32_t periph_read(struct periph *p, uint32_t addr, unsigned size)
 {
-	struct mmio_ctx *c = user;
-	(void)uc;
-	if (size != 4 || (off & 3)) {
-		machine_fail(c->m, "%u-byte write to %s+0x%03x (only aligned 32-bit accesses are "
-				   "supported) at address 0x%08x", size, c->r->name, (unsigned)off,
-			     c->r->base + (uint32_t)off);
-		return;
-	}
-	c->r->write(c->m, (uint32_t)off, (uint32_t)value);
+	int w = window_of(p, addr, size, "read from");
+	return w < 0 ? 0 : handlers[w].read(p, addr - periph_windows[w].base);
 }
 
-int periph_init(struct machine *m)
+void periph_write(struct periph *p, uint32_t addr, unsigned size, uint32_t value)
 {
-	struct periph *p = &m->p;
-	memset(p, 0, sizeof *p);
+	int w = window_of(p, addr, size, "write to");
+	if (w >= 0)
+		handlers[w].write(p, addr - periph_windows[w].base, value);
+}
+
+struct periph *periph_new(const struct periph_core *core, struct uart_host *uart)
+{
+	struct periph *p = calloc(1, sizeof *p);
+	p->core = *core;
+	p->uart = uart;
 	p->rcc[RCC_CR / 4] = 0x83;            /* HSION, HSITRIM */
 	p->rcc[RCC_PLLCFGR / 4] = 0x24003010;
 	p->pwr[0] = 0x4000;
@@ -501,20 +544,29 @@ int periph_init(struct machine *m)
 	p->gpioa[0x08 / 4] = 0x0c000000;
 	p->gpioa[0x0c / 4] = 0x64000000;
 	p->usart[USART_SR / 4] = SR_TXE | SR_TC;
-	p->ccr = 0x200;                       /* STKALIGN */
+	p->ccr = CCR_STKALIGN;
 	p->fpccr = 0xc0000000;                /* ASPEN, LSPEN */
-	p->st_reload = 0;
-	for (size_t i = 0; i < sizeof regions / sizeof regions[0]; i++) {
-		contexts[i] = (struct mmio_ctx){m, regions[i]};
-		uc_err e = uc_mmio_map(m->uc, regions[i]->base, regions[i]->size, mmio_read,
-				       &contexts[i], mmio_write, &contexts[i]);
-		if (e != UC_ERR_OK) {
-			fprintf(stderr, "vboard: error: cannot map %s: %s\n", regions[i]->name,
-				uc_strerror(e));
-			return -1;
-		}
-	}
-	return 0;
+	return p;
+}
+
+void periph_free(struct periph *p)
+{
+	free(p);
+}
+
+uint32_t periph_vector_table(const struct periph *p)
+{
+	return p->vtor;
+}
+
+bool periph_stack_align8(const struct periph *p)
+{
+	return p->ccr & CCR_STKALIGN;
+}
+
+uint32_t periph_cpacr(const struct periph *p)
+{
+	return p->cpacr;
 }
 
 bool periph_fpu_enabled(const struct periph *p)

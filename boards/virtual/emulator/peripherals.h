@@ -1,48 +1,72 @@
 /* The Discovery board's memory-mapped peripherals that the firmware uses: RCC, PWR, FLASH
  * interface, GPIOA, USART2, and in the Cortex-M4 system space SysTick, SCB, DWT cycle counter.
- * Everything else is absent, so touching it stops the emulator with an error. */
+ * Everything else is absent, so touching it stops the emulator with an error.
+ *
+ * The peripherals own their state and know nothing of the emulated core: they reach it only
+ * through `struct periph_core` (machine.c implements it, peripherals_test.c fakes it), and the
+ * core reaches them only through the functions below. */
 #ifndef VBOARD_PERIPHERALS_H
 #define VBOARD_PERIPHERALS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
-struct machine;
+struct uart_host;
 
-struct periph {
-	/* RCC, PWR, FLASH, GPIOA, USART2 register files (word index = offset / 4) */
-	uint32_t rcc[0x90 / 4];
-	uint32_t pwr[2];
-	uint32_t flash_acr;
-	uint32_t gpioa[0x28 / 4];
-	uint32_t usart[0x1c / 4];
-	unsigned rx_idle_polls;   /* SR reads in a row that found no input */
-
-	/* SCB */
-	uint32_t vtor, ccr, cpacr, scr, shpr[3], fpccr, fpcar, fpdscr, demcr;
-
-	/* SysTick: the counter is 0 at time st_anchor and reloads every st_reload+1 cycles */
-	uint32_t st_csr, st_reload, st_frozen;
-	uint64_t st_anchor, st_next_tick;
-	bool st_pending;          /* SysTick exception pending */
-
-	/* DWT: CYCCNT = dwt_base + (now - dwt_since) while counting */
-	uint32_t dwt_ctrl, dwt_base;
-	uint64_t dwt_since;
+enum periph_stop {
+	PERIPH_STOP_INPUT_EOF,    /* the firmware waits for input after the input ended */
+	PERIPH_STOP_INTERRUPTED,  /* *interrupted was set while waiting for input */
 };
 
-/* Reset values and MMIO mappings. Returns 0, or -1 after printing an error. */
-int periph_init(struct machine *m);
+/* What a peripheral may ask of the core it is attached to. */
+struct periph_core {
+	void *core;
+	/* Exact model time of the register access in progress. False: the access is abandoned
+	 * (the core will replay it at a known time), so the peripheral changes nothing. */
+	bool (*access_time)(void *core, uint64_t *now);
+	/* Stops emulation with "vboard: error: <message> (pc=...)"; the first error is kept. */
+	void (*fail)(void *core, const char *message);
+	void (*stop)(void *core, enum periph_stop why);
+	/* The next SysTick event (periph_next_tick_event) may have moved. */
+	void (*reschedule)(void *core);
+	/* Set asynchronously (a signal): a wait for UART input gives up. */
+	volatile int *interrupted;
+};
+
+struct periph;
+
+/* Reset state; USART2 talks to `uart`. */
+struct periph *periph_new(const struct periph_core *core, struct uart_host *uart);
+void periph_free(struct periph *p);
+
+/* A window of registers; the core routes every access inside one to periph_read/periph_write. */
+struct periph_window {
+	const char *name;
+	uint32_t base, size;
+};
+#define PERIPH_WINDOWS 7
+extern const struct periph_window periph_windows[PERIPH_WINDOWS];
+
+/* An access of `size` bytes at `addr` inside a window. Only aligned 32-bit accesses exist; any
+ * other access, and any error, goes to core->fail (a failed read returns 0). */
+uint32_t periph_read(struct periph *p, uint32_t addr, unsigned size);
+void periph_write(struct periph *p, uint32_t addr, unsigned size, uint32_t value);
 
 /* Name of the STM32F407 peripheral at `addr` ("TIM2"), or NULL. */
 const char *periph_name(uint32_t addr);
 
 /* Processes SysTick wraps up to `now` (sets COUNTFLAG, pends the exception). */
 void periph_systick_advance(struct periph *p, uint64_t now);
-
 /* Model time of the next SysTick exception request, or UINT64_MAX. */
 uint64_t periph_next_tick_event(const struct periph *p);
+bool periph_systick_pending(const struct periph *p);
+/* The core took the pending SysTick exception. */
+void periph_systick_taken(struct periph *p);
 
+/* SCB state the core's exception entry and FPU checks depend on. */
+uint32_t periph_vector_table(const struct periph *p);
+bool periph_stack_align8(const struct periph *p);
+uint32_t periph_cpacr(const struct periph *p);
 bool periph_fpu_enabled(const struct periph *p);
 
 #endif

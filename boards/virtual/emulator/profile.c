@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "elf.h"
-#include "machine.h"
 
 #define MAX_DEPTH 1024
 #define LOOKUP_BITS 12
@@ -50,11 +49,14 @@ struct interval {
 	uint32_t ntouched;
 	bool *is_public;        /* functions whose time depends only on public inputs */
 	uint32_t public_depth;  /* open public-input subtrees: their time goes to PUBLIC_SLOT */
+	const char *id_symbol;  /* --interval-id-symbol, or NULL: each interval carries a sample id */
+	uint32_t id_addr;       /* ... read from this word when the interval starts */
+	uint32_t sample_id;
 };
 
 struct profile {
 	const struct elf_image *elf;
-	struct machine *m;
+	struct profile_core core;
 	struct func_stats *stats;
 	struct call_histogram tracked[MAX_TRACKED];
 	uint32_t ntracked;
@@ -143,6 +145,28 @@ int profile_public_function(struct profile *p, const char *name)
 	return 0;
 }
 
+int profile_interval_id_symbol(struct profile *p, const char *name)
+{
+	uint32_t size = 0;
+	if (!p->iv.out) {
+		fprintf(stderr, "vboard: error: --interval-id-symbol needs --intervals\n");
+		return -1;
+	}
+	size_t found = elf_find_object(p->elf, name, &p->iv.id_addr, &size);
+	if (found != 1) {
+		fprintf(stderr, "vboard: error: %s data symbol '%s' in the ELF (--interval-id-symbol)\n",
+			found ? "more than one" : "no", name);
+		return -1;
+	}
+	if (size != 4) {
+		fprintf(stderr, "vboard: error: data symbol '%s' is %u bytes, not a 32-bit word "
+				"(--interval-id-symbol)\n", name, size);
+		return -1;
+	}
+	p->iv.id_symbol = name;
+	return 0;
+}
+
 static void histogram_add(struct call_histogram *h, uint64_t cycles, uint64_t count)
 {
 	if (2 * (h->used + 1) > h->capacity) { /* keep the table at most half full */
@@ -176,9 +200,11 @@ static void json_string(FILE *f, const char *s);
 static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 {
 	struct interval *iv = &p->iv;
-	fprintf(iv->out, "{\"interval\": %llu, \"start_cycle\": %llu, \"cycles\": %llu, "
-			 "\"blocks\": %llu, \"trace_hash\": \"0x%016llx\", \"functions\": {",
-		(unsigned long long)iv->index++, (unsigned long long)entry,
+	fprintf(iv->out, "{\"interval\": %llu, ", (unsigned long long)iv->index++);
+	if (iv->id_symbol)
+		fprintf(iv->out, "\"sample_id\": %lu, ", (unsigned long)iv->sample_id);
+	fprintf(iv->out, "\"start_cycle\": %llu, \"cycles\": %llu, \"blocks\": %llu, "
+			 "\"trace_hash\": \"0x%016llx\", \"functions\": {", (unsigned long long)entry,
 		(unsigned long long)(now - entry), (unsigned long long)iv->blocks,
 		(unsigned long long)iv->hash);
 	for (uint32_t i = 0; i < iv->ntouched; i++) {
@@ -196,9 +222,14 @@ static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 	iv->frame = 0;
 }
 
-int profile_attach(struct profile *p, struct machine *m)
+int profile_attach(struct profile *p, const struct profile_core *core)
 {
-	p->m = m;
+	p->core = *core;
+	if (p->iv.id_symbol && !core->read_word(core->core, p->iv.id_addr, &p->iv.sample_id)) {
+		fprintf(stderr, "vboard: error: data symbol '%s' at address 0x%08x is outside memory "
+				"(--interval-id-symbol)\n", p->iv.id_symbol, p->iv.id_addr);
+		return -1;
+	}
 	return 0;
 }
 
@@ -238,9 +269,9 @@ static void pop(struct profile *p, uint64_t now)
 		interval_end(p, fr->entry, now);
 }
 
-void profile_block(struct profile *p, uint32_t addr)
+void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 {
-	uint64_t start = p->last_cycles, now = p->m->cycles;
+	uint64_t start = p->last_cycles;
 	if (now < start) /* model time was rewound to replay a cycle-counter read */
 		now = start;
 	p->last_cycles = now;
@@ -267,9 +298,7 @@ void profile_block(struct profile *p, uint32_t addr)
 	p->stats[f].exclusive += now - start;
 	if (addr != p->elf->funcs[f].addr)
 		return;
-	uint32_t lr = 0;
-	uc_reg_read(p->m->uc, UC_ARM_REG_LR, &lr);
-	lr &= ~1u;
+	uint32_t lr = p->core.link_register(p->core.core) & ~1u;
 	if (p->depth && p->stack[p->depth - 1].func == f && p->stack[p->depth - 1].ret == lr)
 		return; /* a loop back to the entry, not a new call */
 	p->stats[f].calls++;
@@ -294,6 +323,9 @@ void profile_block(struct profile *p, uint32_t addr)
 		p->iv.hash = (FNV_OFFSET ^ addr) * FNV_PRIME;
 		p->iv.blocks = 1;
 		interval_count(&p->iv, f, now - start, 0);
+		/* Memory is mapped for good (checked in profile_attach), so this read succeeds. */
+		if (p->iv.id_symbol)
+			p->core.read_word(p->core.core, p->iv.id_addr, &p->iv.sample_id);
 	}
 	if (p->iv.frame)
 		interval_count(&p->iv, f, 0, 1);

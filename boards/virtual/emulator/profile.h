@@ -7,8 +7,10 @@
  *    "call_distributions": {"<function>": [[cycles, count], ...]}}  // --profile-calls
  * Intervals (--intervals FILE --interval-function NAME): every call of NAME is one interval,
  * written as one JSON line when it returns:
- *   {"interval": k, "start_cycle": N, "cycles": N, "blocks": N, "trace_hash": "0x...",
- *    "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ *   {"interval": k, "sample_id": N, "start_cycle": N, "cycles": N, "blocks": N,
+ *    "trace_hash": "0x...", "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ * "sample_id" only with --interval-id-symbol SYMBOL: the 32-bit value of the data symbol SYMBOL
+ * when the interval began (the harness keeps the sample id of its current command there).
  * With --public-function NAME (repeatable), the time of NAME's calls and their callees goes to
  * "(public-input functions)" instead.
  * trace_hash is FNV-1a-64 over the addresses of the blocks executed in the interval: equal
@@ -18,11 +20,19 @@
 #ifndef VBOARD_PROFILE_H
 #define VBOARD_PROFILE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-struct machine;
 struct elf_image;
 struct profile;
+
+/* What the profiler reads from the core (machine.c implements it). */
+struct profile_core {
+	void *core;
+	uint32_t (*link_register)(void *core);
+	/* False if `addr` is not mapped. */
+	bool (*read_word)(void *core, uint32_t addr, uint32_t *value);
+};
 
 struct profile *profile_new(const struct elf_image *elf);
 /* Records the cycles of every call of function `name`. Returns -1 after printing an error. */
@@ -32,8 +42,12 @@ int profile_intervals(struct profile *p, const char *name, const char *path);
 /* Within intervals, books the time of calls of `name` and everything they call to the one
  * pseudo-function "(public-input functions)": work that depends only on public data. */
 int profile_public_function(struct profile *p, const char *name);
-int profile_attach(struct profile *p, struct machine *m);
-void profile_block(struct profile *p, uint32_t addr);
+/* Labels every interval with the 32-bit data symbol `name`'s value at its start. */
+int profile_interval_id_symbol(struct profile *p, const char *name);
+/* Once the core's memory is loaded. Returns -1 after printing an error. */
+int profile_attach(struct profile *p, const struct profile_core *core);
+/* A block starting at `addr` ran; model time is `now` at its end. */
+void profile_block(struct profile *p, uint32_t addr, uint64_t now);
 void profile_exception_return(struct profile *p, uint64_t cycles);
 int profile_write(const struct profile *p, const char *path, uint64_t model_cycles);
 void profile_free(struct profile *p);

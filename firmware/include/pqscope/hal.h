@@ -22,11 +22,6 @@ uint64_t hal_cycles(void);
 /* Board name, e.g. "stm32f4discovery". */
 const char *hal_board_name(void);
 
-/* Provided by the harness for the board's fault handlers: reports a fault (kind, e.g.
- * "HardFault", and the faulting instruction's address from the exception frame) to the host as
- * an ERROR record, then stops. Never returns. */
-void pqs_fault(const char *kind, uint32_t pc) __attribute__((noreturn));
-
 /* Bulk data the harness keeps outside the stack's RAM if the board has a second RAM: the board's
  * linker script places this (uninitialised) section, e.g. in the STM32F4's CCM. */
 #define PQS_BULK_DATA __attribute__((section(".pqscope_bulk")))

@@ -12,4 +12,9 @@ void pqs_harness_start(void);
 /* One byte from the host; a frame it completes is answered (through hal_putc) before returning. */
 void pqs_harness_receive_byte(uint8_t byte);
 
+/* The sample_id of the RUN/KEYGEN_SLOT/SIGN_SLOT command whose operations are running (set before
+ * they start). Read by the virtual board, not by code: `pqscope-vboard --interval-id-symbol
+ * pqs_current_sample_id` labels each timed call with the sample it belongs to. */
+extern volatile uint32_t pqs_current_sample_id;
+
 #endif
