@@ -43,14 +43,18 @@ class Link:
 class Profiling:
     """What the virtual board's profiler records: one line per call of `function` (the harness's
     function around a timed operation) in `intervals`, with the cycles of every function called in
-    it, the time of `public_functions` booked apart."""
+    it, the time of `public_functions` booked apart, and the id of the sample it measured (the
+    firmware's `SAMPLE_ID_SYMBOL`), by which the host joins it to the sample."""
 
     intervals: Path
     function: str
     public_functions: tuple[str, ...] = ()
 
+    SAMPLE_ID_SYMBOL: ClassVar[str] = "pqs_current_sample_id"  # firmware/include/pqscope/harness.h
+
     def emulator_args(self) -> tuple[str, ...]:
         return ("--intervals", str(self.intervals), "--interval-function", self.function,
+                "--interval-id-symbol", self.SAMPLE_ID_SYMBOL,
                 *(arg for name in self.public_functions for arg in ("--public-function", name)))
 
 
