@@ -2,7 +2,8 @@
 
 The image's scheme and impl come from its path (build/<preset>/images/<scheme>/<impl>.elf).
 FAKE_VBOARD_ERROR makes it fail at startup like the real emulator; FAKE_DEVICE holds Behaviour
-fields as JSON.
+fields as JSON, for every image or, with FAKE_DEVICE_IMAGE="<scheme>/<impl>", for that one only.
+FAKE_VBOARD_STOPPED names a file created when the device first leaves a command unanswered.
 """
 
 import argparse
@@ -30,8 +31,14 @@ def main() -> int:
         return 2
     master, slave = os.openpty()
     tty.setraw(slave)
-    behaviour = Behaviour(**json.loads(os.environ.get("FAKE_DEVICE", "{}")))
+    image = f"{args.elf.parent.name}/{args.elf.stem}"
+    behaviour = Behaviour()
+    if os.environ.get("FAKE_DEVICE_IMAGE", image) == image:
+        behaviour = Behaviour(**json.loads(os.environ.get("FAKE_DEVICE", "{}")))
     device = FakeDevice(master, make_info(scheme=args.elf.parent.name, impl=args.elf.stem), behaviour)
+    if "FAKE_VBOARD_STOPPED" in os.environ:
+        stopped = Path(os.environ["FAKE_VBOARD_STOPPED"])
+        threading.Thread(target=lambda: device.stopped_answering.wait() and stopped.touch(), daemon=True).start()
     started = time.monotonic()
     terminated = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
