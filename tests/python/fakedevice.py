@@ -9,6 +9,7 @@ import hashlib
 import os
 import select
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pqscope.frames import FrameDecoder
@@ -79,9 +80,13 @@ class FakeDevice:
     host's bytes, and its records go to `output` (see LoopbackPort)."""
 
     def __init__(self, fd: int | None, info: Info | None = None, behaviour: Behaviour | None = None,
-                 output=None):
+                 output=None, on_idle: Callable[[int, int], object] | None = None):
         self.fd = fd
         self._output = output or self._write_fd
+        # Served on `fd`: called with the bytes read and written so far whenever everything read
+        # is answered, like the emulator's "vboard: idle" line.
+        self._on_idle = on_idle or (lambda received, sent: None)
+        self._received = self._sent = 0
         self.info = info or make_info()
         self.behaviour = behaviour or Behaviour()
         self.commands: list = []  # every valid command received, in order
@@ -128,6 +133,7 @@ class FakeDevice:
 
     def _serve(self) -> None:
         self.boot()
+        self._on_idle(self._received, self._sent)
         while not self._stop.is_set():
             readable, _, _ = select.select([self.fd], [], [], 0.05)
             if not readable:
@@ -136,7 +142,9 @@ class FakeDevice:
                 data = os.read(self.fd, 4096)
             except OSError:  # the host closed its side of the pty
                 continue
+            self._received += len(data)
             self.receive(data)
+            self._on_idle(self._received, self._sent)
 
     def _handle(self, frame) -> None:
         if frame.version != PROTOCOL_VERSION:
@@ -195,7 +203,7 @@ class FakeDevice:
 
     def _write_fd(self, data: bytes) -> None:
         try:
-            os.write(self.fd, data)
+            self._sent += os.write(self.fd, data)
         except OSError:
             pass  # nobody listens: like a board whose UART is not connected
 

@@ -5,7 +5,7 @@ import re
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import serial
@@ -86,14 +86,25 @@ class VirtualBoard:
 
     def open_uart(self, baud: int) -> "VirtualUart":
         """The board's UART as a pyserial-compatible port that knows when the device waits."""
-        return VirtualUart(open_port(self.port, baud), self._traffic)
+        port = open_port(self.port, baud)
+        traffic = self._traffic
+        # Opening the port discards what the device sent before (its boot INFO, unless we were
+        # quick): once the device waits for input, what it sent and is not waiting to be read is
+        # counted as read. Waits for at most the start-up timeout, then the deadlines rule.
+        with traffic.changed:
+            if traffic.changed.wait_for(lambda: traffic.idle and traffic.idle[0] == traffic.written,
+                                        timeout=self.startup_timeout):
+                traffic.read = traffic.idle[1] - port.in_waiting
+        return VirtualUart(port, traffic)
 
     def _read_stderr(self, uart_paths: "queue.Queue[str | None]") -> None:
         for line in self._process.stderr:
             line = line.rstrip("\n")
             if idle := IDLE_LINE.fullmatch(line):
                 # Not kept: one per command, and never what a failure should report.
-                self._traffic.idle = int(idle[1]), int(idle[2])
+                with self._traffic.changed:
+                    self._traffic.idle = int(idle[1]), int(idle[2])
+                    self._traffic.changed.notify_all()
                 continue
             self._stderr.append(line)
             if line.startswith(UART_PREFIX):
@@ -126,6 +137,7 @@ class _Traffic:
     written: int = 0
     read: int = 0
     idle: tuple[int, int] | None = None
+    changed: threading.Condition = field(default_factory=threading.Condition)  # notified with each idle line
 
 
 class VirtualUart:
