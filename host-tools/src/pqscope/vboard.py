@@ -18,6 +18,7 @@ UART_PREFIX = "vboard: uart "
 ERROR_PREFIX = "vboard: error: "
 IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
 STOP_SECONDS = 5.0
+IDLE_GUARD_SECONDS = 120.0  # bounds only a firmware that never waits for input
 
 
 class VBoardError(PqscopeError):
@@ -90,10 +91,12 @@ class VirtualBoard:
         traffic = self._traffic
         # Opening the port discards what the device sent before (its boot INFO, unless we were
         # quick): once the device waits for input, what it sent and is not waiting to be read is
-        # counted as read. Waits for at most the start-up timeout, then the deadlines rule.
+        # counted as read. Without an idle line (the emulator ended, or the firmware never waits
+        # within the hang guard) the counts stay off and the deadlines rule.
         with traffic.changed:
-            if traffic.changed.wait_for(lambda: traffic.idle and traffic.idle[0] == traffic.written,
-                                        timeout=self.startup_timeout):
+            traffic.changed.wait_for(lambda: traffic.ended or traffic.idle and traffic.idle[0] == traffic.written,
+                                     timeout=IDLE_GUARD_SECONDS)
+            if traffic.idle and traffic.idle[0] == traffic.written:
                 traffic.read = traffic.idle[1] - port.in_waiting
         return VirtualUart(port, traffic)
 
@@ -110,6 +113,9 @@ class VirtualBoard:
             if line.startswith(UART_PREFIX):
                 uart_paths.put(line[len(UART_PREFIX) :].strip())
         uart_paths.put(None)
+        with self._traffic.changed:
+            self._traffic.ended = True
+            self._traffic.changed.notify_all()
 
     def _stop(self) -> None:
         if self._process.poll() is None:
@@ -137,7 +143,8 @@ class _Traffic:
     written: int = 0
     read: int = 0
     idle: tuple[int, int] | None = None
-    changed: threading.Condition = field(default_factory=threading.Condition)  # notified with each idle line
+    ended: bool = False  # the emulator's stderr closed
+    changed: threading.Condition = field(default_factory=threading.Condition)  # notified with each change
 
 
 class VirtualUart:
