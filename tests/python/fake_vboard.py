@@ -2,7 +2,9 @@
 
 The image's scheme and impl come from its path (build/<preset>/images/<scheme>/<impl>.elf).
 FAKE_VBOARD_ERROR makes it fail at startup like the real emulator; FAKE_DEVICE holds Behaviour
-fields as JSON.
+fields as JSON, for every image or, with FAKE_DEVICE_IMAGE="<scheme>/<impl>", for that one only.
+FAKE_VBOARD_STOPPED names a file created when the device first leaves a command unanswered.
+Like the emulator, it reports "vboard: idle rx=N tx=M" when it has answered everything received.
 """
 
 import argparse
@@ -30,13 +32,20 @@ def main() -> int:
         return 2
     master, slave = os.openpty()
     tty.setraw(slave)
-    behaviour = Behaviour(**json.loads(os.environ.get("FAKE_DEVICE", "{}")))
-    device = FakeDevice(master, make_info(scheme=args.elf.parent.name, impl=args.elf.stem), behaviour)
+    image = f"{args.elf.parent.name}/{args.elf.stem}"
+    behaviour = Behaviour()
+    if os.environ.get("FAKE_DEVICE_IMAGE", image) == image:
+        behaviour = Behaviour(**json.loads(os.environ.get("FAKE_DEVICE", "{}")))
+    device = FakeDevice(master, make_info(scheme=args.elf.parent.name, impl=args.elf.stem), behaviour,
+                        on_idle=lambda rx, tx: print(f"vboard: idle rx={rx} tx={tx}", file=sys.stderr, flush=True))
+    if "FAKE_VBOARD_STOPPED" in os.environ:
+        stopped = Path(os.environ["FAKE_VBOARD_STOPPED"])
+        threading.Thread(target=lambda: device.stopped_answering.wait() and stopped.touch(), daemon=True).start()
     started = time.monotonic()
     terminated = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
-    device.start()
     print(f"vboard: uart {os.ttyname(slave)}", file=sys.stderr, flush=True)
+    device.start()  # after the line above: its idle lines go to stderr too
     terminated.wait()
     device.stop()
     if args.stats:

@@ -9,7 +9,7 @@ import hashlib
 import os
 import select
 import threading
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pqscope.frames import FrameDecoder
@@ -66,6 +66,7 @@ class Behaviour:
     boot_announce: bool = True  # send INFO with seq 0 at start
     noise: bytes = b""  # sent before every record, followed by a delimiter
     answer_commands: int | None = None  # stop answering after this many commands
+    answer_signatures: int | None = None  # stop answering after this many RUN or SIGN_SLOT commands
     corrupt_records: list[int] = field(default_factory=list)  # indexes (sending order) to damage
     reject_commands: int = 0  # answer the first N commands with ERROR(BAD_FRAME)
     reset_on_run: bool = False  # answer RUN with a boot announcement, as if the board reset
@@ -79,12 +80,19 @@ class FakeDevice:
     host's bytes, and its records go to `output` (see LoopbackPort)."""
 
     def __init__(self, fd: int | None, info: Info | None = None, behaviour: Behaviour | None = None,
-                 output=None):
+                 output=None, on_idle: Callable[[int, int], object] | None = None):
         self.fd = fd
         self._output = output or self._write_fd
+        # Served on `fd`: called with the bytes read and written so far whenever everything read
+        # is answered, like the emulator's "vboard: idle" line.
+        self._on_idle = on_idle or (lambda received, sent: None)
+        self._received = self._sent = 0
         self.info = info or make_info()
         self.behaviour = behaviour or Behaviour()
         self.commands: list = []  # every valid command received, in order
+        self.signatures = 0  # RUN and SIGN_SLOT commands received
+        # Set when a command is left unanswered: from then on the device answers nothing.
+        self.stopped_answering = threading.Event()
         self.model_cycles = 0
         self.keys: dict[int, bytes] = {}  # slot -> key (a hash of the KEYGEN_SLOT seed)
         self._records_sent = 0
@@ -125,6 +133,7 @@ class FakeDevice:
 
     def _serve(self) -> None:
         self.boot()
+        self._on_idle(self._received, self._sent)
         while not self._stop.is_set():
             readable, _, _ = select.select([self.fd], [], [], 0.05)
             if not readable:
@@ -133,7 +142,9 @@ class FakeDevice:
                 data = os.read(self.fd, 4096)
             except OSError:  # the host closed its side of the pty
                 continue
+            self._received += len(data)
             self.receive(data)
+            self._on_idle(self._received, self._sent)
 
     def _handle(self, frame) -> None:
         if frame.version != PROTOCOL_VERSION:
@@ -141,8 +152,12 @@ class FakeDevice:
             return
         command = decode_message(frame)
         self.commands.append(command)
+        self.signatures += isinstance(command, (Run, SignSlot))
         behaviour = self.behaviour
-        if behaviour.answer_commands is not None and len(self.commands) > behaviour.answer_commands:
+        if (self.stopped_answering.is_set()
+                or behaviour.answer_commands is not None and len(self.commands) > behaviour.answer_commands
+                or behaviour.answer_signatures is not None and self.signatures > behaviour.answer_signatures):
+            self.stopped_answering.set()
             return
         if len(self.commands) <= behaviour.reject_commands:
             self._send(ErrorRecord(ErrorCode.BAD_FRAME, "bad frame"), 0)
@@ -188,7 +203,7 @@ class FakeDevice:
 
     def _write_fd(self, data: bytes) -> None:
         try:
-            os.write(self.fd, data)
+            self._sent += os.write(self.fd, data)
         except OSError:
             pass  # nobody listens: like a board whose UART is not connected
 
@@ -199,18 +214,19 @@ class LoopbackPort:
 
     port = "loopback"
 
-    def __init__(self, info: Info | None = None, behaviour: Behaviour | None = None, timeout: float = 0.001):
+    def __init__(self, info: Info | None = None, behaviour: Behaviour | None = None):
         self._buffer = bytearray()
-        self.timeout = timeout
         self.device = FakeDevice(None, info, behaviour, output=self._buffer.extend).boot()
 
     @property
     def in_waiting(self) -> int:
         return len(self._buffer)
 
+    def device_waiting(self) -> bool:
+        """Once its answer is read, nothing more comes: the device answered the write at once."""
+        return not self._buffer
+
     def read(self, size: int = 1) -> bytes:
-        if not self._buffer:
-            time.sleep(self.timeout)  # a real port's read timeout: nothing more will come
         data = bytes(self._buffer[:size])
         del self._buffer[:size]
         return data

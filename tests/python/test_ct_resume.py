@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +22,7 @@ from test_ct import FakeSession
 from test_cli import assert_one_line_error
 
 SAMPLES = 300
+KILLED_AT = 100  # signatures answered before the killed test's device falls silent
 CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f",
       "-n", str(SAMPLES), "--seed", "07")
 
@@ -91,18 +91,20 @@ def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolcha
     assert result.exit_code == 0, result.stderr
     expected = json.loads(result.stdout)
 
-    _device, port = pty_device(behaviour=Behaviour(key_leak=400))
+    device, port = pty_device(behaviour=Behaviour(key_leak=400, answer_signatures=KILLED_AT))
     out = tmp_path / "killed"
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "--port", port, "--out", str(out)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
-    deadline = time.monotonic() + 30
-    while not (out / "ct.csv").exists() or len(ct_rows(out)) < 100:
-        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
-        time.sleep(0.02)
+    # The timeout keeps the host waiting for the unanswered signature until it is killed.
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "--port", port, "--out", str(out),
+                                "--timeout", "3600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
+    # Asked for the signature after KILLED_AT: the rows before it are written.
+    stopped = device.stopped_answering.wait(timeout=120)  # the timeout only bounds a failure
     process.send_signal(signal.SIGKILL)
-    process.wait()
+    _, stderr = process.communicate()
+    assert stopped, stderr.decode()
+    assert len(ct_rows(out)) == KILLED_AT
     assert json.loads((out / "meta.json").read_text())["status"] == "running"
 
+    _device, port = pty_device(behaviour=Behaviour(key_leak=400))  # a board that answers the rest
     result = CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash", "--json"])
     assert result.exit_code == 0, result.stderr
     assert ct_rows(out) == ct_rows(whole)

@@ -67,7 +67,7 @@ def test_silent_device_is_reported_as_not_answering(session_on):
     silence = r"device not answering on /dev/\S+: no INFO in answer to HELLO within 0.2 s \(3 tries; is the"
     with pytest.raises(DeviceTimeout, match=silence):
         session.hello()
-    assert 0.6 <= time.monotonic() - started < 2
+    assert time.monotonic() - started >= 0.6  # each try waited its timeout
     assert device.commands == [Hello()] * 3
 
 

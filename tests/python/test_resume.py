@@ -33,26 +33,33 @@ def rows_of(run: Path) -> list[dict]:
         return list(csv.DictReader(stream))
 
 
-def kill_once_written(args: list[str], run: Path, rows: int) -> None:
-    """Runs `pqscope args` and SIGKILLs it once `run` holds `rows` rows, as a crash would."""
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *args], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while not (run / "samples.csv").exists() or len(rows_of(run)) < rows:
-        assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
+def kill_after(args: list[str], samples: int, stopped: Path, image: str | None = None) -> None:
+    """Runs `pqscope args` on a fake board (running `image`, "<scheme>/<impl>", or any) that answers
+    `samples` samples, then SIGKILLs it, as a crash would, once it asked for the next one: by then
+    the rows of exactly `samples` samples are written."""
+    env = os.environ | {"FAKE_DEVICE": json.dumps({"answer_signatures": samples}),
+                        "FAKE_VBOARD_STOPPED": str(stopped)}
+    if image:
+        env["FAKE_DEVICE_IMAGE"] = image
+    # The timeout keeps the host waiting for the unanswered sample until it is killed.
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *args, "--timeout", "3600"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 120  # only bounds a failure
+    while not stopped.exists() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     emulators = children(process.pid)
     process.send_signal(signal.SIGKILL)
-    process.wait()
+    _, stderr = process.communicate()
     for pid in emulators:  # in its own session, it outlives the killed host
         os.kill(pid, signal.SIGTERM)
+    assert stopped.exists(), stderr.decode()
 
 
 def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_toolchain, tmp_path):
     out = tmp_path / "run"
-    kill_once_written([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], out, 30)
+    kill_after([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], 10, tmp_path / "stopped")
     killed_at = len(rows_of(out))
-    assert 30 <= killed_at < 3 * SAMPLES
+    assert killed_at == 3 * 10
     with (out / "samples.csv").open("a") as stream:
         stream.write(f"{killed_at // 3},sign,00")  # as if killed in the middle of a line
 
@@ -137,7 +144,9 @@ def test_a_killed_suite_resumes_to_exactly_n_samples_in_every_member(fake_repo, 
     members = suite_catalogue(fake_repo)
     out = tmp_path / "suite"
     first, second, third = (out / f"{scheme}-{impl}" for scheme, impl in members)
-    kill_once_written(["run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], second, 30)
+    kill_after(["run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], 10, tmp_path / "stopped",
+               image="/".join(members[1]))
+    assert len(rows_of(second)) == 3 * 10
     assert not third.exists()
     complete_before = (first / "samples.csv").read_bytes(), (first / "meta.json").read_bytes()
 

@@ -4,7 +4,7 @@ import pytest
 
 from conftest import HERE
 from fakedevice import make_info
-from pqscope.device import DeviceSession
+from pqscope.device import DeviceSession, DeviceTimeout
 from pqscope.protocol import Op
 from pqscope.transport import open_port
 from pqscope.vboard import VBoardError, VirtualBoard
@@ -36,6 +36,16 @@ def test_session_over_the_emulators_pty_and_stats_on_exit(emulator, elf, tmp_pat
     assert board.stats["model_cycles"] > 0
     assert board.stats["model_cycles_per_second"] > 0
     assert board._process.returncode == 0  # stopped by SIGTERM, which it handles
+
+
+def test_the_uart_knows_when_an_answer_is_lost(emulator, elf, tmp_path, monkeypatch):
+    monkeypatch.setenv("FAKE_DEVICE", '{"answer_commands": 1}')
+    with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board, board.open_uart(115200) as port:
+        # Timeouts of an hour: the silence is known from the device, not from the clock.
+        session = DeviceSession(port, answer_timeout=3600, sample_timeout=3600)
+        assert session.hello() == make_info()
+        with pytest.raises(DeviceTimeout, match="no record of sample 0, and it waits for input"):
+            session.run_sample(bytes(32), 32, (Op.SIGN,), 0)
 
 
 def test_emulator_error_line_becomes_the_error(emulator, elf, tmp_path, monkeypatch):

@@ -72,6 +72,7 @@ void uart_flush(struct uart_host *u)
 		if (n <= 0)
 			break;   /* reader gone: the bytes are lost, like a disconnected wire */
 		done += (size_t)n;
+		u->tx_total += (uint64_t)n;
 	}
 	u->tx_len = 0;
 }
@@ -89,6 +90,17 @@ enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted)
 	uart_flush(u);
 	if (u->eof)
 		return UART_WAIT_EOF;
+	/* Lets a host tell a lost answer from a slow one without a clock: the firmware waits, has
+	 * consumed all input and all its output is written, so nothing more comes until the host
+	 * writes. Only on change, as the firmware may poll an empty receiver many times. */
+	if (!u->idle_reported || u->idle_rx != u->rx_total || u->idle_tx != u->tx_total) {
+		u->idle_reported = true;
+		u->idle_rx = u->rx_total;
+		u->idle_tx = u->tx_total;
+		fprintf(stderr, "vboard: idle rx=%llu tx=%llu\n", (unsigned long long)u->rx_total,
+			(unsigned long long)u->tx_total);
+		fflush(stderr);
+	}
 	for (;;) {
 		if (*interrupted)
 			return UART_WAIT_INTERRUPTED;
@@ -103,6 +115,7 @@ enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted)
 		}
 		ssize_t n = read(u->in_fd, u->rx, sizeof u->rx);
 		if (n > 0) {
+			u->rx_total += (uint64_t)n;
 			u->rx_pos = 0;
 			u->rx_len = (size_t)n;
 			return UART_WAIT_DATA;

@@ -19,6 +19,11 @@ struct uart_host {
 	uint8_t tx[4096];
 	size_t tx_len;
 	double host_wait_seconds;  /* wall time spent blocked waiting for the host's input */
+	/* Bytes read from the input and written to the output so far, and their values in the last
+	 * "vboard: idle" line (see uart_wait_input). */
+	uint64_t rx_total, tx_total;
+	uint64_t idle_rx, idle_tx;
+	bool idle_reported;
 };
 
 /* Returns 0, or -1 after printing "vboard: error: ...". */
@@ -32,7 +37,9 @@ static inline bool uart_rx_ready(const struct uart_host *u) { return u->rx_pos <
 static inline uint8_t uart_rx_pop(struct uart_host *u) { return u->rx[u->rx_pos++]; }
 
 enum uart_wait { UART_WAIT_DATA, UART_WAIT_EOF, UART_WAIT_INTERRUPTED };
-/* Blocks until input arrives (flushing output first). `interrupted` is polled after EINTR. */
+/* Blocks until input arrives (flushing output first). `interrupted` is polled after EINTR.
+ * Before blocking, reports "vboard: idle rx=N tx=M" on stderr when the totals changed since the
+ * last report: the firmware has consumed every byte received and waits for more. */
 enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted);
 
 #endif

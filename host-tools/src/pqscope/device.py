@@ -51,7 +51,10 @@ class _Rejected(Exception):
 
 
 class _Silent(Exception):
-    """No answer before the deadline."""
+    """No answer before the deadline, or none to come: the device waits for input."""
+
+    def __init__(self, device_waiting: bool):
+        self.device_waiting = device_waiting
 
 
 class _Reset(Exception):
@@ -169,11 +172,10 @@ class DeviceSession:
             except _Rejected:
                 failure = DeviceError(f"the device received {command.TYPE.name} corrupted")
                 continue
-            except _Silent:
+            except _Silent as silence:
                 self._decoder.drop_partial()
-                failure = DeviceTimeout(
-                    f"device not answering on {self._port.port}: no {what} within {timeout:g} s"
-                )
+                when = ", and it waits for input" if silence.device_waiting else f" within {timeout:g} s"
+                failure = DeviceTimeout(f"device not answering on {self._port.port}: no {what}{when}")
                 if retry_on_silence or self.bad_frames > bad_before:
                     continue
                 raise failure from None
@@ -240,9 +242,18 @@ class DeviceSession:
                 if self._on_receive:
                     self._on_receive(data)
                 self._frames.extend(self._decoder.feed(data))
+            elif self._device_waiting():
+                raise _Silent(device_waiting=True)
             elif time.monotonic() >= deadline:  # checked after a read: a stalled host is no silence
-                raise _Silent
+                raise _Silent(device_waiting=False)
         return self._frames.popleft()
+
+    def _device_waiting(self) -> bool:
+        """Whether the port knows that nothing will come until we write (the virtual board's
+        UART does: the emulator reports when the firmware waits for input). A real board's port
+        does not; there the deadline decides."""
+        waiting = getattr(self._port, "device_waiting", None)
+        return waiting is not None and waiting()
 
     def _read(self) -> bytes:
         try:

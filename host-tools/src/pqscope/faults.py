@@ -3,6 +3,7 @@ that damages a fraction of the frames crossing it, in both directions, the way a
 adapter, a resetting board or a pulled cable would. Used to prove that the session detects and
 recovers from every fault class and that no wrong sample reaches the samples file."""
 
+import hashlib
 import random
 from collections import Counter
 from collections.abc import Callable
@@ -33,6 +34,12 @@ class FaultyPort:
     """Wraps `port`; each frame crossing it (commands written, records read) suffers `fault` with
     probability `rate`. `reset_device` makes the device behind the port reset (Fault.RESET).
 
+    Whether and how frame k of a direction is damaged depends only on `seed`, the direction and
+    k, never on how reads happen to be chunked. A frame to be reordered is held until its
+    successor arrives, then delivered after it. `port` must offer `device_waiting()` (see
+    `pqscope.vboard.VirtualUart`): a frame held while the device waits has no successor coming
+    and is delivered as it is.
+
     `frames` counts the frames that crossed, `injected` the faults applied, both by direction
     ("read" for the device's records, "write" for the host's commands)."""
 
@@ -43,9 +50,10 @@ class FaultyPort:
         self._port = port
         self.fault = fault
         self.rate = rate
-        self._random = random.Random(seed)
+        self._seed = seed
         self._reset_device = reset_device
         self._incoming = bytearray()  # read from the port, not yet cut into whole frames
+        self._held: bytes | None = None  # a frame waiting for its successor to overtake it
         self._delivered = bytearray()  # processed, ready for read()
         self._disconnected = False
         self.frames: Counter[str] = Counter()
@@ -59,6 +67,10 @@ class FaultyPort:
     def in_waiting(self) -> int:
         self._pull()
         return len(self._delivered)
+
+    def device_waiting(self) -> bool:
+        """The device waits for input and everything it sent has been read through this port."""
+        return self._port.device_waiting() and self._held is None and not self._incoming and not self._delivered
 
     def read(self, size: int = 1) -> bytes:
         self._pull()
@@ -76,10 +88,10 @@ class FaultyPort:
         out = bytearray()
         for frame in _split(bytes(data)):
             if frame.strip(bytes([DELIMITER])):
-                self.frames["write"] += 1
-                if self.fault not in DEVICE_SIDE_ONLY and self._chosen():
+                fate = self._fate("write")
+                if fate is not None and self.fault not in DEVICE_SIDE_ONLY:
                     self.injected["write"] += 1
-                    frame = self._damage(frame)
+                    frame = self._damage(frame, fate)
                     self._check_connected()
             out += frame
         self._port.write(bytes(out))
@@ -96,8 +108,14 @@ class FaultyPort:
         if self._disconnected:
             raise serial.SerialException("device disconnected (injected fault)")
 
-    def _chosen(self) -> bool:
-        return self._random.random() < self.rate
+    def _fate(self, direction: str) -> random.Random | None:
+        """Counts the next frame of `direction`; for a frame to damage, the generator that decides
+        how (seeded by the seed, the direction and the frame's index), else None."""
+        index = self.frames[direction]
+        self.frames[direction] += 1
+        key = hashlib.sha256(f"{self._seed}/{direction}/{index}".encode()).digest()
+        rng = random.Random(int.from_bytes(key))
+        return rng if rng.random() < self.rate else None
 
     def _pull(self) -> None:
         """Moves the complete frames received so far, damaged or not, to the delivered bytes."""
@@ -107,41 +125,40 @@ class FaultyPort:
         if waiting:
             self._incoming += self._port.read(waiting)
         end = self._incoming.rfind(DELIMITER) + 1
-        if not end:
-            return
         frames = _split(bytes(self._incoming[:end]))
         del self._incoming[:end]
-        index = 0
-        while index < len(frames):
-            frame = frames[index]
-            index += 1
+        for frame in frames:
             if not frame.strip(bytes([DELIMITER])):
                 self._delivered += frame
                 continue
-            self.frames["read"] += 1
-            if not self._chosen():
-                self._delivered += frame
-            elif self.fault is Fault.REORDER_FRAMES and _overtakes(frames, index):
+            if self._held is not None:  # the successor overtakes the held frame
+                self.frames["read"] += 1  # not damaged itself: the fault is the pair's
                 self.injected["read"] += 1
-                self.frames["read"] += 1
-                self._delivered += frames[index] + frame
-                index += 1
+                self._delivered += frame + self._held
+                self._held = None
+                continue
+            fate = self._fate("read")
+            if fate is None:
+                self._delivered += frame
+            elif self.fault is Fault.REORDER_FRAMES:
+                self._held = frame
             elif self.fault is Fault.RESET:
                 self.injected["read"] += 1
                 self._incoming.clear()  # the device's pending output is lost with it
                 self._reset_device()
                 return
-            elif self.fault is Fault.REORDER_FRAMES:
-                self._delivered += frame  # nothing to overtake it: delivered as is
             else:
                 self.injected["read"] += 1
-                self._delivered += self._damage(frame)
+                self._delivered += self._damage(frame, fate)
                 if self._disconnected:
                     return
+        if self._held is not None and self._port.device_waiting():
+            self._delivered += self._held  # nothing can overtake it any more: delivered as is
+            self._held = None
 
-    def _damage(self, frame: bytes) -> bytes:
+    def _damage(self, frame: bytes, rng: random.Random) -> bytes:
         """`frame` (its bytes and delimiter) after the byte-level fault; may disconnect."""
-        rng, data = self._random, bytearray(frame)
+        data = bytearray(frame)
         body = len(data) - 1  # bytes before the delimiter
         if self.fault is Fault.BIT_FLIP:
             data[rng.randrange(len(data))] ^= 1 << rng.randrange(8)
@@ -162,11 +179,6 @@ class FaultyPort:
             self._disconnected = True
             del data[rng.randrange(len(data)) :]  # the cable goes mid-frame
         return bytes(data)
-
-
-def _overtakes(frames: list[bytes], index: int) -> bool:
-    """Whether frames[index] is a frame other than the one before it (that it can overtake)."""
-    return index < len(frames) and frames[index] != frames[index - 1] and bool(frames[index].strip(bytes([DELIMITER])))
 
 
 def _split(data: bytes) -> list[bytes]:

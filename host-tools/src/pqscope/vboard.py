@@ -1,17 +1,24 @@
 """Running the virtual board (the pqscope-vboard emulator) on an image, with its UART on a pty."""
 
 import queue
+import re
 import signal
 import subprocess
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
+
+import serial
 
 from .errors import PqscopeError
 from .metadata import load_json
+from .transport import open_port
 
 UART_PREFIX = "vboard: uart "
 ERROR_PREFIX = "vboard: error: "
+IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
 STOP_SECONDS = 5.0
+IDLE_GUARD_SECONDS = 120.0  # bounds only a firmware that never waits for input
 
 
 class VBoardError(PqscopeError):
@@ -19,7 +26,8 @@ class VBoardError(PqscopeError):
 
 
 class VirtualBoard:
-    """Context manager: starts the emulator, exposes `port`, and on exit stops it and loads `stats`.
+    """Context manager: starts the emulator, exposes `port` (its pty) and `open_uart`, and on exit
+    stops it and loads `stats`.
 
     If the emulator died on its own, leaving the context raises its error line as VBoardError
     (replacing whatever the session raised, e.g. a lost connection, which was only a symptom).
@@ -43,6 +51,7 @@ class VirtualBoard:
         self.port: str | None = None
         self.stats: dict | None = None
         self._stderr: list[str] = []
+        self._traffic = _Traffic()
 
     def __enter__(self) -> "VirtualBoard":
         try:
@@ -76,13 +85,37 @@ class VirtualBoard:
         if died and self._process.returncode != 0:
             raise VBoardError(self._failure()) from exc
 
+    def open_uart(self, baud: int) -> "VirtualUart":
+        """The board's UART as a pyserial-compatible port that knows when the device waits."""
+        port = open_port(self.port, baud)
+        traffic = self._traffic
+        # Opening the port discards what the device sent before (its boot INFO, unless we were
+        # quick): once the device waits for input, what it sent and is not waiting to be read is
+        # counted as read. Without an idle line (the emulator ended, or the firmware never waits
+        # within the hang guard) the counts stay off and the deadlines rule.
+        with traffic.changed:
+            traffic.changed.wait_for(lambda: traffic.ended or traffic.idle and traffic.idle[0] == traffic.written,
+                                     timeout=IDLE_GUARD_SECONDS)
+            if traffic.idle and traffic.idle[0] == traffic.written:
+                traffic.read = traffic.idle[1] - port.in_waiting
+        return VirtualUart(port, traffic)
+
     def _read_stderr(self, uart_paths: "queue.Queue[str | None]") -> None:
         for line in self._process.stderr:
             line = line.rstrip("\n")
+            if idle := IDLE_LINE.fullmatch(line):
+                # Not kept: one per command, and never what a failure should report.
+                with self._traffic.changed:
+                    self._traffic.idle = int(idle[1]), int(idle[2])
+                    self._traffic.changed.notify_all()
+                continue
             self._stderr.append(line)
             if line.startswith(UART_PREFIX):
                 uart_paths.put(line[len(UART_PREFIX) :].strip())
         uart_paths.put(None)
+        with self._traffic.changed:
+            self._traffic.ended = True
+            self._traffic.changed.notify_all()
 
     def _stop(self) -> None:
         if self._process.poll() is None:
@@ -100,3 +133,64 @@ class VirtualBoard:
                 return f"virtual board: {line[len(ERROR_PREFIX):]}"
         last = self._stderr[-1] if self._stderr else "no output"
         return f"the emulator exited with code {self._process.returncode} ({last})"
+
+
+@dataclass
+class _Traffic:
+    """The bytes written to and read from the board's UART, over every port opened on it (as the
+    emulator counts them), and (rx, tx) of the emulator's latest idle line."""
+
+    written: int = 0
+    read: int = 0
+    idle: tuple[int, int] | None = None
+    ended: bool = False  # the emulator's stderr closed
+    changed: threading.Condition = field(default_factory=threading.Condition)  # notified with each change
+
+
+class VirtualUart:
+    """The virtual board's UART (a pyserial port on its pty) counting the bytes it carries, so that
+    `device_waiting` can compare them with the emulator's idle line."""
+
+    def __init__(self, port: serial.SerialBase, traffic: _Traffic):
+        self._port = port
+        self._traffic = traffic
+
+    @property
+    def port(self) -> str:
+        return self._port.port
+
+    @property
+    def in_waiting(self) -> int:
+        return self._port.in_waiting
+
+    def device_waiting(self) -> bool:
+        """True when the device has consumed every byte written, waits for input, and every byte
+        it sent has been read: nothing more will come until we write."""
+        return self._traffic.idle == (self._traffic.written, self._traffic.read)
+
+    def read(self, size: int = 1) -> bytes:
+        data = self._port.read(size)
+        self._traffic.read += len(data)
+        return data
+
+    def write(self, data: bytes) -> int:
+        written = self._port.write(data)
+        self._traffic.written += written
+        return written
+
+    def flush(self) -> None:
+        self._port.flush()
+
+    def reset_input_buffer(self) -> None:
+        # Read, not discarded by the driver, so that the count still matches the emulator's.
+        while waiting := self._port.in_waiting:
+            self.read(waiting)
+
+    def close(self) -> None:
+        self._port.close()
+
+    def __enter__(self) -> "VirtualUart":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
