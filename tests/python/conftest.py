@@ -53,14 +53,15 @@ def pty_device():
 
 @pytest.fixture
 def session_on(pty_device):
-    """A DeviceSession with short timeouts on a fresh fake device; returns (session, device)."""
+    """A DeviceSession on a fresh fake device; returns (session, device). Its deadlines are long
+    (a loaded machine may be slow to answer); tests of silence pass short ones."""
     ports = []
 
     def connect(info=None, behaviour=None, **session_options):
         device, path = pty_device(info, behaviour)
         port = open_port(path, 115200)
         ports.append(port)
-        options = {"answer_timeout": 0.5, "sample_timeout": 0.5} | session_options
+        options = {"answer_timeout": 60, "sample_timeout": 60} | session_options
         return DeviceSession(port, **options), device
 
     yield connect

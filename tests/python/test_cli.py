@@ -69,7 +69,7 @@ def test_missing_port(fake_repo, fake_toolchain):
 def test_run_failures_are_one_line(fake_repo, fake_toolchain, monkeypatch, tmp_path, env, expected):
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    result = invoke(*RUN, "-n", "2", "--timeout", "0.3", "--out", str(tmp_path / "run"))
+    result = invoke(*RUN, "-n", "2", "--out", str(tmp_path / "run"))
     assert_one_line_error(result, expected)
     meta = json.loads((tmp_path / "run/meta.json").read_text())
     assert meta["status"].startswith("failed: ") and expected in meta["status"]
@@ -188,8 +188,9 @@ def test_vboard_bench_json(fake_repo, fake_toolchain):
 def test_a_run_cut_short_keeps_every_sample_received(fake_repo, fake_toolchain, monkeypatch, tmp_path):
     monkeypatch.setenv("FAKE_DEVICE", '{"answer_commands": 3}')  # HELLO and two samples
     out = tmp_path / "run"
-    result = invoke(*RUN, "-n", "5", "--ops", "verify", "--timeout", "0.3", "--out", str(out))
-    assert_one_line_error(result, "no record of sample 2 within 0.3 s")
+    result = invoke(*RUN, "-n", "5", "--ops", "verify", "--out", str(out))
+    # Known from the device (it waits for input), not from a deadline.
+    assert_one_line_error(result, "no record of sample 2, and it waits for input")
     with (out / "samples.csv").open() as stream:
         assert [row["sample_id"] for row in csv.DictReader(stream)] == ["0", "1"]
     meta = json.loads((out / "meta.json").read_text())
@@ -200,7 +201,7 @@ def test_ctrl_c_stops_the_run_and_keeps_everything(fake_repo, fake_toolchain, tm
     out = tmp_path / "run"
     process = subprocess.Popen([sys.executable, "-m", "pqscope", *RUN, "-n", "1000000", "--out", str(out)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # only bounds a failure
     while not (out / "samples.csv").exists() or len((out / "samples.csv").read_text().splitlines()) < 10:
         assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
         time.sleep(0.05)
