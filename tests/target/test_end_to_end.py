@@ -2,7 +2,8 @@
 pqscope CLI, verifies on the device, and replays bit-identically from the same seed.
 
 Rows marked "slow" in the catalogue (billions of cycles per sample) run only with
-PQSCOPE_SLOW_TESTS=1, e.g. `PQSCOPE_SLOW_TESTS=1 ctest --preset stm32f4discovery -R e2e`."""
+PQSCOPE_SLOW_TESTS=1, e.g. `PQSCOPE_SLOW_TESTS=1 ctest --preset stm32f4discovery -R e2e`.
+PQSCOPE_E2E_SHARD=i/n runs every n-th row from row i, so that ctest runs the shards side by side."""
 
 import csv
 import json
@@ -21,14 +22,16 @@ SAMPLES = 2
 
 
 RUN_SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
+SHARD, SHARDS = map(int, os.environ.get("PQSCOPE_E2E_SHARD", "0/1").split("/"))
 
 
 def _catalogue_rows():
     catalogue = json.loads((ROOT / "firmware/schemes/catalogue.json").read_text())
+    rows = [row for row in catalogue["implementations"] if row["status"] == "ok"]
     return [
         pytest.param(row["scheme"], row["impl"], marks=pytest.mark.skipif(
             row.get("slow", False) and not RUN_SLOW, reason="slow row: set PQSCOPE_SLOW_TESTS=1"))
-        for row in catalogue["implementations"] if row["status"] == "ok"
+        for row in rows[SHARD::SHARDS]
     ]
 
 
