@@ -309,14 +309,6 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	bool public_root = p->iv.is_public && p->iv.is_public[f];
 	p->stack[p->depth++] = (struct frame){f, lr, start, p->stats[f].active == 0, public_root};
 	p->stats[f].active++;
-	if (public_root) {
-		/* This first block ran in the public function: move its cycles to the public slot. */
-		if (p->iv.frame && !p->iv.public_depth) {
-			p->iv.exclusive[f] -= now - start;
-			interval_count(&p->iv, (uint32_t)p->elf->nfuncs + 1, now - start, 0);
-		}
-		p->iv.public_depth++;
-	}
 	if (f == p->iv.func && !p->iv.frame) {
 		/* The interval starts with this block, whose cycles were counted just above. */
 		p->iv.frame = p->depth;
@@ -329,6 +321,15 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	}
 	if (p->iv.frame)
 		interval_count(&p->iv, f, 0, 1);
+	if (public_root) {
+		/* This first block ran in the public function: move its cycles to the public slot
+		 * (after counting the call, so the function keeps its place in `touched`). */
+		if (p->iv.frame && !p->iv.public_depth) {
+			p->iv.exclusive[f] -= now - start;
+			interval_count(&p->iv, (uint32_t)p->elf->nfuncs + 1, now - start, 0);
+		}
+		p->iv.public_depth++;
+	}
 }
 
 /* The handler's first block opened its frame (LR = EXC_RETURN); close it and its callees. */
