@@ -1,6 +1,6 @@
-"""The virtual board's profiler on a real image: intervals (one per signing call) and the sample
-ids they carry, per-call cycle histograms and block-trace hashes. Run by ctest with
-PQSCOPE_VBOARD_EXE and PQSCOPE_IMAGE set."""
+"""The virtual board's profiler on a real image: intervals (one per signing call) with each
+function's exclusive and inclusive cycles, the sample ids they carry, per-call cycle histograms
+and block-trace hashes. Run by ctest with PQSCOPE_VBOARD_EXE and PQSCOPE_IMAGE set."""
 
 import json
 import os
@@ -15,6 +15,11 @@ IMAGE = os.environ["PQSCOPE_IMAGE"]
 HASHED_FUNCTION = "KeccakF1600_StatePermute"
 PUBLIC_ROOT = "pqcrystals_dilithium_polyvec_matrix_expand"  # ExpandA: depends on the public seed rho
 SAMPLE_ID_SYMBOL = "pqs_current_sample_id"  # the harness's sample id of the command it runs
+PUBLIC_TIME = "(public-input functions)"
+# ExpandA's per-polynomial sampler and everything it calls, none of which signing calls otherwise.
+SAMPLER = "pqcrystals_dilithium_poly_uniform"
+SAMPLER_CALLEES = ("pqcrystals_dilithium_dilithium_shake128_stream_init", "shake128_inc_squeeze",
+                   "pqcrystals_dilithium_asm_rej_uniform")
 
 
 def run_commands(commands: list, tmp_path: Path, *extra: str):
@@ -45,7 +50,7 @@ def test_intervals_account_for_every_cycle_and_replay_identically(tmp_path):
     for interval, sample in zip(intervals, samples):
         assert "sample_id" not in interval  # only with --interval-id-symbol
         # Every cycle of the interval is attributed to exactly one function.
-        assert sum(cycles for cycles, _calls in interval["functions"].values()) == interval["cycles"]
+        assert sum(exclusive for exclusive, *_ in interval["functions"].values()) == interval["cycles"]
         # The interval is the signing call the device timed itself, up to the call's own cost.
         assert abs(interval["cycles"] - sample.cycles) < 100
     # Same seed, same control flow and time; a different seed signs differently.
@@ -66,12 +71,37 @@ def test_public_input_functions_are_booked_apart(tmp_path):
     (_, _, plain), (_, _, split) = (run_samples([seed], tmp_path / "plain"),
                                     run_samples([seed], tmp_path / "split", "--public-function", PUBLIC_ROOT))
     plain, split = plain[0], split[0]
-    public = split["functions"]["(public-input functions)"][0]
+    public, public_calls, public_inclusive = split["functions"][PUBLIC_TIME]
     assert public > 0 and split["cycles"] == plain["cycles"]  # booking apart changes no timing
-    assert sum(cycles for cycles, _calls in split["functions"].values()) == split["cycles"]
+    assert public_calls == 0 and public_inclusive == public
+    assert sum(exclusive for exclusive, *_ in split["functions"].values()) == split["cycles"]
     # The matrix expansion's Keccak calls moved out of the permutation's own total.
     moved = plain["functions"][HASHED_FUNCTION][0] - split["functions"][HASHED_FUNCTION][0]
     assert 0 < moved < public
+    # Only exclusive time moves: calls and inclusive cycles stay under each function's name,
+    # where a probe around the function on the device would find them.
+    assert {name: counts[1:] for name, counts in split["functions"].items() if name != PUBLIC_TIME} == \
+        {name: counts[1:] for name, counts in plain["functions"].items()}
+    assert split["functions"][PUBLIC_ROOT][2] == public  # the one public root, called once
+
+
+def test_inclusive_cycles_are_what_a_probe_around_each_call_would_sum(tmp_path):
+    _, _, intervals = run_samples([bytes([6]) * 32], tmp_path)
+    interval = intervals[0]
+    functions = interval["functions"]
+
+    # The interval is run_sign's call: its inclusive time, which brackets every other's.
+    assert functions["run_sign"][2] == interval["cycles"]
+    for name, (exclusive, _calls, inclusive) in functions.items():
+        assert exclusive <= inclusive <= interval["cycles"], name
+    # Signing takes no interrupt, so a function that calls nothing (the assembly permutation)
+    # spends all its inclusive time in itself.
+    exclusive, _calls, inclusive = functions[HASHED_FUNCTION]
+    assert inclusive == exclusive
+    # A caller's inclusive time is its own plus that of its callees, when it is their only caller.
+    exclusive, calls, inclusive = functions[SAMPLER]
+    assert [functions[callee][1] for callee in SAMPLER_CALLEES] == [calls] * len(SAMPLER_CALLEES)
+    assert inclusive == exclusive + sum(functions[callee][2] for callee in SAMPLER_CALLEES)
 
 
 def test_intervals_carry_the_sample_id_the_host_sent(tmp_path):

@@ -20,8 +20,9 @@ struct func_stats {
 struct frame {
 	uint32_t func, ret;
 	uint64_t entry;
-	int counts;      /* outermost activation of its function */
-	int public_root; /* opened a public-input function's subtree */
+	bool counts;            /* outermost activation of its function */
+	bool public_root;       /* opened a public-input function's subtree */
+	bool interval_outermost; /* outermost activation of its function within the open interval */
 };
 
 /* Cycles of each call of one function: a small open-addressing histogram (calls of a
@@ -44,7 +45,11 @@ struct interval {
 	FILE *out;
 	uint32_t frame;         /* stack depth of the open interval's frame + 1, or 0 */
 	uint64_t index, blocks, hash;
-	uint64_t *exclusive, *calls;
+	uint64_t *exclusive, *calls, *inclusive;
+	/* Per function: an activation that began in the open interval has not returned yet. The
+	 * interval function's callers began before it and are not marked, so a function among
+	 * them that is also called inside counts from that inner call. */
+	bool *activation_open;
 	uint32_t *touched;      /* functions with non-zero counters in this interval */
 	uint32_t ntouched;
 	bool *is_public;        /* functions whose time depends only on public inputs */
@@ -127,6 +132,8 @@ int profile_intervals(struct profile *p, const char *name, const char *path)
 	size_t n = p->elf->nfuncs + 2; /* + unattributed + public-input time */
 	p->iv.exclusive = calloc(n, sizeof *p->iv.exclusive);
 	p->iv.calls = calloc(n, sizeof *p->iv.calls);
+	p->iv.inclusive = calloc(n, sizeof *p->iv.inclusive);
+	p->iv.activation_open = calloc(n, sizeof *p->iv.activation_open);
 	p->iv.touched = calloc(n, sizeof *p->iv.touched);
 	p->iv.is_public = calloc(n, sizeof *p->iv.is_public);
 	return 0;
@@ -212,9 +219,11 @@ static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 		fputs(i ? ", " : "", iv->out);
 		json_string(iv->out, f < p->elf->nfuncs ? p->elf->funcs[f].name
 				     : f == p->elf->nfuncs ? "(unattributed)" : PUBLIC_NAME);
-		fprintf(iv->out, ": [%llu, %llu]", (unsigned long long)iv->exclusive[f],
-			(unsigned long long)iv->calls[f]);
-		iv->exclusive[f] = iv->calls[f] = 0;
+		/* The pseudo-functions have no activations: their time is all their own. */
+		uint64_t inclusive = f < p->elf->nfuncs ? iv->inclusive[f] : iv->exclusive[f];
+		fprintf(iv->out, ": [%llu, %llu, %llu]", (unsigned long long)iv->exclusive[f],
+			(unsigned long long)iv->calls[f], (unsigned long long)inclusive);
+		iv->exclusive[f] = iv->calls[f] = iv->inclusive[f] = 0;
 	}
 	fputs("}}\n", iv->out);
 	fflush(iv->out);
@@ -263,6 +272,10 @@ static void pop(struct profile *p, uint64_t now)
 				histogram_add(&p->tracked[i], now - fr->entry, 1);
 	}
 	s->active--;
+	if (fr->interval_outermost) {
+		p->iv.activation_open[fr->func] = false;
+		p->iv.inclusive[fr->func] += now - fr->entry;
+	}
 	if (fr->public_root)
 		p->iv.public_depth--;
 	if (p->iv.frame == p->depth + 1)
@@ -307,16 +320,9 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 		return;
 	}
 	bool public_root = p->iv.is_public && p->iv.is_public[f];
-	p->stack[p->depth++] = (struct frame){f, lr, start, p->stats[f].active == 0, public_root};
+	struct frame *fr = &p->stack[p->depth++];
+	*fr = (struct frame){f, lr, start, p->stats[f].active == 0, public_root, false};
 	p->stats[f].active++;
-	if (public_root) {
-		/* This first block ran in the public function: move its cycles to the public slot. */
-		if (p->iv.frame && !p->iv.public_depth) {
-			p->iv.exclusive[f] -= now - start;
-			interval_count(&p->iv, (uint32_t)p->elf->nfuncs + 1, now - start, 0);
-		}
-		p->iv.public_depth++;
-	}
 	if (f == p->iv.func && !p->iv.frame) {
 		/* The interval starts with this block, whose cycles were counted just above. */
 		p->iv.frame = p->depth;
@@ -327,8 +333,20 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 		if (p->iv.id_symbol)
 			p->core.read_word(p->core.core, p->iv.id_addr, &p->iv.sample_id);
 	}
-	if (p->iv.frame)
+	if (p->iv.frame) {
 		interval_count(&p->iv, f, 0, 1);
+		fr->interval_outermost = !p->iv.activation_open[f];
+		p->iv.activation_open[f] = true;
+	}
+	if (public_root) {
+		/* This first block ran in the public function: move its cycles to the public slot
+		 * (after counting the call, so the function keeps its place in `touched`). */
+		if (p->iv.frame && !p->iv.public_depth) {
+			p->iv.exclusive[f] -= now - start;
+			interval_count(&p->iv, (uint32_t)p->elf->nfuncs + 1, now - start, 0);
+		}
+		p->iv.public_depth++;
+	}
 }
 
 /* The handler's first block opened its frame (LR = EXC_RETURN); close it and its callees. */
@@ -418,6 +436,8 @@ void profile_free(struct profile *p)
 			fclose(p->iv.out);
 		free(p->iv.exclusive);
 		free(p->iv.calls);
+		free(p->iv.inclusive);
+		free(p->iv.activation_open);
 		free(p->iv.touched);
 		free(p->iv.is_public);
 		free(p->stats);

@@ -8,11 +8,22 @@
  * Intervals (--intervals FILE --interval-function NAME): every call of NAME is one interval,
  * written as one JSON line when it returns:
  *   {"interval": k, "sample_id": N, "start_cycle": N, "cycles": N, "blocks": N,
- *    "trace_hash": "0x...", "functions": {"<name>": [exclusive_cycles, calls], ...}}
+ *    "trace_hash": "0x...",
+ *    "functions": {"<name>": [exclusive_cycles, calls, inclusive_cycles], ...}}
  * "sample_id" only with --interval-id-symbol SYMBOL: the 32-bit value of the data symbol SYMBOL
  * when the interval began (the harness keeps the sample id of its current command there).
- * With --public-function NAME (repeatable), the time of NAME's calls and their callees goes to
- * "(public-input functions)" instead.
+ * inclusive_cycles: the summed durations (call to return, callees and interrupts included) of
+ * the function's activations that began inside the interval, outermost ones only (a recursive
+ * call lies inside one already). NAME's own call brackets the interval and the shadow stack
+ * unwinds in order, so every activation begun inside also returns inside, at the latest with
+ * NAME: none is cut at the end, and NAME's inclusive_cycles equal "cycles". Callers of NAME
+ * began before the interval and return after it: they are left out, and one of them that is
+ * also called inside counts from that inner call.
+ * With --public-function NAME (repeatable), the exclusive time of NAME's calls and their callees
+ * goes to "(public-input functions)" instead; their inclusive_cycles (and calls) stay under
+ * their own names, so they can be compared with a probe around the function on the device.
+ * The pseudo-functions "(public-input functions)" and "(unattributed)" have no calls; their
+ * inclusive_cycles equal their exclusive_cycles.
  * trace_hash is FNV-1a-64 over the addresses of the blocks executed in the interval: equal
  * hashes mean the same control flow. A call is control reaching a function's first address
  * with a new return address in LR (BL/BLX, and tail calls, which share their caller's return);

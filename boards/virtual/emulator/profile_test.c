@@ -1,0 +1,122 @@
+/* Unit tests of the profiler's intervals: hand-made functions and a fake core whose link
+ * register the test sets, so every block's time and every line written is known exactly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elf.h"
+#include "profile.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                           \
+	do {                                                                                  \
+		if (!(cond)) {                                                                \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
+			failures++;                                                           \
+		}                                                                             \
+	} while (0)
+
+#define MAIN 0x1000u
+#define SIGN 0x2000u   /* the interval function */
+#define HELPER 0x3000u /* calls the interval function, and is called (recursively) inside it */
+#define LEAF 0x4000u
+#define PUBLIC 0x5000u /* a public-input function */
+#define NO_SYMBOL 0x8000u
+
+static struct elf_func funcs[] = {
+	{MAIN, 0x100, "main"},     {SIGN, 0x100, "sign"},     {HELPER, 0x100, "helper"},
+	{LEAF, 0x100, "leaf"},     {PUBLIC, 0x100, "public"},
+};
+
+static uint32_t link_register_value;
+
+static uint32_t fake_link_register(void *core)
+{
+	(void)core;
+	return link_register_value;
+}
+
+static bool fake_read_word(void *core, uint32_t addr, uint32_t *value)
+{
+	(void)core;
+	(void)addr;
+	*value = 0;
+	return true;
+}
+
+static struct profile *prof;
+
+/* A block at `addr` ran until model time `end`; at a function's first address, `lr` tells a
+ * call (a new return address) from a jump back to the entry. */
+static void block(uint32_t addr, uint32_t lr, uint64_t end)
+{
+	link_register_value = lr;
+	profile_block(prof, addr, end);
+}
+
+static void test_intervals_count_inclusive_time_of_activations_inside(void)
+{
+	char path[] = "/tmp/vboard-profile-test-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	struct elf_image elf = {.funcs = funcs, .nfuncs = sizeof funcs / sizeof *funcs};
+	prof = profile_new(&elf);
+	CHECK(profile_intervals(prof, "sign", path) == 0);
+	CHECK(profile_public_function(prof, "public") == 0);
+	CHECK(profile_attach(prof, &(struct profile_core){NULL, fake_link_register, fake_read_word})
+	      == 0);
+
+	/* main calls helper, which calls sign: both callers stay open across the interval. */
+	block(MAIN, 0x0900, 10);
+	block(HELPER, MAIN + 0x10, 20);
+	/* Interval 0 (cycles 20..90): sign calls helper, which recurses once and calls leaf. */
+	block(SIGN, HELPER + 0x10, 30);
+	block(HELPER, SIGN + 0x10, 40);
+	block(HELPER, HELPER + 0x20, 50);   /* the recursive call: no inclusive time of its own */
+	block(LEAF, HELPER + 0x30, 60);
+	block(LEAF + 4, 0, 65);
+	block(HELPER + 0x30, 0, 70);        /* leaf returned: 50..65 */
+	block(HELPER + 0x20, 0, 80);        /* the recursive helper returned */
+	block(SIGN + 0x10, 0, 90);          /* the outermost helper inside returned: 30..80 */
+	block(HELPER + 0x10, 0, 100);       /* sign returned: the interval ends */
+	/* Interval 1 (cycles 100..160): the public function and its callee leaf book their
+	 * exclusive time to the pseudo-function, their inclusive time to themselves; a block
+	 * outside every symbol is "(unattributed)". */
+	block(SIGN, HELPER + 0x40, 110);
+	block(PUBLIC, SIGN + 0x20, 120);
+	block(LEAF, PUBLIC + 0x10, 130);
+	block(PUBLIC + 0x10, 0, 140);       /* leaf returned: 120..130 */
+	block(SIGN + 0x20, 0, 150);         /* public returned: 110..140 */
+	block(NO_SYMBOL, 0, 155);
+	block(SIGN + 0x30, 0, 160);
+	block(HELPER + 0x40, 0, 170);       /* sign returned */
+	profile_free(prof);
+
+	char lines[2][512] = {{0}};
+	FILE *in = fopen(path, "r");
+	CHECK(in != NULL);
+	for (int i = 0; in && i < 2; i++)
+		CHECK(fgets(lines[i], sizeof lines[i], in) != NULL);
+	if (in)
+		fclose(in);
+	unlink(path);
+	CHECK(strstr(lines[0], "\"start_cycle\": 20, \"cycles\": 70, \"blocks\": 8,") != NULL);
+	CHECK(strstr(lines[0], "\"functions\": {\"sign\": [20, 1, 70], \"helper\": [35, 2, 50], "
+			       "\"leaf\": [15, 1, 15]}}\n") != NULL);
+	CHECK(strstr(lines[1], "\"start_cycle\": 100, \"cycles\": 60,") != NULL);
+	CHECK(strstr(lines[1], "\"functions\": {\"sign\": [25, 1, 60], \"public\": [0, 1, 30], "
+			       "\"(public-input functions)\": [30, 0, 30], \"leaf\": [0, 1, 10], "
+			       "\"(unattributed)\": [5, 0, 5]}}\n") != NULL);
+	if (failures)
+		fprintf(stderr, "lines written:\n%s%s", lines[0], lines[1]);
+}
+
+int main(void)
+{
+	test_intervals_count_inclusive_time_of_activations_inside();
+	printf(failures ? "profile tests: %d FAILED\n" : "profile tests: all passed\n", failures);
+	return failures != 0;
+}
