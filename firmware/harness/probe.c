@@ -14,9 +14,6 @@ _Static_assert(offsetof(struct pqs_probe, name) == PQS_PROBE_NAME, "probe.h offs
 _Static_assert(sizeof(struct pqs_probe) == PQS_PROBE_BYTES, "probe.h offsets");
 #endif
 
-uint32_t pqs_probe_self_cycles;
-uint32_t pqs_probe_call_cycles;
-
 /* The record of the runtime's calibration probe (__wrap_pqs_probe_empty). */
 struct pqs_probe pqs_probe_calibration = {.real = pqs_probe_empty, .name = "pqs_probe_empty"};
 

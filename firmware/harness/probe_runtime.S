@@ -34,15 +34,20 @@ shadow_stack:
   .space PQS_PROBE_MAX_DEPTH * FRAME_BYTES
 shadow_stack_end:
 
+  /* The runtime's state, one block for one base address. */
+#define STATE_TOP 0    /* the next free frame */
+#define STATE_CALLS 4  /* every probed call since boot: nested calls are the difference at exit */
   .section .data.pqs_probe_runtime, "aw"
   .balign 4
-shadow_top: /* the next free frame */
+state:
   .word shadow_stack
-
-  .section .bss.pqs_probe_runtime, "aw", %nobits
-  .balign 4
-probed_calls: /* every probed call since boot: nested calls are the difference at exit */
-  .space 4
+  .word 0
+  .global pqs_probe_self_cycles
+pqs_probe_self_cycles:
+  .word 0
+  .global pqs_probe_call_cycles
+pqs_probe_call_cycles:
+  .word 0
 
   .section .rodata.pqs_probe_runtime, "a"
 overflow_kind:
@@ -54,29 +59,23 @@ overflow_kind:
   .thumb_func
 pqs_probe_enter:
   push {r0-r3} /* room for the bookkeeping; popped before the call */
-  movw r0, #:lower16:shadow_top
-  movt r0, #:upper16:shadow_top
-  ldr r1, [r0]
-  movw r2, #:lower16:shadow_stack_end
-  movt r2, #:upper16:shadow_stack_end
-  cmp r1, r2
+  movw r0, #:lower16:state
+  movt r0, #:upper16:state
+  ldm r0, {r1, r2} /* the free frame, the calls so far */
+  movw r3, #:lower16:shadow_stack_end
+  movt r3, #:upper16:shadow_stack_end
+  cmp r1, r3
   bhs overflow
-  add r2, r1, #FRAME_BYTES
-  str r2, [r0]
+  str r2, [r1, #FRAME_CALLS]
+  add r3, r1, #FRAME_BYTES
+  add r2, r2, #1
+  strd r3, r2, [r0, #STATE_TOP] /* this frame is taken, and one call more */
   str lr, [r1, #FRAME_RETURN]
   str r12, [r1, #FRAME_RECORD]
-  ldr r2, [r12, #PQS_PROBE_CALLS]
-  add r2, r2, #1
-  str r2, [r12, #PQS_PROBE_CALLS]
-  ldr r2, [r12, #PQS_PROBE_ACTIVE]
-  add r2, r2, #1
-  str r2, [r12, #PQS_PROBE_ACTIVE]
-  movw r0, #:lower16:probed_calls
-  movt r0, #:upper16:probed_calls
-  ldr r2, [r0]
-  str r2, [r1, #FRAME_CALLS]
-  add r2, r2, #1
-  str r2, [r0]
+  ldrd r2, r3, [r12, #PQS_PROBE_CALLS]
+  add r2, r2, #1 /* calls */
+  add r3, r3, #1 /* active */
+  strd r2, r3, [r12, #PQS_PROBE_CALLS]
   ldr r12, [r12, #PQS_PROBE_REAL]
   movw r0, #:lower16:DWT_CYCCNT
   movt r0, #:upper16:DWT_CYCCNT
@@ -91,31 +90,22 @@ pqs_probe_enter:
   ldr r12, [r12] /* the end, first */
   mrs lr, APSR
   push {r0-r5}
-  movw r0, #:lower16:shadow_top
-  movt r0, #:upper16:shadow_top
-  ldr r1, [r0]
-  sub r1, r1, #FRAME_BYTES
-  str r1, [r0]
-  ldr r2, [r1, #FRAME_START]
-  sub r12, r12, r2 /* elapsed cycles, modulo 2^32 */
-  movw r0, #:lower16:probed_calls
-  movt r0, #:upper16:probed_calls
-  ldr r0, [r0]
-  ldr r2, [r1, #FRAME_CALLS]
-  sub r0, r0, r2
-  sub r0, r0, #1 /* probed calls made during this one */
-  movw r2, #:lower16:pqs_probe_call_cycles
-  movt r2, #:upper16:pqs_probe_call_cycles
-  ldr r2, [r2]
-  umull r2, r3, r0, r2
-  movw r0, #:lower16:pqs_probe_self_cycles
-  movt r0, #:upper16:pqs_probe_self_cycles
-  ldr r0, [r0]
-  adds r2, r2, r0
-  adc r3, r3, #0 /* r3:r2 = the probes' own cycles in this call */
-  mov r0, #0
+  movw r0, #:lower16:state
+  movt r0, #:upper16:state
+  ldm r0, {r1, r2, r3, r4} /* top, calls so far, pqs_probe_self_cycles, pqs_probe_call_cycles */
+  sub r1, r1, #FRAME_BYTES /* this call's frame */
+  str r1, [r0, #STATE_TOP]
+  ldr r5, [r1, #FRAME_CALLS]
+  sub r2, r2, r5
+  sub r2, r2, #1 /* probed calls made during this one */
+  umull r2, r5, r2, r4
+  adds r2, r2, r3
+  adc r5, r5, #0 /* r5:r2 = the probes' own cycles in this call */
+  ldr r3, [r1, #FRAME_START]
+  sub r12, r12, r3 /* elapsed cycles, modulo 2^32 */
+  mov r3, #0
   subs r2, r12, r2
-  sbc r3, r0, r3 /* r3:r2 = this call's cycles, signed */
+  sbc r3, r3, r5 /* r3:r2 = this call's cycles, signed */
   ldr r0, [r1, #FRAME_RECORD]
   ldr r4, [r0, #PQS_PROBE_ACTIVE]
   sub r4, r4, #1
