@@ -1,5 +1,5 @@
-/* Probes (pqscope/probe.h): the default table, the calibration and the per-operation counts. The
- * timing itself is the runtime's, probe_runtime.S. */
+/* Probes (pqscope/probe.h): the calibration and the per-operation counts. The timing itself is the
+ * runtime's, probe_runtime.S. */
 #include <pqscope/hal.h>
 #include <pqscope/probe.h>
 
@@ -44,7 +44,8 @@ void pqs_probes_calibrate(void)
     self = pqs_probe_calibration.cycles < self ? pqs_probe_calibration.cycles : self;
   }
   pqs_probe_self_cycles = (uint32_t)self;
-  pqs_probe_call_cycles = (uint32_t)(pqs_fewest_cycles(__wrap_pqs_probe_empty) - pqs_fewest_cycles(pqs_probe_empty));
+  pqs_probe_call_cycles =
+    (uint32_t)(pqs_fewest_cycles(__wrap_pqs_probe_empty) - pqs_fewest_cycles(pqs_probe_empty));
 }
 
 void pqs_probes_start_operation(void)
@@ -58,6 +59,7 @@ void pqs_probes_start_operation(void)
 void pqs_probes_end_operation(void)
 {
   for (uint8_t i = 0; i < pqs_probe_count; i++) {
-    pqs_probes[i]->measured = (struct pqs_probe_counts){pqs_probes[i]->cycles, pqs_probes[i]->calls};
+    struct pqs_probe *probe = pqs_probes[i];
+    probe->measured = (struct pqs_probe_counts){probe->cycles, probe->calls};
   }
 }

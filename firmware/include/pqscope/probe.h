@@ -41,12 +41,12 @@ struct pqs_probe {
 };
 
 /* The image's probes, in PROBE index order: a probed image's table (pqs_probe_table below), or
- * none (probe.c's weak default). */
+ * none (no_probes.c's weak default). */
 extern struct pqs_probe *const pqs_probes[];
 extern const uint8_t pqs_probe_count;
 
-/* Calibration (pqs_probes_calibrate): the cycles an empty probed function measures, and the
- * cycles a probed call adds to its caller (the whole trampoline and runtime). */
+/* Calibration (pqs_probes_calibrate), kept in the runtime: the cycles an empty probed function
+ * measures, and the cycles a probed call adds to its caller (the whole trampoline and runtime). */
 extern uint32_t pqs_probe_self_cycles;
 extern uint32_t pqs_probe_call_cycles;
 
