@@ -1,5 +1,12 @@
 # Turns the scheme catalogue (firmware/schemes/catalogue.json, also read by the host tool) into
-# one image target per row: image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf.
+# two images per row, linked from the same objects (each source compiled once, with the row's
+# defines, the harness's included):
+#   image.<scheme>.<impl>         -> <build>/images/<scheme>/<impl>.elf
+#   image.<scheme>.<impl>.probed  -> <build>/images/<scheme>/<impl>.probed.elf, with probes
+#                                    (firmware/cmake/probes.cmake); only built when asked for
+# The probes of a row's probed image: its retry_function, public_functions and probes, then the
+# cache variable PQSCOPE_EXTRA_PROBES (a ;-list, e.g. from the host tool's --probe), duplicates
+# removed. A row without any has no probed image.
 #
 # Row fields used here (all but scheme, impl, source and stack_bytes optional):
 #   source            {"dependency": <FetchContent name, or "pqscope" for this repository>,
@@ -18,6 +25,14 @@
 #                     directory compiled into the image, that directory on the include path after
 #                     the row's own (e.g. Falcon's fpr.c and headers under a microbenchmark); its
 #                     overrides, like the row's, edit a build-tree copy
+#   retry_function, public_functions
+#                     read by the host tool's constant-time test; also probes of the probed image
+#   probes            further functions the probed image measures (at most 8 or so: each probed
+#                     call costs cycles, and on the virtual board two exact counter reads). They
+#                     must be global functions called across object files (probes.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/probes.cmake)
+set(PQSCOPE_EXTRA_PROBES "" CACHE STRING
+  "Functions every probed image also measures (a ;-list; the host tool's --probe sets it)")
 
 # Reads a JSON array member of `json` into a CMake list (empty if the member is absent).
 function(pqscope_json_list out json key)
@@ -67,10 +82,12 @@ function(pqscope_apply_overrides out source_dir copy_dir overrides_json)
   set(${out} ${copy_dir} PARENT_SCOPE)
 endfunction()
 
-# An executable that links the implementation in `SOURCE_DIR` with `HARNESS` (the board harness or
-# the host transcript program); the arguments are the catalogue row's, see above.
+# An OBJECT library of the implementation in `SOURCE_DIR` with `HARNESS` (the board harness or the
+# host transcript program), all compiled with the row's defines; the arguments are the catalogue
+# row's, see above. Executables link it with target_link_libraries, which also brings the
+# harness's libraries and link options.
 #   EXTRA_SOURCES and INCLUDE_DIRS: further files and include directories (a row's extra_sources).
-function(pqscope_add_scheme_executable target harness)
+function(pqscope_add_scheme_objects target harness)
   cmake_parse_arguments(arg "" "SCHEME;IMPL;SOURCE_DIR;API;NAMESPACE"
     "SYMMETRIC;LIBRARIES;DEFINES;EXTRA_SOURCES;INCLUDE_DIRS" ${ARGN})
   set(api_define "")
@@ -84,7 +101,7 @@ function(pqscope_add_scheme_executable target harness)
   if(NOT sources)
     message(FATAL_ERROR "${arg_SCHEME}/${arg_IMPL}: no sources in ${arg_SOURCE_DIR}")
   endif()
-  add_executable(${target} ${sources} ${arg_EXTRA_SOURCES})
+  add_library(${target} OBJECT ${sources} ${arg_EXTRA_SOURCES})
   target_include_directories(${target} PRIVATE ${arg_SOURCE_DIR} ${arg_INCLUDE_DIRS})
   target_compile_definitions(${target} PRIVATE
     PQSCOPE_SCHEME="${arg_SCHEME}" PQSCOPE_IMPL="${arg_IMPL}" PQSCOPE_NAMESPACE=${arg_NAMESPACE}
@@ -93,23 +110,49 @@ function(pqscope_add_scheme_executable target harness)
   target_link_libraries(${target} PRIVATE ${harness} ${arg_SYMMETRIC} ${arg_LIBRARIES})
 endfunction()
 
-# One image from any directory implementing the pqm4/NIST signature API (api.h with the CRYPTO_*
+# An image linked from `objects` (pqscope_add_scheme_objects): <build>/images/<scheme>/<name>.elf
+# with its map file beside it, the scheme's stack need reserved.
+function(pqscope_add_image_executable target objects scheme name stack_bytes)
+  add_executable(${target})
+  target_link_libraries(${target} PRIVATE ${objects})
+  set_target_properties(${target} PROPERTIES
+    OUTPUT_NAME ${name} SUFFIX .elf
+    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/images/${scheme})
+  target_link_options(${target} PRIVATE
+    -Wl,--defsym=__pqscope_stack_reserve=${stack_bytes}
+    -Wl,-Map=${CMAKE_BINARY_DIR}/images/${scheme}/${name}.map)
+endfunction()
+
+# A host program (transcripts) of the implementation: pqscope_add_scheme_objects' arguments.
+function(pqscope_add_scheme_executable target harness)
+  pqscope_add_scheme_objects(${target}.objects ${harness} ${ARGN})
+  add_executable(${target})
+  target_link_libraries(${target} PRIVATE ${target}.objects)
+endfunction()
+
+# The images of any directory implementing the pqm4/NIST signature API (api.h with the CRYPTO_*
 # sizes and either crypto_sign_signature/crypto_sign_verify or crypto_sign/crypto_sign_open):
 #   pqscope_add_image(SCHEME <name> IMPL <name> SOURCE_DIR <dir> STACK_BYTES <n>
 #                     [API signature|signed-message] [NAMESPACE <prefix>]
-#                     [SYMMETRIC <names...>] [LIBRARIES <libs...>] [DEFINES <defs...>])
-# creates image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf.
+#                     [SYMMETRIC <names...>] [LIBRARIES <libs...>] [DEFINES <defs...>]
+#                     [PROBES <functions...>])
+# creates image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf and, if PROBES or
+# PQSCOPE_EXTRA_PROBES name any function, image.<scheme>.<impl>.probed -> <impl>.probed.elf
+# (not part of "all").
 function(pqscope_add_image)
-  cmake_parse_arguments(arg "" "SCHEME;IMPL;STACK_BYTES" "" ${ARGN})
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;STACK_BYTES" "PROBES" ${ARGN})
   set(target image.${arg_SCHEME}.${arg_IMPL})
-  pqscope_add_scheme_executable(${target} pqscope_harness SCHEME ${arg_SCHEME} IMPL ${arg_IMPL}
+  pqscope_add_scheme_objects(${target}.objects pqscope_harness SCHEME ${arg_SCHEME} IMPL ${arg_IMPL}
     ${arg_UNPARSED_ARGUMENTS})
-  set_target_properties(${target} PROPERTIES
-    OUTPUT_NAME ${arg_IMPL} SUFFIX .elf
-    RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/images/${arg_SCHEME})
-  target_link_options(${target} PRIVATE
-    -Wl,--defsym=__pqscope_stack_reserve=${arg_STACK_BYTES}
-    -Wl,-Map=${CMAKE_BINARY_DIR}/images/${arg_SCHEME}/${arg_IMPL}.map)
+  pqscope_add_image_executable(${target} ${target}.objects ${arg_SCHEME} ${arg_IMPL} ${arg_STACK_BYTES})
+  set(probes ${arg_PROBES} ${PQSCOPE_EXTRA_PROBES})
+  list(REMOVE_DUPLICATES probes)
+  if(probes)
+    pqscope_add_image_executable(${target}.probed ${target}.objects ${arg_SCHEME} ${arg_IMPL}.probed
+      ${arg_STACK_BYTES})
+    set_target_properties(${target}.probed PROPERTIES EXCLUDE_FROM_ALL TRUE)
+    pqscope_add_probes(${target}.probed NAMES ${probes} PLAIN ${target})
+  endif()
 endfunction()
 
 # A directory `path` of `dependency` (fetched), or its copy `copy_dir` edited by the overrides in
@@ -176,6 +219,9 @@ macro(pqscope_read_row json index)
   pqscope_json_list(row_symmetric "${row}" symmetric)
   pqscope_json_list(row_libraries "${row}" libraries)
   pqscope_json_list(row_defines "${row}" defines)
+  pqscope_json_string(row_retry_function "${row}" retry_function "")
+  pqscope_json_list(row_public_functions "${row}" public_functions)
+  pqscope_json_list(row_probes "${row}" probes)
 endmacro()
 
 # The build arguments of the row last read by pqscope_read_row (fetching its source).
@@ -196,7 +242,8 @@ function(pqscope_add_catalogue_images catalogue)
     pqscope_read_row("${json}" ${i})
     if(row_status STREQUAL "ok")
       pqscope_row_build_arguments(arguments)
-      pqscope_add_image(${arguments} STACK_BYTES ${row_stack_bytes})
+      pqscope_add_image(${arguments} STACK_BYTES ${row_stack_bytes}
+        PROBES ${row_retry_function} ${row_public_functions} ${row_probes})
     endif()
   endforeach()
 endfunction()
@@ -236,7 +283,8 @@ endfunction()
 # crypto_sign/<scheme>/<impl> layout); STACK_BYTES (the link-time stack reserve) to 16384;
 # SYMMETRIC to fips202 (unused primitives are dropped by the linker). The API is read off api.h:
 # crypto_sign_signature declared -> "signature", else crypto_sign/crypto_sign_open. Creates
-# image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf; its INFO record reports the sizes.
+# image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record reports the sizes)
+# and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
 function(pqscope_add_impl_dir dir)
   cmake_parse_arguments(arg "" "SCHEME;IMPL;STACK_BYTES;NAMESPACE" "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
   get_filename_component(dir ${dir} ABSOLUTE)

@@ -6,6 +6,7 @@
 #include <pqscope/frame.h>
 #include <pqscope/hal.h>
 #include <pqscope/harness.h>
+#include <pqscope/probe.h>
 #include <pqscope/scheme.h>
 #include <pqscope/stackmeter.h>
 #include <pqscope/transcript.h>
@@ -17,8 +18,13 @@
 #define PQSCOPE_BUILD_ID "unknown"
 #endif
 
-enum { CMD_HELLO = 0x01, CMD_RUN = 0x02, CMD_KEYGEN_SLOT = 0x03, CMD_SIGN_SLOT = 0x04 };
-enum { REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_DIGEST = 0x84, REC_ERROR = 0x8F };
+enum {
+  CMD_HELLO = 0x01, CMD_RUN = 0x02, CMD_KEYGEN_SLOT = 0x03, CMD_SIGN_SLOT = 0x04, CMD_PROBE = 0x05
+};
+enum {
+  REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_DIGEST = 0x84, REC_PROBE_NAME = 0x85,
+  REC_ERROR = 0x8F
+};
 enum { RUN_FLAG_DIGEST = 1u << 0 };
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
 enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
@@ -27,6 +33,8 @@ enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, 
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
 /* KEYGEN_SLOT and SIGN_SLOT share RUN's layout, with the key slot in place of ops. */
 #define SLOT_PAYLOAD_BYTES RUN_PAYLOAD_BYTES
+/* SAMPLE: 20 bytes, then cycles:i64 calls:u32 per probe. */
+#define SAMPLE_PAYLOAD_BYTES (20 + 12 * PQS_MAX_PROBES)
 /* Room left unpainted below the measuring frame for the painter's own frame. */
 #define PAINT_GUARD_BYTES 256
 
@@ -98,6 +106,9 @@ static void send_info(uint16_t seq)
   pqs_put_str(&w, pqs_scheme.impl);
   pqs_put_str(&w, PQSCOPE_BUILD_ID);
   pqs_put_str(&w, "gcc " __VERSION__);
+  pqs_put_u8(&w, pqs_probe_count);
+  pqs_put_u32(&w, pqs_probe_self_cycles);
+  pqs_put_u32(&w, pqs_probe_call_cycles);
   send_record(REC_INFO, seq, &w);
 }
 
@@ -125,9 +136,11 @@ static __attribute__((noinline)) void measure(int (*op)(void), struct measuremen
   uint32_t *lowest = (uint32_t *)stack_lowest();
   uint32_t *painted_end = (uint32_t *)((uintptr_t)(top - PAINT_GUARD_BYTES) & ~(uintptr_t)3u);
   pqs_stack_paint(lowest, painted_end);
+  pqs_probes_start_operation();
   uint64_t start = hal_cycles();
   m->ret = op();
   uint64_t end = hal_cycles();
+  pqs_probes_end_operation();
   m->stack_bytes = (uint32_t)pqs_stack_used(lowest, painted_end, top);
   m->cycles = end - start - counter_overhead;
 }
@@ -146,18 +159,24 @@ static void calibrate_counter(void)
   counter_overhead = best;
 }
 
+/* The operation's probe counts are those measure() left in the probe records. */
 static void send_sample(uint16_t seq, uint32_t sample_id, uint8_t op, uint8_t status,
                         const struct measurement *m)
 {
-  uint8_t buf[24];
+  uint8_t buf[SAMPLE_PAYLOAD_BYTES];
   struct pqs_writer w;
   pqs_writer_init(&w, buf, sizeof buf);
   pqs_put_u32(&w, sample_id);
   pqs_put_u8(&w, op);
   pqs_put_u8(&w, status);
-  pqs_put_u16(&w, 0);
+  pqs_put_u8(&w, pqs_probe_count);
+  pqs_put_u8(&w, 0);
   pqs_put_u64(&w, m->cycles);
   pqs_put_u32(&w, m->stack_bytes);
+  for (uint8_t i = 0; i < pqs_probe_count; i++) {
+    pqs_put_u64(&w, (uint64_t)pqs_probes[i]->measured.cycles);
+    pqs_put_u32(&w, pqs_probes[i]->measured.calls);
+  }
   send_record(REC_SAMPLE, seq, &w);
 }
 
@@ -316,10 +335,30 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   send_done(seq, sample_id, status);
 }
 
+/* PROBE: the name of one of the image's probes. */
+static void handle_probe(uint16_t seq, const struct pqs_frame *frame)
+{
+  if (frame->payload_len != 1) {
+    send_error(seq, ERR_BAD_LENGTH, "PROBE payload must be 1 byte");
+    return;
+  }
+  uint8_t index = frame->payload[0];
+  if (index >= pqs_probe_count) {
+    send_error(seq, ERR_BAD_ARGUMENT, "PROBE: index must be < INFO.probes");
+    return;
+  }
+  uint8_t buf[1 + 1 + 255];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u8(&w, index);
+  pqs_put_str(&w, pqs_probes[index]->name);
+  send_record(REC_PROBE_NAME, seq, &w);
+}
+
 static void handle_frame(const struct pqs_frame *frame)
 {
   if (frame->version != PQS_PROTOCOL_VERSION) {
-    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 1 expected");
+    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 2 expected");
     return;
   }
   switch (frame->type) {
@@ -335,6 +374,9 @@ static void handle_frame(const struct pqs_frame *frame)
   case CMD_SIGN_SLOT:
     handle_sign_slot(frame->seq, frame);
     break;
+  case CMD_PROBE:
+    handle_probe(frame->seq, frame);
+    break;
   default:
     send_error(frame->seq, ERR_UNKNOWN_COMMAND, "unknown command");
     break;
@@ -346,6 +388,7 @@ static struct pqs_receiver receiver;
 void pqs_harness_start(void)
 {
   calibrate_counter();
+  pqs_probes_calibrate();
   pqs_receiver_init(&receiver);
   /* Zero at boot already; cleared for hosts that start the harness again in one process. */
   memset(slot_has_key, 0, sizeof slot_has_key);

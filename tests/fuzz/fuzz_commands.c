@@ -22,8 +22,8 @@
 #include <string.h>
 #include <ucontext.h>
 
-enum { CMD_HELLO = 0x01, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT };
-enum { REC_INFO = 0x81, REC_SAMPLE, REC_DONE, REC_DIGEST, REC_ERROR = 0x8F };
+enum { CMD_HELLO = 0x01, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, CMD_PROBE };
+enum { REC_INFO = 0x81, REC_SAMPLE, REC_DONE, REC_DIGEST, REC_PROBE_NAME, REC_ERROR = 0x8F };
 enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
 #define COMMAND_PAYLOAD_BYTES 40
 #define MAX_RECORDS 8
@@ -118,6 +118,9 @@ static void expect_info(uint16_t seq)
   for (int i = 0; i < 5; i++) { /* board, scheme, impl, build_id, compiler */
     skip_string(&r);
   }
+  REQUIRE(pqs_get_u8(&r) == 0); /* probes: the toy image has none */
+  pqs_get_u32(&r);              /* probe_self_cycles */
+  pqs_get_u32(&r);              /* probe_call_cycles */
   require_end(&r);
 }
 
@@ -164,7 +167,8 @@ static void expect_measurement(const struct pqs_frame *cmd)
       REQUIRE(pqs_get_u32(&s) == sample_id);
       REQUIRE(pqs_get_u8(&s) == op);
       REQUIRE(pqs_get_u8(&s) == 0); /* status */
-      REQUIRE(pqs_get_u16(&s) == 0);
+      REQUIRE(pqs_get_u8(&s) == 0); /* probes */
+      REQUIRE(pqs_get_u8(&s) == 0); /* reserved */
       /* The fake counter only moves when read: nothing is left after the reads' cost. */
       REQUIRE(pqs_get_u32(&s) == 0 && pqs_get_u32(&s) == 0);
       uint32_t stack_bytes = pqs_get_u32(&s);
@@ -204,6 +208,9 @@ static void feed(uint8_t byte)
     expect_info(cmd.seq);
   } else if (cmd.type >= CMD_RUN && cmd.type <= CMD_SIGN_SLOT) {
     expect_measurement(&cmd);
+  } else if (cmd.type == CMD_PROBE) {
+    /* The toy image has no probes: every index is out of range. */
+    expect_error(cmd.seq, cmd.payload_len == 1 ? ERR_BAD_ARGUMENT : ERR_BAD_LENGTH);
   } else {
     expect_error(cmd.seq, ERR_UNKNOWN_COMMAND);
   }
@@ -231,7 +238,7 @@ static uint16_t take_u16(struct input *in)
   return (uint16_t)(low | take(in) << 8);
 }
 
-/* A frame of any version (pqs_frame_encode only writes version 1). */
+/* A frame of any version (pqs_frame_encode only writes PQS_PROTOCOL_VERSION). */
 static size_t encode(uint8_t version, uint8_t type, uint16_t seq, const uint8_t *payload,
                      size_t len, uint8_t wire[PQS_MAX_WIRE])
 {
@@ -263,9 +270,9 @@ static void feed_chunk(struct input *in)
     }
     return;
   }
-  static const uint8_t types[8] = {CMD_HELLO, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT,
-                                   CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, 0};
-  uint8_t type = types[take(in) % 8];
+  static const uint8_t types[9] = {CMD_HELLO, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT,
+                                   CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, CMD_PROBE, 0};
+  uint8_t type = types[take(in) % 9];
   if (type == 0) {
     type = take(in);
   }
@@ -277,6 +284,8 @@ static void feed_chunk(struct input *in)
     for (size_t len = take_u16(in) % (PQS_MAX_PAYLOAD + 1); len > 0; len--) {
       pqs_put_u8(&w, take(in));
     }
+  } else if (type == CMD_PROBE) {
+    pqs_put_u8(&w, take(in));
   } else if (type >= CMD_RUN && type <= CMD_SIGN_SLOT) {
     /* Well-formed, mostly valid: slots mostly 0..3 (so that KEYGEN_SLOT and SIGN_SLOT meet),
      * messages short (fast). 1 in 16: ops, slot or flags is the next byte as it is, msg_len

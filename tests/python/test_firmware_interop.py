@@ -1,6 +1,7 @@
 """The host's frames against the firmware's own framing code (firmware/harness/frame.c), compiled
 for the host: the two sides of the protocol must agree byte for byte."""
 
+import re
 import shutil
 import subprocess
 
@@ -52,10 +53,13 @@ int main(int argc, char **argv)
 }
 """
 
+# The version the firmware's frame.c writes: framing does not depend on it.
+FIRMWARE_VERSION = int(re.search(r"#define PQS_PROTOCOL_VERSION (\d+)",
+                                 (REPO / "firmware/include/pqscope/frame.h").read_text()).group(1))
 FRAMES = [
-    Frame(1, 0x01, 1, b""),
-    Frame(1, 0x82, 0xBEEF, bytes(range(256)) + bytes(100)),
-    Frame(1, 0x81, 0, bytes(range(1, 256)) + bytes(range(1, 250))),
+    Frame(FIRMWARE_VERSION, 0x01, 1, b""),
+    Frame(FIRMWARE_VERSION, 0x82, 0xBEEF, bytes(range(256)) + bytes(100)),
+    Frame(FIRMWARE_VERSION, 0x81, 0, bytes(range(1, 256)) + bytes(range(1, 250))),
 ]
 
 

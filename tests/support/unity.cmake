@@ -13,10 +13,11 @@ set(PQSCOPE_UNITY_PASS " Tests 0 Failures ")
 set(PQSCOPE_UNITY_FAIL "[1-9][0-9]* Failures|:FAIL|vboard: error")
 
 # pqscope_add_unity_test(NAME <name> SOURCE <file> LIBS <targets...> [COMMAND_PREFIX <cmd...>])
+# LIBS include Unity: pqscope_unity, or a library that holds it.
 function(pqscope_add_unity_test)
   cmake_parse_arguments(arg "" "NAME;SOURCE" "LIBS;COMMAND_PREFIX" ${ARGN})
   add_executable(${arg_NAME} ${arg_SOURCE})
-  target_link_libraries(${arg_NAME} PRIVATE pqscope_unity ${arg_LIBS})
+  target_link_libraries(${arg_NAME} PRIVATE ${arg_LIBS})
   add_test(NAME ${arg_NAME} COMMAND ${arg_COMMAND_PREFIX} $<TARGET_FILE:${arg_NAME}>)
   set_tests_properties(${arg_NAME} PROPERTIES
     PASS_REGULAR_EXPRESSION "${PQSCOPE_UNITY_PASS}"

@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-/* Calibrates the cycle counter, empties the receiver, forgets every key slot and sends the boot
- * INFO (seq 0). Call after hal_setup(), before pqs_harness_receive_byte(). */
+/* Calibrates the cycle counter and the probes, empties the receiver, forgets every key slot and
+ * sends the boot INFO (seq 0). Call after hal_setup(), before pqs_harness_receive_byte(). */
 void pqs_harness_start(void);
 
 /* One byte from the host; a frame it completes is answered (through hal_putc) before returning. */

@@ -1,7 +1,7 @@
 """Scheme implementations, from firmware/schemes/catalogue.json.
 
 Only the fields the host tool uses are read; the build-only ones (source, api, namespace,
-symmetric, libraries, defines, config_overrides, extra_sources) are
+symmetric, libraries, defines, config_overrides, extra_sources, probes) are
 firmware/cmake/catalogue.cmake's."""
 
 from dataclasses import MISSING, dataclass, fields
