@@ -146,7 +146,7 @@ class FakeSession:
 
     def sign_slot(self, slot, seed, msg_len, sample_id):
         self.calls.append(("sign", slot, seed, sample_id))
-        return type("S", (), {"status": Status.OK, "cycles": 5, "stack_bytes": 0})()
+        return type("S", (), {"status": Status.OK, "cycles": 5, "stack_bytes": 0, "probes": ()})()
 
 
 def test_capture_interleaves_classes_with_fresh_seeds_and_refreshes_random_keys():

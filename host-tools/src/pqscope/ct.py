@@ -23,10 +23,13 @@ import numpy as np
 from . import leakstats
 from .device import DeviceSession
 from .errors import PqscopeError
-from .protocol import Info, Sample, Status
+from .protocol import Info, ProbeReading, Sample, Status
+from .build import PLAIN, Variant
 from .catalogue import Implementation
+from .probes import (ProbeSet, check_probes, probe_columns, probe_inflation, probe_profile, probe_values,
+                     readings_from_values)
 from .report import ct_page
-from .rundir import RunDirectory, csv_lines, write_atomically
+from .rundir import RunDirectory, csv_lines, read_header, write_atomically
 from .runner import Capture
 from .targets import Profiling
 
@@ -55,6 +58,7 @@ class CtSample:
     cycles: int
     stack_bytes: int
     status: Status
+    probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
 
 
 @dataclass(frozen=True)
@@ -132,7 +136,7 @@ def capture_ct(
         seed = derive_seed(master_seed, "sign", signing.index)
         sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
         yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
-                       sample.stack_bytes, sample.status)
+                       sample.stack_bytes, sample.status, sample.probes)
 
 
 INTERVALS_FILE = "intervals.jsonl"
@@ -143,7 +147,7 @@ STATUS_BY_LABEL = {status.label: status for status in Status}
 def ct_record(sample: CtSample) -> tuple:
     """A signature's row of ct.csv."""
     return (sample.index, sample.key_class, sample.key_id, sample.seed.hex(), sample.cycles, sample.stack_bytes,
-            sample.status.label)
+            sample.status.label, *probe_values(sample.probes))
 
 
 def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[CtSample]:
@@ -158,14 +162,16 @@ def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[
     if lines and not lines[-1].endswith("\n"):
         lines.pop()
     records = list(csv.reader(lines))
-    if not records or tuple(records[0]) != CT_FIELDS:
-        raise PqscopeError(f"{samples_path} is damaged: its header is not {','.join(CT_FIELDS)}")
+    probe_names = read_header(samples_path, records[0], CT_FIELDS) if records else ()
     kept: list[CtSample] = []
     for number, record in enumerate(records[1:], start=2):
         try:
-            index, key_class, key_id, seed, cycles, stack_bytes, status = record
+            if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
+                raise ValueError(f"{len(record)} fields")
+            index, key_class, key_id, seed, cycles, stack_bytes, status = record[:len(CT_FIELDS)]
             sample = CtSample(int(index), int(key_class), int(key_id), bytes.fromhex(seed), int(cycles),
-                              int(stack_bytes), STATUS_BY_LABEL[status])
+                              int(stack_bytes), STATUS_BY_LABEL[status],
+                              readings_from_values(record[len(CT_FIELDS):]))
         except (ValueError, KeyError) as error:
             raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
         if sample.index != len(kept) or sample.seed != derive_seed(master_seed, "sign", sample.index):
@@ -178,7 +184,8 @@ def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[
         intervals = [line for line in intervals if line.endswith("\n")]
         kept = kept[:len(intervals)]
         write_atomically(intervals_path, "".join(intervals[:len(kept)]))
-    write_atomically(samples_path, csv_lines([CT_FIELDS, *map(ct_record, kept)]))
+    write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, kept)])
+                     if kept else "")
     return kept
 
 
@@ -188,8 +195,9 @@ class CtCapture(Capture):
 
     kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
 
-    def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0):
-        super().__init__(samples, master_seed, msg_len)
+    def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
+                 variant: Variant = PLAIN):
+        super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
 
     def parameters(self) -> dict:
@@ -224,9 +232,17 @@ class CtCapture(Capture):
         from .plots import class_ecdfs_png
 
         intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
+        probes = ProbeSet.from_json(meta.probes) if meta.probes else None
+        if probes is not None:
+            # The corrections need their functions' time: without it the verdict would be the uncorrected one.
+            check_probes(probes.names, [*filter(None, [implementation.retry_function]), *implementation.public_functions],
+                         Path(meta.elf or "the image").name)
         document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
                     "run_dir": str(path), **analyse_ct(records, intervals, implementation.retry_function or None,
-                                                       implementation.public_functions)}
+                                                       implementation.public_functions, probes=probes)}
+        if probes is not None:
+            timed = [s for s in records if s.status.timed]
+            document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])
         classes = [s.key_class for s in records if s.status.timed]
         cycles = [s.cycles for s in records if s.status.timed]
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
@@ -284,6 +300,9 @@ class CtResult:
     attempts: AttemptCorrection | None = None
     uncorrected: leakstats.LeakResult | None = None  # the total before the corrections
     functions: tuple[leakstats.FunctionLeak, ...] | None = None  # None: no profile
+    # Where the functions' cycles come from: the emulator's profiler (exclusive cycles of every
+    # function) or the device's probes (inclusive cycles of the probed ones).
+    localised_by: str | None = None
 
     def to_json(self) -> dict:
         document = self.total.to_json() | {"verdict": str(self.verdict), "reason": self.reason}
@@ -295,6 +314,7 @@ class CtResult:
             document["uncorrected"] = self.uncorrected.to_json()
         document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
         if self.functions is not None:
+            document["localised_by"] = self.localised_by
             document["top_functions"] = [leak.to_json() for leak in self.functions[:TOP_FUNCTIONS]]
             worst = _strongest_function(self.functions)
             if worst:
@@ -323,15 +343,18 @@ def join_intervals(samples: list[CtSample], intervals: list[dict]) -> list[dict]
 
 
 def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
-               public_functions: tuple[str, ...] = (), *, seed: int = 0) -> dict:
+               public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0) -> dict:
     """The verdict document of `analyse` (ct.json)."""
-    return analyse(samples, intervals, retry_function, public_functions, seed=seed).to_json()
+    return analyse(samples, intervals, retry_function, public_functions, probes=probes, seed=seed).to_json()
+
+
+PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probes (inclusive cycles)"
 
 
 def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
-            public_functions: tuple[str, ...] = (), *, seed: int = 0) -> CtResult:
-    """Leak statistics of the verified signatures' time and, with the emulator's intervals, of
-    each function's time (the localisation).
+            public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0) -> CtResult:
+    """Leak statistics of the verified signatures' time and, with the emulator's intervals or the
+    device's `probes`, of each function's time (the localisation).
 
     With a `retry_function` (called once per signing attempt, e.g. ML-DSA's challenge sampling),
     times are corrected for the number of attempts first: how often a rejection loop repeats is
@@ -347,7 +370,10 @@ def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_functio
     classes = np.array([samples[i].key_class for i in usable])
     raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
     cycles = raw_cycles
-    profile = join_intervals(samples, intervals) if intervals is not None else None
+    if probes is not None:
+        profile = [probe_profile(probes.names, sample.probes, public_functions, PUBLIC_TIME) for sample in samples]
+    else:
+        profile = join_intervals(samples, intervals) if intervals is not None else None
     public_time = attempt_correction = attempts = None
     if public_functions and profile is not None:
         public = np.array([profile[i]["functions"].get(PUBLIC_TIME, (0, 0))[0] for i in usable], dtype=float)
@@ -368,7 +394,8 @@ def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_functio
                     corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
                     public_time=public_time, attempts=attempt_correction,
                     uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed) if corrected else None,
-                    functions=functions)
+                    functions=functions,
+                    localised_by=None if profile is None else PROBES if probes is not None else PROFILER)
 
 
 def _ranked_functions(profile: list[dict], usable: list[int], classes: np.ndarray,

@@ -27,6 +27,9 @@ TLS_NOTE = ("Six signatures (CertificateVerify, two certificate-chain signatures
             "catalogue sizes only.")
 TABLE_HEADINGS = ("scheme", "impl", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
                   "median ms", "stack B", "code B")
+PROBE_HEADINGS = ("scheme", "impl", "op", "function", "mean cycles", "mean calls", "share of op")
+PROBE_NOTE = ("On-device probes: each function's cycles include its callees, with the probes' own cost taken out by "
+              "the device. The operations' totals include what the probes added (inflation, per op below).")
 
 
 def write_reports(path: Path, document: dict, runs: list[Run]) -> Path:
@@ -63,6 +66,22 @@ def _table_rows(document: dict) -> list[list[str]]:
     return rows
 
 
+def _probe_rows(document: dict) -> list[list[str]]:
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2%}"
+
+    rows = []
+    for result in document["results"]:
+        for probe in result.get("probes", []):
+            rows.append([result["scheme"], result["impl"], result["op"], probe["function"],
+                         f"{probe['mean_cycles']:,.0f}", f"{probe['mean_calls']:,.1f}", share(probe["share_of_total"])])
+        if "probe_inflation" in result:
+            inflation = result["probe_inflation"]
+            rows.append([result["scheme"], result["impl"], result["op"], "(probe inflation of the total)",
+                         f"{inflation['mean_cycles']:,.0f}", "", share(inflation["share_of_total"])])
+    return rows
+
+
 def _title(document: dict) -> str:
     return f"pqscope on {document['board']} at {document['clock_hz'] / 1e6:g} MHz"
 
@@ -81,6 +100,14 @@ def print_results(console: Console, document: dict) -> None:
     for row in _table_rows(document):
         table.add_row(*row)
     console.print(table)
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        probes = Table(title="Probes", caption=PROBE_NOTE)
+        for heading in PROBE_HEADINGS:
+            probes.add_column(heading, justify="left" if heading in PROBE_HEADINGS[:4] else "right")
+        for row in probe_rows:
+            probes.add_row(*row)
+        console.print(probes)
     for note in _malleability_notes(document):
         console.print(note, markup=False)
     console.print(f"run saved in {document['run_dir']}")
@@ -92,6 +119,9 @@ def markdown(document: dict, runs: Sequence[Run] = ()) -> str:
     notes = _malleability_notes(document)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        lines += ["", "## Probes", "", *_markdown_table(PROBE_HEADINGS, probe_rows, PROBE_HEADINGS[:4]), "", PROBE_NOTE]
     tls_rows = report_tls_rows(runs)
     if tls_rows:
         lines += ["", "## TLS 1.3 handshake budget", "", *_markdown_table(TLS_HEADINGS, _tls_cells(tls_rows), ("scheme",)),
@@ -168,6 +198,10 @@ def html_page(document: dict, runs: list[Run]) -> str:
     if with_cycles:
         figures.append("<h2>Median cycles</h2>" + image(comparison_bars(with_cycles), "median cycles per operation"))
         figures.append("<h2>Cycle distributions</h2>" + image(cycle_ecdfs(runs), "cycle ECDF per operation"))
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        figures.append("<h2>Probes</h2>" + _html_table(PROBE_HEADINGS, probe_rows, "probes")
+                       + f"<p>{html.escape(PROBE_NOTE)}</p>")
     tls_rows = report_tls_rows(runs)
     if tls_rows:
         labels = [tls_label(row) for row in tls_rows]
@@ -183,6 +217,7 @@ table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
 td:nth-child(-n+3), th:nth-child(-n+3) {{ text-align: left; }}
 .tls td, .tls th {{ text-align: right; }}
+.probes td:nth-child(-n+4), .probes th:nth-child(-n+4) {{ text-align: left; }}
 .tls td:first-child, .tls th:first-child {{ text-align: left; }}
 img {{ max-width: 100%; }}
 </style></head><body>
@@ -219,7 +254,13 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
         f"<tr><td>{html.escape(f['function'])}</td><td>{html.escape(str(f.get('share')))}</td>"
         f"<td>{html.escape(str(f.get('t')))}</td><td>{html.escape(str(f.get('difference')))}</td></tr>"
         for f in document.get("top_functions", []))
-    localisation = (f"<h2>Where the time differs (virtual board profile)</h2><table><tr><th>function</th>"
+    inflation = document.get("probe_inflation")
+    if inflation:
+        share = inflation["share_of_total"]
+        facts.append(("probe inflation", f"{inflation['mean_cycles']:,.0f} cycles per signature"
+                      + (f" ({share:.2%} of the total)" if share is not None else "")))
+    localisation = (f"<h2>Where the time differs ({html.escape(str(document.get('localised_by')))})</h2>"
+                    f"<table><tr><th>function</th>"
                     f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
                     f"{functions}</table>") if functions else ""
     encode = base64.b64encode

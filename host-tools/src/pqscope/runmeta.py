@@ -45,6 +45,8 @@ class RunMeta:
     code_sha256: str | None = None  # of the image's executable sections: a resume must run the same code
     impl_dir: str | None = None  # a bring-your-own implementation's directory
     info: dict | None = None  # the device's INFO
+    probes: dict | None = None  # the image's probes (probes.ProbeSet), if it has any
+    variant: dict | None = None  # the probed image and its extra probes (runner.variant_json); absent: plain
     resumed_at: list[str] | None = None
     finished_at: str | None = None
     emulator_stats: dict | None = None
