@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from fakedevice import PROBE_CALL_CYCLES, Behaviour, fake_probe
 from pqscope.capture import sample_seed
 from pqscope.cli import cli
-from pqscope.probes import ProbeSet, names_from_columns, probe_columns, probe_profile
+from pqscope.probes import ProbeSet, confirmation, names_from_columns, probe_columns, probe_profile
 from pqscope.protocol import ProbeReading
 from test_cli import assert_one_line_error
 
@@ -106,3 +106,16 @@ def test_probe_set_round_trips_through_meta_json():
     probes = ProbeSet(NAMES, 11, 29)
     assert ProbeSet.from_json(probes.to_json()) == probes
     assert probes.inflation((ProbeReading(5, 2), ProbeReading(9, 4))) == 6 * 29
+
+
+def test_confirmation_names_the_probes_a_board_needs_and_what_a_probe_cannot_reach(tiny_elf):
+    confirm = confirmation(["entry", "twice", "nowhere"], probed=(), elf=tiny_elf[0], board="stm32f4discovery",
+                           selection=["--scheme", "toy", "--impl", "c"])
+    assert confirm["probes"] == ["entry"]
+    assert confirm["not_probeable"] == [
+        {"function": "twice", "why": "static in its file: a probe cannot reach it, probe a caller"},
+        {"function": "nowhere", "why": "not a function of the image"}]
+    assert confirm["command"] == ("host-tools/pqscope ct --board stm32f4discovery --port /dev/ttyUSB0 --scheme toy "
+                                  "--impl c --probes --probe entry")
+    # A function the row's probed image already times needs no --probe.
+    assert confirmation(["entry"], ("entry",), tiny_elf[0], "b", [])["command"].endswith("--probes")

@@ -437,6 +437,12 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
                    f"flipped: the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")
     for function in document.get("top_functions", [])[:5]:
         click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
+    confirm = document.get("confirm_on_board")
+    if confirm:
+        click.echo(f"confirm on a board with probes of {', '.join(confirm['probes']) or 'none of them'}:\n"
+                   f"  {confirm['command']}")
+        for function in confirm["not_probeable"]:
+            click.echo(f"  {function['function']}: {function['why']}")
     stderr().print(f"report: {path / 'report.html'}")
 
 

@@ -26,8 +26,8 @@ from .errors import PqscopeError
 from .protocol import Info, ProbeReading, Sample, Status
 from .build import PLAIN, Variant
 from .catalogue import Implementation
-from .probes import (ProbeSet, check_probes, probe_columns, probe_inflation, probe_profile, probe_values,
-                     readings_from_values)
+from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_profile,
+                     probe_values, readings_from_values)
 from .report import ct_page
 from .rundir import RunDirectory, csv_lines, read_header, write_atomically
 from .runner import Capture
@@ -243,6 +243,13 @@ class CtCapture(Capture):
         if probes is not None:
             timed = [s for s in records if s.status.timed]
             document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])
+        leaking = [f["function"] for f in document.get("top_functions", []) if f["depends_on_class"]
+                   and f["function"] != PUBLIC_TIME]
+        if profiled and leaking:
+            selection = (["--scheme", implementation.scheme, "--impl", implementation.impl]
+                         if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
+            document["confirm_on_board"] = confirmation(leaking, implementation.probed_functions, Path(meta.elf),
+                                                        meta.info["board"], selection)
         classes = [s.key_class for s in records if s.status.timed]
         cycles = [s.cycles for s in records if s.status.timed]
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")

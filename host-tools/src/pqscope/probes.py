@@ -5,8 +5,13 @@ profile the constant-time analysis reads.
 A probe's cycles are inclusive (the function and everything it calls), with the probes' own cost
 taken out by the device; `calls` counts every call."""
 
+import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
 
 from .errors import PqscopeError
 from .protocol import Info, ProbeReading
@@ -87,3 +92,29 @@ def probe_profile(names: Sequence[str], readings: Sequence[ProbeReading], public
     if public_functions:
         functions[public_time] = (public, 0)
     return {"functions": functions}
+
+
+def _function_bindings(elf: Path) -> dict[str, str]:
+    """Function name -> its symbol binding (STB_GLOBAL, STB_WEAK, STB_LOCAL) in the image."""
+    try:
+        with elf.open("rb") as stream:
+            symbols = ELFFile(stream).get_section_by_name(".symtab")
+            return {symbol.name: symbol["st_info"]["bind"] for symbol in (symbols.iter_symbols() if symbols else ())
+                    if symbol["st_info"]["type"] == "STT_FUNC"}
+    except (OSError, ELFError) as error:
+        raise PqscopeError(f"cannot read {elf}: {error}") from None
+
+
+def confirmation(leaking: Sequence[str], probed: Sequence[str], elf: Path, board: str, selection: Sequence[str]) -> dict:
+    """How to confirm the profiler's localisation on a real board: the leaking functions a probe can
+    time (global functions: linker wrapping reaches only calls across object files), those it
+    cannot (static ones: probe a caller instead), and the command line that runs the test there."""
+    bindings = _function_bindings(elf)
+    probeable = [name for name in leaking if bindings.get(name) in ("STB_GLOBAL", "STB_WEAK")]
+    unreachable = [{"function": name, "why": "static in its file: a probe cannot reach it, probe a caller"
+                    if name in bindings else "not a function of the image"}
+                   for name in leaking if name not in probeable]
+    extra = [name for name in probeable if name not in probed]
+    command = ["host-tools/pqscope", "ct", "--board", board, "--port", "/dev/ttyUSB0", *selection, "--probes",
+               *(arg for name in extra for arg in ("--probe", name))]
+    return {"probes": probeable, "not_probeable": unreachable, "command": shlex.join(command)}

@@ -263,6 +263,13 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
                     f"<table><tr><th>function</th>"
                     f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
                     f"{functions}</table>") if functions else ""
+    confirm = document.get("confirm_on_board")
+    if confirm:
+        unreachable = "".join(f"<li>{html.escape(f['function'])}: {html.escape(f['why'])}</li>"
+                              for f in confirm["not_probeable"])
+        localisation += (f"<h2>Confirm on a board</h2><p>Probes of {html.escape(', '.join(confirm['probes']))} time "
+                         f"these functions on the board itself:</p><pre>{html.escape(confirm['command'])}</pre>"
+                         + (f"<ul>{unreachable}</ul>" if unreachable else ""))
     encode = base64.b64encode
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
