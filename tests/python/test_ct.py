@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
-from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct, join_intervals
+from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct, join_intervals, schedule
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Status
 
@@ -186,3 +186,12 @@ def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, t
     meta = json.loads((out / "meta.json").read_text())
     assert len(meta["keys"]) == KEY_SLOTS and meta["result"]["verdict"] == verdict
     assert "<img" in (out / "report.html").read_text()
+
+
+def test_classes_come_in_pairs_of_one_each_in_seeded_random_order():
+    classes = [signing.key_class for signing in schedule(b"s", 1001, KEY_SLOTS, 0)]
+    pairs = [tuple(classes[i:i + 2]) for i in range(0, 1000, 2)]
+    assert set(pairs) == {(FIXED, RANDOM), (RANDOM, FIXED)}  # both orders occur, nothing else
+    assert classes.count(FIXED) in (500, 501)  # the odd last one is the first of a pair
+    assert classes == [signing.key_class for signing in schedule(b"s", 1001, KEY_SLOTS, 0)]
+    assert classes != [signing.key_class for signing in schedule(b"t", 1001, KEY_SLOTS, 0)]

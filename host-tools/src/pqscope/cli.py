@@ -392,7 +392,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--impl")
 @IMPL_DIR_OPTION
 @click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
-              help="Signatures, split at random between the fixed key and random keys.")
+              help="Signatures: pairs of one fixed-key and one random-key signature, in random order.")
 @SEED_OPTION
 @MSG_LEN_OPTION
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),

@@ -79,9 +79,11 @@ class Signing:
 
 
 def schedule(master_seed: bytes, samples: int, key_slots: int, key_refresh: int) -> Iterator[Signing]:
-    """The test's signatures in order: the class of each (random, from the master seed), and the
-    slot and key it uses. Key ids number the keys in the order they are first needed: the pool's
-    slots first, then each refreshed random key."""
+    """The test's signatures in order: the class of each, and the slot and key it uses. Classes come
+    in pairs, one of each in an order drawn from the master seed, so that every even prefix of the
+    test is balanced (a test stopped early, or cut into shards, still has equal classes). Key ids
+    number the keys in the order they are first needed: the pool's slots first, then each
+    refreshed random key."""
     order = random.Random(derive_seed(master_seed, "class-order", 0))
     slot_keys = {slot: slot for slot in range(key_slots)}
     keys_made = key_slots
@@ -89,7 +91,9 @@ def schedule(master_seed: bytes, samples: int, key_slots: int, key_refresh: int)
     uses = dict.fromkeys(random_slots, 0)
     next_random = 0
     for index in range(samples):
-        key_class = order.getrandbits(1)
+        if index % 2 == 0:
+            first_of_pair = order.getrandbits(1)  # FIXED or RANDOM
+        key_class = first_of_pair if index % 2 == 0 else RANDOM + FIXED - first_of_pair
         slot = FIXED_SLOT
         if key_class == RANDOM:
             slot = random_slots[next_random % len(random_slots)]
