@@ -195,3 +195,12 @@ def test_classes_come_in_pairs_of_one_each_in_seeded_random_order():
     assert classes.count(FIXED) in (500, 501)  # the odd last one is the first of a pair
     assert classes == [signing.key_class for signing in schedule(b"s", 1001, KEY_SLOTS, 0)]
     assert classes != [signing.key_class for signing in schedule(b"t", 1001, KEY_SLOTS, 0)]
+
+
+def test_a_ranked_function_reads_in_rounded_words():
+    from pqscope.report import function_line
+    line = function_line({"function": "__ieee754_sqrt", "t": 88.33532345976302, "difference": 412.4,
+                          "share": 5.056124488968192})
+    assert line == ("__ieee754_sqrt: t = 88.3, +412 cycles per signature, 506% of the total's difference")
+    assert function_line({"function": "f", "t": None, "difference": -3.0, "share": None}) == (
+        "f: t: too few samples, -3 cycles per signature")

@@ -119,3 +119,4 @@ def test_confirmation_names_the_probes_a_board_needs_and_what_a_probe_cannot_rea
                                   "--impl c --probes --probe entry")
     # A function the row's probed image already times needs no --probe.
     assert confirmation(["entry"], ("entry",), tiny_elf[0], "b", [])["command"].endswith("--probes")
+

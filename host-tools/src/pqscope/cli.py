@@ -19,7 +19,7 @@ from .console import stderr
 from .errors import PqscopeError
 from .paths import repo_root
 from .protocol import Op
-from .report import csv_text, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
+from .report import csv_text, function_line, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
@@ -436,7 +436,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         click.echo(f"  {document['corrupt_accepted']} of {len(outcome.records)} signatures stayed valid with one bit "
                    f"flipped: the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")
     for function in document.get("top_functions", [])[:5]:
-        click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
+        click.echo(f"  {function_line(function)}")
     confirm = document.get("confirm_on_board")
     if confirm:
         click.echo(f"confirm on a board with probes of {', '.join(confirm['probes']) or 'none of them'}:\n"

@@ -229,6 +229,26 @@ img {{ max-width: 100%; }}
 """
 
 
+def _rounded(value) -> str:
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def function_line(function: dict) -> str:
+    """A ranked function in words, e.g. "__ieee754_sqrt: t = 88.3, +412 cycles per signature (random
+    keys minus the fixed key), 63% of the total's difference"."""
+    t = function.get("t")
+    t_text = "t: too few samples" if t is None else f"t = {t}" if isinstance(t, str) else f"t = {t:.1f}"
+    text = f"{function['function']}: {t_text}, {function['difference']:+,.0f} cycles per signature"
+    share = function.get("share")
+    if share is not None:
+        text += f", {share:.0%} of the total's difference"
+    return text
+
+
+SHARE_NOTE = ("The share is a function's mean difference between the classes (random keys minus the fixed key) over "
+              "the total's; functions can differ in opposite directions, so shares may exceed 100% or be negative.")
+
+
 def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     """The constant-time test's page: verdict, the strongest test, localisation, |t| against N
     and the two classes' cycle distributions."""
@@ -237,7 +257,7 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     facts = [
         ("verdict", document["verdict"]), ("why", document.get("reason", "")),
         ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
-        ("max |t|", str(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),
+        ("max |t|", _rounded(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),
     ]
     if document.get("corrupt_accepted"):
         facts.append(("corrupted signatures accepted", f"{document['corrupt_accepted']:,}: still valid with one bit "
@@ -250,9 +270,12 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
                       f"random {correction['mean_attempts']['random']:.2f}); "
                       f"uncorrected verdict: {document['uncorrected']['verdict']}"))
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
+    def number(value, spec: str) -> str:
+        return value if isinstance(value, str) else "-" if value is None else format(value, spec)
+
     functions = "".join(
-        f"<tr><td>{html.escape(f['function'])}</td><td>{html.escape(str(f.get('share')))}</td>"
-        f"<td>{html.escape(str(f.get('t')))}</td><td>{html.escape(str(f.get('difference')))}</td></tr>"
+        f"<tr><td>{html.escape(f['function'])}</td><td>{number(f.get('share'), '.0%')}</td>"
+        f"<td>{number(f.get('t'), '.1f')}</td><td>{number(f.get('difference'), '+,.0f')}</td></tr>"
         for f in document.get("top_functions", []))
     inflation = document.get("probe_inflation")
     if inflation:
@@ -262,7 +285,7 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     localisation = (f"<h2>Where the time differs ({html.escape(str(document.get('localised_by')))})</h2>"
                     f"<table><tr><th>function</th>"
                     f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
-                    f"{functions}</table>") if functions else ""
+                    f"{functions}</table><p>{html.escape(SHARE_NOTE)}</p>") if functions else ""
     confirm = document.get("confirm_on_board")
     if confirm:
         unreachable = "".join(f"<li>{html.escape(f['function'])}: {html.escape(f['why'])}</li>"
