@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
-from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct, join_intervals, schedule
+from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse, analyse_ct, capture_ct, join_intervals, schedule
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Status
 
@@ -119,6 +119,12 @@ def test_a_leak_hidden_in_noisy_totals_is_found_in_its_function():
     assert document["verdict"] == "leak"
     assert document["max_abs_t_function"]["function"] == "soft_float_dmul"
     assert document["top_functions"][0]["function"] == "soft_float_dmul"
+    # The report plots what decided: the function's cycles, not the totals that hide it.
+    result = analyse(samples, intervals, None)
+    assert document["plotted"] == result.evidence.label == "soft_float_dmul cycles"
+    usable = [s for s in samples if s.status.timed]
+    assert list(result.evidence.values) == [line["functions"]["soft_float_dmul"][0]
+                                            for line in join_intervals(usable, intervals)]
 
 
 def test_constant_functions_do_not_look_key_dependent_after_the_attempt_correction():

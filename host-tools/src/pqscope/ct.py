@@ -241,9 +241,10 @@ class CtCapture(Capture):
             # The corrections need their functions' time: without it the verdict would be the uncorrected one.
             check_probes(probes.names, [*filter(None, [implementation.retry_function]), *implementation.public_functions],
                          Path(meta.elf or "the image").name)
+        result = analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
+                         probes=probes)
         document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
-                    "run_dir": str(path), **analyse_ct(records, intervals, implementation.retry_function or None,
-                                                       implementation.public_functions, probes=probes)}
+                    "run_dir": str(path), **result.to_json()}
         if probes is not None:
             timed = [s for s in records if s.status.timed]
             document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])
@@ -254,11 +255,11 @@ class CtCapture(Capture):
                          if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
             document["confirm_on_board"] = confirmation(leaking, implementation.probed_functions, Path(meta.elf),
                                                         meta.info["board"], selection)
-        classes = [s.key_class for s in records if s.status.timed]
-        cycles = [s.cycles for s in records if s.status.timed]
+        evidence = result.evidence
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
-        write_atomically(path / "report.html", ct_page(document, plot_t_vs_n(t_against_n(classes, cycles)),
-                                                       class_ecdfs_png(classes, cycles)))
+        write_atomically(path / "report.html", ct_page(
+            document, plot_t_vs_n(t_against_n(evidence.classes, evidence.values)),
+            class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
         return document
 
 
@@ -297,6 +298,16 @@ class AttemptCorrection:
 
 
 @dataclass(frozen=True)
+class Evidence:
+    """The values that decided the verdict, per usable signature in test order: the (corrected)
+    total, or the function whose time decided it. The report plots them."""
+
+    classes: np.ndarray
+    values: np.ndarray
+    label: str
+
+
+@dataclass(frozen=True)
 class CtResult:
     """A constant-time test's outcome: the statistics of the (corrected) total, the corrections,
     the functions ranked by how their time depends on the key class (virtual board), and the
@@ -314,6 +325,7 @@ class CtResult:
     # Where the functions' cycles come from: the emulator's profiler (exclusive cycles of every
     # function) or the device's probes (inclusive cycles of the probed ones).
     localised_by: str | None = None
+    evidence: Evidence | None = None  # not in ct.json: the report's plots
 
     def to_json(self) -> dict:
         document = self.total.to_json() | {"verdict": str(self.verdict), "reason": self.reason}
@@ -324,6 +336,8 @@ class CtResult:
         if self.uncorrected:
             document["uncorrected"] = self.uncorrected.to_json()
         document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
+        if self.evidence is not None:
+            document["plotted"] = self.evidence.label
         if self.functions is not None:
             document["localised_by"] = self.localised_by
             document["top_functions"] = [leak.to_json() for leak in self.functions[:TOP_FUNCTIONS]]
@@ -399,55 +413,50 @@ def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_functio
         cycles = _without_attempts(attempts, cycles)
     corrected = public_time is not None or attempt_correction is not None
     total = leakstats.analyse(classes, cycles, seed=seed)
-    functions = _ranked_functions(profile, usable, classes, attempts) if profile is not None else None
-    verdict, reason = decide(total, functions)
+    series = _function_series(profile, usable, attempts) if profile is not None else None
+    functions = None if series is None else tuple(leakstats.rank_functions(
+        {name: values[classes == FIXED] for name, values in series.items()},
+        {name: values[classes == RANDOM] for name, values in series.items()}))
+    verdict, reason, deciding = decide(total, functions)
+    evidence = Evidence(classes, series[deciding], f"{deciding} cycles") if deciding else Evidence(
+        classes, cycles, "signing cycles" + (" (corrected)" if public_time or attempt_correction else ""))
     return CtResult(total, verdict, reason, failed_samples=len(samples) - len(usable),
                     corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
                     public_time=public_time, attempts=attempt_correction,
                     uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed) if corrected else None,
                     functions=functions,
-                    localised_by=None if profile is None else PROBES if probes is not None else PROFILER)
+                    localised_by=None if profile is None else PROBES if probes is not None else PROFILER,
+                    evidence=evidence)
 
 
-def _ranked_functions(profile: list[dict], usable: list[int], classes: np.ndarray,
-                      attempts: np.ndarray | None) -> tuple[leakstats.FunctionLeak, ...]:
-    """Every function's cycles per class (less each attempt's cost), ranked by leakstats."""
-    def columns(key_class: int) -> dict[str, np.ndarray]:
-        rows = [profile[i]["functions"] for position, i in enumerate(usable) if classes[position] == key_class]
-        names = set().union(*rows) - {PUBLIC_TIME}
-        return {name: np.array([functions.get(name, (0, 0))[0] for functions in rows], dtype=float)
-                for name in names}
-
-    fixed, random_keys = columns(FIXED), columns(RANDOM)
-    if attempts is not None:
-        fixed_attempts, random_attempts = attempts[classes == FIXED], attempts[classes == RANDOM]
-        for name in set(fixed) | set(random_keys):
-            in_fixed = fixed.get(name, np.zeros(fixed_attempts.size))
-            in_random = random_keys.get(name, np.zeros(random_attempts.size))
-            slope = _attempt_slope(np.concatenate([fixed_attempts, random_attempts]),
-                                   np.concatenate([in_fixed, in_random]))
-            if slope:
-                fixed[name] = _without_attempts(fixed_attempts, in_fixed, slope)
-                random_keys[name] = _without_attempts(random_attempts, in_random, slope)
-    return tuple(leakstats.rank_functions(fixed, random_keys))
+def _function_series(profile: list[dict], usable: list[int], attempts: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Every function's cycles per usable signature, in test order (less each attempt's cost)."""
+    rows = [profile[i]["functions"] for i in usable]
+    series = {}
+    for name in sorted(set().union(*rows) - {PUBLIC_TIME}):
+        values = np.array([functions.get(name, (0, 0))[0] for functions in rows], dtype=float)
+        series[name] = _without_attempts(attempts, values) if attempts is not None else values
+    return series
 
 
-def decide(total: leakstats.LeakResult,
-           functions: tuple[leakstats.FunctionLeak, ...] | None) -> tuple[leakstats.Verdict, str]:
-    """The verdict: the total's, unless a function's time depends on the key class past the same
-    thresholds (virtual board): public randomness elsewhere (e.g. Falcon's sampler) can hide a
-    small leak in the total, so such a function makes the verdict a leak, or keeps it from no-leak."""
+def decide(total: leakstats.LeakResult, functions: tuple[leakstats.FunctionLeak, ...] | None
+           ) -> tuple[leakstats.Verdict, str, str | None]:
+    """The verdict, why, and the function that decided it (None: the total did): the total's
+    verdict, unless a function's time depends on the key class past the same thresholds: public
+    randomness elsewhere (e.g. Falcon's sampler) can hide a small leak in the total, so such a
+    function makes the verdict a leak, or keeps it from no-leak."""
     worst = _strongest_function(functions or ())
     if worst is None or total.verdict == leakstats.Verdict.LEAK:
-        return total.verdict, total.reason
+        return total.verdict, total.reason, None
     max_abs_t = leakstats.json_number(total.max_abs_t)
+    max_abs_t = f"{max_abs_t:.1f}" if isinstance(max_abs_t, float) else max_abs_t
     if abs(worst.t) > leakstats.DEFINITE_LEAK_T:
         return leakstats.Verdict.LEAK, (f"{worst.name}'s time depends on the key: |t| = {abs(worst.t):.1f} > "
-                                        f"{leakstats.DEFINITE_LEAK_T:g} (the total's max |t| is {max_abs_t})")
+                                        f"{leakstats.DEFINITE_LEAK_T:g} (the total's max |t| is {max_abs_t})"), worst.name
     if total.verdict == leakstats.Verdict.NO_LEAK and abs(worst.t) >= leakstats.LEAK_EVIDENCE_T:
         return leakstats.Verdict.INCONCLUSIVE, (f"the total shows no leak, but {worst.name}'s time depends on the "
-                                                f"key with |t| = {abs(worst.t):.1f} >= {leakstats.LEAK_EVIDENCE_T:g}")
-    return total.verdict, total.reason
+                                                f"key with |t| = {abs(worst.t):.1f} >= {leakstats.LEAK_EVIDENCE_T:g}"), worst.name
+    return total.verdict, total.reason, None
 
 
 def _strongest_function(functions) -> leakstats.FunctionLeak | None:

@@ -294,12 +294,13 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
                          f"these functions on the board itself:</p><pre>{html.escape(confirm['command'])}</pre>"
                          + (f"<ul>{unreachable}</ul>" if unreachable else ""))
     encode = base64.b64encode
+    plotted = html.escape(document.get("plotted", "signing cycles"))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }} img {{ max-width: 100%; }}</style>
 </head><body><h1>{title}</h1><table>{rows}</table>{localisation}
-<h2>|t| against the number of samples</h2><img alt="|t| against N" src="data:image/png;base64,{encode(t_series_png).decode()}">
-<h2>Cycles per key class</h2><img alt="cycle ECDF per class" src="data:image/png;base64,{encode(ecdf_png).decode()}">
+<h2>|t| against the number of samples: {plotted}</h2><img alt="|t| against N" src="data:image/png;base64,{encode(t_series_png).decode()}">
+<h2>{plotted} per key class</h2><img alt="cycle ECDF per class" src="data:image/png;base64,{encode(ecdf_png).decode()}">
 </body></html>
 """
