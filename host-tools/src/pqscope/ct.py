@@ -450,12 +450,14 @@ def decide(total: leakstats.LeakResult, functions: tuple[leakstats.FunctionLeak,
         return total.verdict, total.reason, None
     max_abs_t = leakstats.json_number(total.max_abs_t)
     max_abs_t = f"{max_abs_t:.1f}" if isinstance(max_abs_t, float) else max_abs_t
-    if abs(worst.t) > leakstats.DEFINITE_LEAK_T:
-        return leakstats.Verdict.LEAK, (f"{worst.name}'s time depends on the key: |t| = {abs(worst.t):.1f} > "
-                                        f"{leakstats.DEFINITE_LEAK_T:g} (the total's max |t| is {max_abs_t})"), worst.name
-    if total.verdict == leakstats.Verdict.NO_LEAK and abs(worst.t) >= leakstats.LEAK_EVIDENCE_T:
+    if abs(worst.t) > worst.definite_t:
+        return leakstats.Verdict.LEAK, (f"{worst.name}'s time depends on the key: |t| = {abs(worst.t):.1f} (test "
+                                        f"{worst.test}) > {worst.definite_t:.1f} for {len(functions)} functions "
+                                        f"(the total's max |t| is {max_abs_t})"), worst.name
+    if total.verdict == leakstats.Verdict.NO_LEAK and abs(worst.t) >= worst.evidence_t:
         return leakstats.Verdict.INCONCLUSIVE, (f"the total shows no leak, but {worst.name}'s time depends on the "
-                                                f"key with |t| = {abs(worst.t):.1f} >= {leakstats.LEAK_EVIDENCE_T:g}"), worst.name
+                                                f"key with |t| = {abs(worst.t):.1f} (test {worst.test}) >= "
+                                                f"{worst.evidence_t:.1f} for {len(functions)} functions"), worst.name
     return total.verdict, total.reason, None
 
 
