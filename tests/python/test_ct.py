@@ -176,20 +176,27 @@ def test_capture_interleaves_classes_with_fresh_seeds_and_refreshes_random_keys(
     assert again.calls == session.calls
 
 
-@pytest.mark.parametrize(("key_leak", "verdict"), [(400, "leak"), (0, "inconclusive")])
-def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, tmp_path, key_leak, verdict):
+# A sequential test stops at its first look with a definite verdict (100 signatures for this
+# leak); an inconclusive one, and one with --fixed-n, takes all of -n.
+@pytest.mark.parametrize(("key_leak", "options", "verdict", "signatures"), [
+    (400, [], "leak", 100), (400, ["--fixed-n"], "leak", 300), (0, [], "inconclusive", 300)])
+def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, tmp_path, key_leak, options, verdict,
+                                        signatures):
     _device, port = pty_device(behaviour=Behaviour(key_leak=key_leak))
     out = tmp_path / "ct"
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
                                       "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed", "07",
-                                      "--out", str(out), "--json"])
+                                      *options, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["verdict"] == verdict
     assert "top_functions" not in document  # no profiler on a real board
     rows = list(csv.DictReader((out / "ct.csv").open()))
-    assert len(rows) == 300 and {r["key_class"] for r in rows} == {"0", "1"}
+    assert len(rows) == signatures and {r["key_class"] for r in rows} == {"0", "1"}
     meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["samples_completed"] == signatures
+    assert (meta.get("stopped_early") or "").startswith("leak at 100 signatures" if signatures < 300 else "")
+    assert document["sequential"]["looks"] == ([300] if options else [100, 200, 300])
     assert len(meta["keys"]) == KEY_SLOTS and meta["result"]["verdict"] == verdict
     assert "<img" in (out / "report.html").read_text()
 

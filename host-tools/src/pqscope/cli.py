@@ -298,7 +298,7 @@ RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl",
 
 
 CT_RESUME_FIXED = {**{name: option for name, option in RESUME_FIXED.items() if name != "ops_text"},
-                   "key_refresh": "--key-refresh"}
+                   "key_refresh": "--key-refresh", "fixed_n": "--fixed-n"}
 
 
 def _refuse_fixed_options(ctx: click.Context, fixed: dict[str, str]) -> None:
@@ -392,7 +392,9 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--impl")
 @IMPL_DIR_OPTION
 @click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
-              help="Signatures: pairs of one fixed-key and one random-key signature, in random order.")
+              help="Most signatures: pairs of one fixed-key and one random-key signature, in random order. The "
+                   "test stops at the first look (100, 200, 400, ... signatures) whose verdict is definite.")
+@click.option("--fixed-n", is_flag=True, help="Always take all -n signatures (no early stop).")
 @SEED_OPTION
 @MSG_LEN_OPTION
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
@@ -406,7 +408,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
                    "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @JSON_OPTION
 @click.pass_context
-def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, probed,
+def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, seed, msg_len, key_refresh, probed,
                probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
@@ -416,12 +418,14 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         _refuse_fixed_options(ctx, CT_RESUME_FIXED)
         meta = resume_parameters(resume_path, kind="ct")
         board, implementation, path = get_board(root, meta.board), resumed_implementation(root, meta), resume_path
-        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant))
+        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
+                         fixed_n=bool(meta.fixed_n))
     else:
         board, implementation = _select(root, board_name, scheme, impl, impl_dir)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
                                        f"{implementation.impl}-ct")
-        what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names))
+        what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
+                         fixed_n=fixed_n)
         meta = None
     outcome = _runner(root, board, port, baud, timeout, flash).measure(implementation, path, what, resumed=meta)
     if outcome.interrupted:

@@ -200,12 +200,35 @@ class CtCapture(Capture):
     kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
-                 variant: Variant = PLAIN):
+                 variant: Variant = PLAIN, fixed_n: bool = False):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
+        # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
+        self.fixed_n = fixed_n
+        self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
 
     def parameters(self) -> dict:
-        return {"key_refresh": self.key_refresh, "keys": []}
+        return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n}
+
+    def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
+        """At a look before the last, why the test can stop: its verdict is leak or no-leak."""
+        if len(records) not in self.looks[:-1]:
+            return None
+        # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
+        result = self._analyse(implementation, path, records, meta, profiled, bootstrap_resamples=10)
+        if result.verdict == leakstats.Verdict.INCONCLUSIVE:
+            return None
+        return f"{result.verdict} at {len(records)} signatures (looks at {', '.join(map(str, self.looks))})"
+
+    def _analyse(self, implementation, path, records, meta, profiled, **options) -> "CtResult":
+        intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
+        probes = ProbeSet.from_json(meta.probes) if meta.probes else None
+        if probes is not None:
+            # The corrections need their functions' time: without it the verdict would be the uncorrected one.
+            check_probes(probes.names, [*filter(None, [implementation.retry_function]), *implementation.public_functions],
+                         Path(meta.elf or "the image").name)
+        return analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
+                       probes=probes, looks=len(self.looks), **options)
 
     def label(self, implementation: Implementation) -> str:
         return f"ct {super().label(implementation)}"
@@ -235,16 +258,11 @@ class CtCapture(Capture):
         from .leakstats import plot_t_vs_n, t_against_n  # matplotlib: loaded only for the report
         from .plots import class_ecdfs_png
 
-        intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
+        result = self._analyse(implementation, path, records, meta, profiled)
         probes = ProbeSet.from_json(meta.probes) if meta.probes else None
-        if probes is not None:
-            # The corrections need their functions' time: without it the verdict would be the uncorrected one.
-            check_probes(probes.names, [*filter(None, [implementation.retry_function]), *implementation.public_functions],
-                         Path(meta.elf or "the image").name)
-        result = analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
-                         probes=probes)
         document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
-                    "run_dir": str(path), **result.to_json()}
+                    "run_dir": str(path), **result.to_json(),
+                    "sequential": {"looks": self.looks, "stopped": meta.stopped_early}}
         if probes is not None:
             timed = [s for s in records if s.status.timed]
             document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])
@@ -377,7 +395,8 @@ PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probe
 
 
 def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
-            public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0) -> CtResult:
+            public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0, looks: int = 1,
+            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES) -> CtResult:
     """Leak statistics of the verified signatures' time and, with the emulator's intervals or the
     device's `probes`, of each function's time (the localisation).
 
@@ -390,6 +409,9 @@ def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_functio
     Likewise, the time of `public_functions` (booked apart by the emulator) depends only on public
     data — the public key changes with the key class too — so it is subtracted from the total and
     left out of the ranking.
+
+    `looks`: the number of looks of a sequential test (leakstats.sequential_looks), which raises
+    the leak thresholds so that looking often does not make leaks of chance.
     """
     usable = [i for i, s in enumerate(samples) if s.status.timed]
     classes = np.array([samples[i].key_class for i in usable])
@@ -412,18 +434,19 @@ def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_functio
                                                float(attempts[classes == RANDOM].mean()))
         cycles = _without_attempts(attempts, cycles)
     corrected = public_time is not None or attempt_correction is not None
-    total = leakstats.analyse(classes, cycles, seed=seed)
+    total = leakstats.analyse(classes, cycles, seed=seed, looks=looks, bootstrap_resamples=bootstrap_resamples)
     series = _function_series(profile, usable, attempts) if profile is not None else None
     functions = None if series is None else tuple(leakstats.rank_functions(
         {name: values[classes == FIXED] for name, values in series.items()},
-        {name: values[classes == RANDOM] for name, values in series.items()}))
+        {name: values[classes == RANDOM] for name, values in series.items()}, looks))
     verdict, reason, deciding = decide(total, functions)
     evidence = Evidence(classes, series[deciding], f"{deciding} cycles") if deciding else Evidence(
         classes, cycles, "signing cycles" + (" (corrected)" if public_time or attempt_correction else ""))
     return CtResult(total, verdict, reason, failed_samples=len(samples) - len(usable),
                     corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
                     public_time=public_time, attempts=attempt_correction,
-                    uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed) if corrected else None,
+                    uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed, looks=looks,
+                                                  bootstrap_resamples=bootstrap_resamples) if corrected else None,
                     functions=functions,
                     localised_by=None if profile is None else PROBES if probes is not None else PROFILER,
                     evidence=evidence)

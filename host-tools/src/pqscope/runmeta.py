@@ -57,6 +57,8 @@ class RunMeta:
     # kind "ct"
     key_refresh: int | None = None
     keys: list[dict] | None = None  # the keys the device made: id, slot, keygen cycles
+    fixed_n: bool | None = None  # all `samples` signatures, not a sequential test (absent: sequential)
+    stopped_early: str | None = None  # why a sequential test stopped before `samples`
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 

@@ -67,6 +67,11 @@ class Capture:
     def write(self, run_dir: RunDirectory, record) -> None:
         raise NotImplementedError
 
+    def stop_reason(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
+                    profiled: bool) -> str | None:
+        """After each record: why the capture can end before all its samples (None: go on)."""
+        return None
+
     def finish(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
                profiled: bool) -> dict | None:
         """After a complete capture: the result document, kept in meta.json as "result" (None: no result)."""
@@ -166,6 +171,11 @@ class Runner:
                             records.append(record)
                             meta.samples_completed = len(records)
                             bar.advance(task)
+                            meta.stopped_early = what.stop_reason(implementation, path, records, meta,
+                                                                  profiling is not None)
+                            if meta.stopped_early:
+                                console.print(f"stopped early: {meta.stopped_early}")
+                                break
                 meta.status = "complete"
             except KeyboardInterrupt:
                 meta.status = "interrupted"
