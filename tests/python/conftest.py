@@ -19,7 +19,8 @@ TINY_C = """
 const char table[300] = {1};
 int counter = 5;
 int scratch[100];
-int entry(void) { return table[counter] + scratch[counter]; }
+static __attribute__((noinline, used)) int twice(int x) { return 2 * x; }
+int entry(void) { return twice(table[counter]) + scratch[counter]; }
 """
 
 # The virtual board as boards/virtual/board.json describes it (see the host tool's brief).

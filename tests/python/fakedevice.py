@@ -10,7 +10,7 @@ import os
 import select
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pqscope.frames import FrameDecoder
 from pqscope.protocol import (
@@ -24,6 +24,9 @@ from pqscope.protocol import (
     Info,
     KeygenSlot,
     Op,
+    Probe,
+    ProbeName,
+    ProbeReading,
     Run,
     Sample,
     SignSlot,
@@ -60,6 +63,14 @@ def fake_slot_sign_cycles(key: bytes, seed: bytes, key_leak: int) -> int:
     return 2_000_000 + int.from_bytes(seed[:1], "little") + key_leak * (key[0] % 8)
 
 
+PROBE_SELF_CYCLES, PROBE_CALL_CYCLES = 11, 29
+
+
+def fake_probe(seed: bytes, index: int, leak: int = 0) -> ProbeReading:
+    """Probe `index`'s reading in an operation: public noise from the seed, `leak` added."""
+    return ProbeReading(1000 * (index + 1) + seed[2 + index] + leak, index + 1)
+
+
 @dataclass
 class Behaviour:
     version: int = PROTOCOL_VERSION  # written into every record's header
@@ -73,6 +84,8 @@ class Behaviour:
     fault_on_run: bool = False  # answer RUN as the board's fault handler does: ERROR(FAULT), seq 0
     omit_digest: bool = False  # ignore RUN.flags' DIGEST request
     key_leak: int = 0  # SIGN_SLOT takes this many cycles more per unit of a key-derived value
+    probes: tuple[str, ...] = ()  # the functions the image probes
+    probe_leak: int = 0  # SIGN_SLOT: the last probe's cycles grow by this per unit of the key value
 
 
 class FakeDevice:
@@ -87,8 +100,10 @@ class FakeDevice:
         # is answered, like the emulator's "vboard: idle" line.
         self._on_idle = on_idle or (lambda received, sent: None)
         self._received = self._sent = 0
-        self.info = info or make_info()
         self.behaviour = behaviour or Behaviour()
+        self.info = replace(info or make_info(), probes=len(self.behaviour.probes),
+                            probe_self_cycles=PROBE_SELF_CYCLES if self.behaviour.probes else 0,
+                            probe_call_cycles=PROBE_CALL_CYCLES if self.behaviour.probes else 0)
         self.commands: list = []  # every valid command received, in order
         self.signatures = 0  # RUN and SIGN_SLOT commands received
         # Set when a command is left unanswered: from then on the device answers nothing.
@@ -163,15 +178,25 @@ class FakeDevice:
             self._send(ErrorRecord(ErrorCode.BAD_FRAME, "bad frame"), 0)
         elif isinstance(command, Hello):
             self._send(self.info, frame.seq)
+        elif isinstance(command, Probe):
+            if command.index >= len(self.behaviour.probes):
+                self._send(ErrorRecord(ErrorCode.BAD_ARGUMENT, "no such probe"), frame.seq)
+            else:
+                self._send(ProbeName(command.index, self.behaviour.probes[command.index]), frame.seq)
         elif isinstance(command, Run):
             self._run(command, frame.seq)
         elif isinstance(command, KeygenSlot):
             self.keys[command.slot] = hashlib.sha256(command.seed).digest()
-            self._send(Sample(command.sample_id, Op.KEYGEN, Status.OK, 5_000_000, fake_stack(Op.KEYGEN)), frame.seq)
+            self._send(Sample(command.sample_id, Op.KEYGEN, Status.OK, 5_000_000, fake_stack(Op.KEYGEN),
+                              self._probes(command.seed)), frame.seq)
             self._send(Done(command.sample_id, Status.OK), frame.seq)
         elif isinstance(command, SignSlot):
-            cycles = fake_slot_sign_cycles(self.keys[command.slot], command.seed, self.behaviour.key_leak)
-            self._send(Sample(command.sample_id, Op.SIGN, Status.OK, cycles, fake_stack(Op.SIGN)), frame.seq)
+            key = self.keys[command.slot]
+            cycles = fake_slot_sign_cycles(key, command.seed, self.behaviour.key_leak)
+            leak = self.behaviour.probe_leak * (key[0] % 8)
+            probes = self._probes(command.seed, last_leak=leak)
+            self._send(Sample(command.sample_id, Op.SIGN, Status.OK, cycles + leak, fake_stack(Op.SIGN), probes),
+                       frame.seq)
             self._send(Done(command.sample_id, Status.OK), frame.seq)
 
     def _run(self, command: Run, seq: int) -> None:
@@ -187,10 +212,15 @@ class FakeDevice:
         for op in command.ops:
             cycles = fake_cycles(command.seed, op)
             self.model_cycles += cycles
-            self._send(Sample(command.sample_id, op, Status.OK, cycles, fake_stack(op)), seq)
+            self._send(Sample(command.sample_id, op, Status.OK, cycles, fake_stack(op), self._probes(command.seed)),
+                       seq)
         if command.flags & RUN_FLAG_DIGEST and not self.behaviour.omit_digest:
             self._send(Digest(command.sample_id, fake_digest(command.seed, command.msg_len)), seq)
         self._send(Done(command.sample_id, Status.OK), seq)
+
+    def _probes(self, seed: bytes, last_leak: int = 0) -> tuple[ProbeReading, ...]:
+        count = len(self.behaviour.probes)
+        return tuple(fake_probe(seed, i, last_leak if i == count - 1 else 0) for i in range(count))
 
     def _send(self, record, seq: int) -> None:
         wire = bytearray(encode_message(record, seq, version=self.behaviour.version))

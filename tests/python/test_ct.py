@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
-from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse_ct, capture_ct, join_intervals
+from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse, analyse_ct, capture_ct, join_intervals, schedule
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Status
 
@@ -119,6 +119,12 @@ def test_a_leak_hidden_in_noisy_totals_is_found_in_its_function():
     assert document["verdict"] == "leak"
     assert document["max_abs_t_function"]["function"] == "soft_float_dmul"
     assert document["top_functions"][0]["function"] == "soft_float_dmul"
+    # The report plots what decided: the function's cycles, not the totals that hide it.
+    result = analyse(samples, intervals, None)
+    assert document["plotted"] == result.evidence.label == "soft_float_dmul cycles"
+    usable = [s for s in samples if s.status.timed]
+    assert list(result.evidence.values) == [line["functions"]["soft_float_dmul"][0]
+                                            for line in join_intervals(usable, intervals)]
 
 
 def test_constant_functions_do_not_look_key_dependent_after_the_attempt_correction():
@@ -146,7 +152,7 @@ class FakeSession:
 
     def sign_slot(self, slot, seed, msg_len, sample_id):
         self.calls.append(("sign", slot, seed, sample_id))
-        return type("S", (), {"status": Status.OK, "cycles": 5, "stack_bytes": 0})()
+        return type("S", (), {"status": Status.OK, "cycles": 5, "stack_bytes": 0, "probes": ()})()
 
 
 def test_capture_interleaves_classes_with_fresh_seeds_and_refreshes_random_keys():
@@ -170,19 +176,44 @@ def test_capture_interleaves_classes_with_fresh_seeds_and_refreshes_random_keys(
     assert again.calls == session.calls
 
 
-@pytest.mark.parametrize(("key_leak", "verdict"), [(400, "leak"), (0, "inconclusive")])
-def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, tmp_path, key_leak, verdict):
+# A sequential test stops at its first look with a definite verdict (100 signatures for this
+# leak); an inconclusive one, and one with --fixed-n, takes all of -n.
+@pytest.mark.parametrize(("key_leak", "options", "verdict", "signatures"), [
+    (400, [], "leak", 100), (400, ["--fixed-n"], "leak", 300), (0, [], "inconclusive", 300)])
+def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, tmp_path, key_leak, options, verdict,
+                                        signatures):
     _device, port = pty_device(behaviour=Behaviour(key_leak=key_leak))
     out = tmp_path / "ct"
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
                                       "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed", "07",
-                                      "--out", str(out), "--json"])
+                                      *options, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["verdict"] == verdict
     assert "top_functions" not in document  # no profiler on a real board
     rows = list(csv.DictReader((out / "ct.csv").open()))
-    assert len(rows) == 300 and {r["key_class"] for r in rows} == {"0", "1"}
+    assert len(rows) == signatures and {r["key_class"] for r in rows} == {"0", "1"}
     meta = json.loads((out / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["samples_completed"] == signatures
+    assert (meta.get("stopped_early") or "").startswith("leak at 100 signatures" if signatures < 300 else "")
+    assert document["sequential"]["looks"] == ([300] if options else [100, 200, 300])
     assert len(meta["keys"]) == KEY_SLOTS and meta["result"]["verdict"] == verdict
     assert "<img" in (out / "report.html").read_text()
+
+
+def test_classes_come_in_pairs_of_one_each_in_seeded_random_order():
+    classes = [signing.key_class for signing in schedule(b"s", 1001, KEY_SLOTS, 0)]
+    pairs = [tuple(classes[i:i + 2]) for i in range(0, 1000, 2)]
+    assert set(pairs) == {(FIXED, RANDOM), (RANDOM, FIXED)}  # both orders occur, nothing else
+    assert classes.count(FIXED) in (500, 501)  # the odd last one is the first of a pair
+    assert classes == [signing.key_class for signing in schedule(b"s", 1001, KEY_SLOTS, 0)]
+    assert classes != [signing.key_class for signing in schedule(b"t", 1001, KEY_SLOTS, 0)]
+
+
+def test_a_ranked_function_reads_in_rounded_words():
+    from pqscope.report import function_line
+    line = function_line({"function": "__ieee754_sqrt", "t": 88.33532345976302, "difference": 412.4,
+                          "share": 5.056124488968192})
+    assert line == ("__ieee754_sqrt: t = 88.3, +412 cycles per signature, 506% of the total's difference")
+    assert function_line({"function": "f", "t": None, "difference": -3.0, "share": None}) == (
+        "f: t: too few samples, -3 cycles per signature")

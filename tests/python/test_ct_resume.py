@@ -23,8 +23,9 @@ from test_cli import assert_one_line_error
 
 SAMPLES = 300
 KILLED_AT = 100  # signatures answered before the killed test's device falls silent
+# --fixed-n: a sequential test of this leak would stop at its first look, before the kill.
 CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f",
-      "-n", str(SAMPLES), "--seed", "07")
+      "-n", str(SAMPLES), "--seed", "07", "--fixed-n")
 
 
 def test_a_resumed_capture_makes_the_signatures_and_keys_the_uninterrupted_one_makes():
@@ -84,17 +85,24 @@ def ct_rows(path: Path) -> list[dict]:
         return list(csv.DictReader(stream))
 
 
-def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolchain, pty_device, tmp_path):
-    _device, port = pty_device(behaviour=Behaviour(key_leak=400))
+# With probes: their columns and readings survive the kill, and the localisation is the same.
+PROBED = {"probes": ("sqrt", "__aeabi_d2lz"), "probe_leak": 300}
+
+
+@pytest.mark.parametrize("probed", [False, True], ids=["plain", "probed"])
+def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolchain, pty_device, tmp_path, probed):
+    device_options = {"key_leak": 400, **(PROBED if probed else {})}
+    ct = (*CT, "--probes") if probed else CT
+    _device, port = pty_device(behaviour=Behaviour(**device_options))
     whole = tmp_path / "whole"
-    result = CliRunner().invoke(cli, [*CT, "--port", port, "--out", str(whole), "--json"])
+    result = CliRunner().invoke(cli, [*ct, "--port", port, "--out", str(whole), "--json"])
     assert result.exit_code == 0, result.stderr
     expected = json.loads(result.stdout)
 
-    device, port = pty_device(behaviour=Behaviour(key_leak=400, answer_signatures=KILLED_AT))
+    device, port = pty_device(behaviour=Behaviour(**device_options, answer_signatures=KILLED_AT))
     out = tmp_path / "killed"
     # The timeout keeps the host waiting for the unanswered signature until it is killed.
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "--port", port, "--out", str(out),
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *ct, "--port", port, "--out", str(out),
                                 "--timeout", "3600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
     # Asked for the signature after KILLED_AT: the rows before it are written.
     stopped = device.stopped_answering.wait(timeout=120)  # the timeout only bounds a failure
@@ -104,7 +112,7 @@ def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolcha
     assert len(ct_rows(out)) == KILLED_AT
     assert json.loads((out / "meta.json").read_text())["status"] == "running"
 
-    _device, port = pty_device(behaviour=Behaviour(key_leak=400))  # a board that answers the rest
+    _device, port = pty_device(behaviour=Behaviour(**device_options))  # a board that answers the rest
     result = CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash", "--json"])
     assert result.exit_code == 0, result.stderr
     assert ct_rows(out) == ct_rows(whole)
@@ -114,6 +122,25 @@ def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolcha
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["samples_completed"] == SAMPLES and len(meta["resumed_at"]) == 1
     assert sorted(key["key_id"] for key in meta["keys"]) == list(range(len(meta["keys"])))
+    if probed:
+        assert list(ct_rows(out)[0])[-4:] == ["probe:sqrt:cycles", "probe:sqrt:calls", "probe:__aeabi_d2lz:cycles",
+                                              "probe:__aeabi_d2lz:calls"]
+        assert document["top_functions"][0]["function"] == "__aeabi_d2lz"
+
+
+def test_resuming_with_an_image_of_other_probes_is_refused(fake_repo, fake_toolchain, pty_device, tmp_path):
+    device, port = pty_device(behaviour=Behaviour(**PROBED, answer_signatures=KILLED_AT))
+    out = tmp_path / "killed"
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "--probes", "--port", port, "--out", str(out),
+                                "--timeout", "3600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
+    stopped = device.stopped_answering.wait(timeout=120)  # the timeout only bounds a failure
+    process.send_signal(signal.SIGKILL)
+    assert stopped, process.communicate()[1].decode()
+    _device, port = pty_device(behaviour=Behaviour(probes=("sqrt",)))
+    assert_one_line_error(CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash"]),
+                          "ct.csv holds other columns (another image's probes)")
+
+
 
 
 def test_ct_resume_refuses_a_run_directory_and_its_own_parameters(fake_repo, fake_toolchain, pty_device, tmp_path):

@@ -2,10 +2,10 @@ import time
 
 import pytest
 
-from fakedevice import Behaviour, fake_cycles, fake_stack, make_info
+from fakedevice import Behaviour, fake_cycles, fake_probe, fake_stack, make_info
 from pqscope.device import DeviceError, DeviceTimeout
 from pqscope.frames import FrameDecoder
-from pqscope.protocol import Hello, Info, Op, Run, Status, VersionMismatch, decode_message
+from pqscope.protocol import Hello, Info, Op, Probe, Run, Status, VersionMismatch, decode_message
 from pqscope.transport import TransportError, open_port
 
 SEED = bytes(range(32))
@@ -80,8 +80,8 @@ def test_device_that_stops_answering_mid_run_times_out_without_retrying(session_
 
 
 def test_device_with_another_protocol_version_is_refused(session_on):
-    session, _ = session_on(behaviour=Behaviour(version=2))
-    with pytest.raises(VersionMismatch, match="version 2"):
+    session, _ = session_on(behaviour=Behaviour(version=1))
+    with pytest.raises(VersionMismatch, match="version 1"):
         session.hello()
 
 
@@ -134,3 +134,20 @@ def test_urls_are_accepted(pty_device):
         assert port.read(4) == b"ping"
     with pytest.raises(TransportError, match="cannot open port nope://x"):
         open_port("nope://x", 115200)
+
+
+def test_hello_learns_the_names_of_the_probes_and_samples_carry_their_readings(session_on):
+    session, device = session_on(behaviour=Behaviour(probes=("sqrt", "__aeabi_d2lz")))
+    info = session.hello()
+    assert (info.probes, session.probe_names) == (2, ("sqrt", "__aeabi_d2lz"))
+    assert device.commands == [Hello(), Probe(0), Probe(1)]
+    result = session.run_sample(SEED, 32, (Op.SIGN,), sample_id=0)
+    assert result.samples[0].probes == (fake_probe(SEED, 0), fake_probe(SEED, 1))
+
+
+def test_a_sample_with_another_number_of_probes_breaks_the_protocol(session_on):
+    session, _ = session_on(behaviour=Behaviour(probes=("sqrt",)), attempts=1)
+    session.hello()
+    session.probe_names = ()  # as if HELLO had named none
+    with pytest.raises(DeviceError, match=r"device reported \[1\] probes for sample 0, expected 0"):
+        session.run_sample(SEED, 32, (Op.SIGN,), sample_id=0)

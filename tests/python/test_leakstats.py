@@ -3,6 +3,7 @@ import math
 
 import numpy as np
 import pytest
+import scipy.stats
 
 from pqscope.leakstats import (
     CROP_QUANTILES,
@@ -15,12 +16,14 @@ from pqscope.leakstats import (
     bootstrap_differences,
     class_ecdfs,
     cohens_d,
+    function_thresholds,
     plot_t_vs_n,
     rank_functions,
     samples_needed,
     split_classes,
     t_against_n,
     t_tests,
+    welch_t,
 )
 
 # Bootstrap resamples where a test does not look at the intervals: keeps the suite fast.
@@ -260,3 +263,24 @@ def test_ranking_without_a_total_difference_has_no_shares():
     assert ranking[0].share is None and ranking[0].t == 0
     with pytest.raises(ValueError, match="one common, non-zero sample count"):
         rank_functions({"f": [1.0] * 20, "g": [1.0] * 19}, {"f": [1.0] * 20})
+
+
+def test_function_thresholds_grow_with_the_functions_tested_to_keep_the_totals_error_rate():
+    assert function_thresholds(1) == pytest.approx((LEAK_EVIDENCE_T, DEFINITE_LEAK_T))
+    evidence, definite = function_thresholds(100)
+    # Bonferroni: one of 100 functions crosses by chance as often as the total alone would.
+    assert 100 * 2 * scipy.stats.norm.sf(evidence) == pytest.approx(2 * scipy.stats.norm.sf(LEAK_EVIDENCE_T))
+    assert evidence > function_thresholds(10)[0] > LEAK_EVIDENCE_T and definite > DEFINITE_LEAK_T
+
+
+def test_a_function_leaking_only_in_its_spread_is_found_by_its_second_order_test():
+    rng = np.random.default_rng(3)
+    # Same mean in both classes; the fixed key's time is twice as spread.
+    fixed = {"spread": 1000 + rng.normal(0, 40, 3000), "flat": 500 + rng.normal(0, 10, 3000)}
+    random_keys = {"spread": 1000 + rng.normal(0, 20, 3000), "flat": 500 + rng.normal(0, 10, 3000)}
+    ranking = {leak.name: leak for leak in rank_functions(fixed, random_keys)}
+    assert ranking["spread"].test == "second-order" and ranking["spread"].depends_on_class
+    assert abs(welch_t(fixed["spread"], random_keys["spread"]).t) < LEAK_EVIDENCE_T  # raw t misses it
+    assert not ranking["flat"].depends_on_class
+    assert ranking["spread"].nonparametric["kolmogorov_smirnov"]["p_holm"] < 1e-6
+    assert ranking["flat"].nonparametric["kolmogorov_smirnov"]["p_holm"] > 1e-3

@@ -1,4 +1,5 @@
 import struct
+from dataclasses import replace
 
 import pytest
 from hypothesis import given
@@ -13,6 +14,9 @@ from pqscope.protocol import (
     Hello,
     MessageType,
     Op,
+    Probe,
+    ProbeName,
+    ProbeReading,
     ProtocolError,
     Run,
     Sample,
@@ -30,7 +34,7 @@ def decoded(wire: bytes):
 
 def test_hello_is_an_empty_frame_with_its_type_and_seq():
     frame, message = decoded(encode_message(Hello(), 7))
-    assert (frame.version, frame.type, frame.seq, frame.payload) == (1, 0x01, 7, b"")
+    assert (frame.version, frame.type, frame.seq, frame.payload) == (2, 0x01, 7, b"")
     assert message == Hello()
 
 
@@ -52,10 +56,31 @@ def test_info_payload_layout_and_round_trip():
     info = make_info()
     payload = info.payload()
     # The second byte, reserved at first, announces the key pool (0: none).
-    fixed = struct.pack("<BBHIIIII", 1, info.key_slots, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
+    fixed = struct.pack("<BBHIIIII", 2, info.key_slots, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
     assert info.key_slots > 0
     assert payload.startswith(fixed + b"\x10stm32f4discovery\x09ml-dsa-44\x03m4f")
     assert decoded(encode_message(info, 0))[1] == info
+
+
+def test_info_ends_with_the_probes_and_their_cost():
+    info = replace(make_info(), probes=3, probe_self_cycles=17, probe_call_cycles=40)
+    assert info.payload().endswith(b"\x07fake-cc" + struct.pack("<BII", 3, 17, 40))
+    assert decoded(encode_message(info, 0))[1] == info
+
+
+def test_probe_names_are_asked_by_index():
+    frame, message = decoded(encode_message(Probe(5), 9))
+    assert (frame.type, frame.payload, message) == (0x05, b"\x05", Probe(5))
+    frame, message = decoded(encode_message(ProbeName(5, "sqrt"), 9))
+    assert (frame.type, frame.payload, message) == (0x85, b"\x05\x04sqrt", ProbeName(5, "sqrt"))
+
+
+def test_sample_carries_its_probe_readings_after_the_fixed_part():
+    sample = Sample(4, Op.SIGN, Status.OK, 1000, 64, (ProbeReading(-3, 1), ProbeReading(2**40, 7)))
+    payload = sample.payload()
+    assert payload[6] == 2 and len(payload) == 20 + 2 * 12
+    assert payload[20:] == struct.pack("<qIqI", -3, 1, 2**40, 7)
+    assert decoded(encode_message(sample, 3))[1] == sample
 
 
 @given(
@@ -79,8 +104,8 @@ def test_done_and_error_round_trip():
 
 
 def test_other_protocol_version_is_a_clear_error():
-    with pytest.raises(VersionMismatch, match="speaks protocol version 2.*do not match"):
-        decoded(encode_message(make_info(), 0, version=2))
+    with pytest.raises(VersionMismatch, match="speaks protocol version 1, this tool speaks version 2.*do not match"):
+        decoded(encode_message(make_info(), 0, version=1))
 
 
 @pytest.mark.parametrize(
@@ -89,12 +114,15 @@ def test_other_protocol_version_is_a_clear_error():
         (MessageType.SAMPLE, bytes(19), "19 payload bytes, expected 20"),
         (MessageType.SAMPLE, struct.pack("<IBBHQI", 0, 9, 0, 0, 1, 1), "Op 9"),
         (MessageType.DONE, struct.pack("<IB", 0, 4), "Status 4"),
-        (MessageType.INFO, make_info().payload()[:-1], "string runs past"),
-        (MessageType.INFO, make_info().payload() + b"x", "after the last string"),
+        (MessageType.SAMPLE, Sample(0, Op.SIGN, Status.OK, 1, 1, (ProbeReading(1, 1),)).payload()[:-1],
+         "SAMPLE probes: 11 payload bytes, expected 12"),
+        (MessageType.INFO, make_info().payload()[:-10], "string runs past"),
+        (MessageType.INFO, make_info().payload() + b"x", "INFO probes: 10 payload bytes, expected 9"),
+        (MessageType.PROBE_NAME, b"\x01\x05ab", "string runs past"),
         (MessageType.ERROR, b"\x01\x00\x05ab", "string runs past"),
         (0x55, b"", "unknown message type 0x55"),
     ],
 )
 def test_malformed_records_are_protocol_errors(type_, payload, complaint):
     with pytest.raises(ProtocolError, match=complaint):
-        decode_message(Frame(1, type_, 1, payload))
+        decode_message(Frame(2, type_, 1, payload))

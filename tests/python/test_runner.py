@@ -11,7 +11,7 @@ from rich.console import Console
 from conftest import REPO
 from fakedevice import Behaviour, LoopbackPort, make_info
 from pqscope.boards import get_board
-from pqscope.build import read_size
+from pqscope.build import PLAIN, read_size
 from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.ct import CtCapture
 from pqscope.device import DeviceSession
@@ -35,7 +35,7 @@ class LoopbackTarget(Target):
         self.elf, self.behaviour, self.interrupt_after = elf, behaviour, interrupt_after
         self.asked: list = []
 
-    def image(self, implementation, console):
+    def image(self, implementation, console, variant=PLAIN):
         self.asked.append("image")
         return Image(self.elf, read_size(self.elf))
 

@@ -53,16 +53,50 @@ def build_dir(root: Path, preset: str) -> Path:
     return root / "build" / preset
 
 
-def image_path(root: Path, preset: str, scheme: str, impl: str) -> Path:
-    return build_dir(root, preset) / "images" / scheme / f"{impl}.elf"
+# The CMake cache entry naming functions every probed image probes besides its row's (--probe).
+EXTRA_PROBES = "PQSCOPE_EXTRA_PROBES"
 
 
-def build_image(root: Path, board: Board, scheme: str, impl: str) -> Path:
-    _build(root, board.cmake_preset, f"image.{scheme}.{impl}")
-    return _built(image_path(root, board.cmake_preset, scheme, impl))
+@dataclass(frozen=True)
+class Variant:
+    """Which image of an implementation: the plain one, or the probed one (its functions timed on
+    the device; firmware/PROTOCOL.md) with `extra_probes` besides those its catalogue row names."""
+
+    probed: bool = False
+    extra_probes: tuple[str, ...] = ()
+
+    def target(self, scheme: str, impl: str) -> str:
+        return f"image.{scheme}.{impl}" + (".probed" if self.probed else "")
+
+    def file_name(self, impl: str) -> str:
+        return f"{impl}.probed.elf" if self.probed else f"{impl}.elf"
 
 
-def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: str, stack_bytes: int) -> Path:
+PLAIN = Variant()
+
+
+def image_path(root: Path, preset: str, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
+    return build_dir(root, preset) / "images" / scheme / variant.file_name(impl)
+
+
+def build_image(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
+    _build(root, board.cmake_preset, variant.target(scheme, impl), _probe_options(root, board, variant))
+    return _built(image_path(root, board.cmake_preset, scheme, impl, variant))
+
+
+def _probe_options(root: Path, board: Board, variant: Variant) -> list[str]:
+    """The configure options that set the tree's extra probes to the variant's, if they differ."""
+    if not variant.probed:
+        return []
+    wanted = ";".join(variant.extra_probes)
+    cache = build_dir(root, board.cmake_preset) / "CMakeCache.txt"
+    entries = cache.read_text().splitlines() if cache.exists() else []
+    current = next((line.split("=", 1)[1] for line in entries if line.startswith(f"{EXTRA_PROBES}:")), "")
+    return [] if current == wanted and entries else [f"-D{EXTRA_PROBES}={wanted}"]
+
+
+def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: str, stack_bytes: int,
+                   variant: Variant = PLAIN) -> Path:
     """Builds an image of a directory implementing the pqm4/NIST signature API (not in the
     catalogue), through CMake's PQSCOPE_IMPL_DIR, then configures the tree back without it so
     that the directory is not needed again."""
@@ -71,14 +105,15 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     preset = board.cmake_preset
     _check_tools(preset)
     options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
-               f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}"]
+               f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}",
+               *([f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}"] if variant.probed else [])]
     with _tree_lock(root, preset):
         try:
             _run(root, ["cmake", "--preset", preset, *options])
-            _run(root, ["cmake", "--build", "--preset", preset, "--target", f"image.{scheme}.{impl}"])
+            _run(root, ["cmake", "--build", "--preset", preset, "--target", variant.target(scheme, impl)])
         finally:
             _run(root, ["cmake", "--preset", preset, "-DPQSCOPE_IMPL_DIR="])
-    return _built(image_path(root, preset, scheme, impl))
+    return _built(image_path(root, preset, scheme, impl, variant))
 
 
 def build_info(root: Path, board: Board) -> dict | None:
@@ -101,12 +136,12 @@ def _check_tools(preset: str) -> None:
             raise BuildError(f"{tool} not found on PATH; {SETUP_HINT}")
 
 
-def _build(root: Path, preset: str, target: str) -> None:
+def _build(root: Path, preset: str, target: str, configure_options: list[str] | None = None) -> None:
     _check_tools(preset)
-    # Configuring again would be slow and is CMake's job once a cache exists.
+    # Configuring again would be slow and is CMake's job once a cache exists (unless an option changes).
     with _tree_lock(root, preset):
-        if not (build_dir(root, preset) / "CMakeCache.txt").exists():
-            _run(root, ["cmake", "--preset", preset])
+        if configure_options or not (build_dir(root, preset) / "CMakeCache.txt").exists():
+            _run(root, ["cmake", "--preset", preset, *(configure_options or [])])
         _run(root, ["cmake", "--build", "--preset", preset, "--target", target])
 
 

@@ -8,7 +8,7 @@ from .boards import Board
 from .catalogue import Implementation
 from .device import DeviceSession
 from .errors import PqscopeError
-from .protocol import Info, Op, Status
+from .protocol import Info, Op, ProbeReading, Status
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Row:
     stack_bytes: int
     status: Status
     verified: bool  # the whole sample succeeded: its signature verified, the corrupted one did not
+    probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
 
 
 def check_info(info: Info, board: Board, implementation: Implementation, msg_len: int) -> None:
@@ -61,6 +62,6 @@ def capture(
         result = session.run_sample(seed, msg_len, ops, index)
         verified = result.done.status == Status.OK
         yield [
-            Row(index, sample.op, seed, sample.cycles, sample.stack_bytes, sample.status, verified)
+            Row(index, sample.op, seed, sample.cycles, sample.stack_bytes, sample.status, verified, sample.probes)
             for sample in result.samples
         ]

@@ -31,8 +31,15 @@ class Implementation:
     # Functions whose time depends only on public inputs (e.g. expanding ML-DSA's matrix A from
     # the public seed rho): the constant-time test books their time (with their callees) apart.
     public_functions: tuple[str, ...] = ()
+    # Further functions its probed image times on the device (firmware/PROTOCOL.md, "Probes").
+    probes: tuple[str, ...] = ()
     # Set for a bring-your-own implementation (--impl-dir): built from this directory.
     directory: Path | None = None
+
+    @property
+    def probed_functions(self) -> tuple[str, ...]:
+        """What its probed image probes besides --probe names, in the build's order."""
+        return tuple(dict.fromkeys([*filter(None, [self.retry_function]), *self.public_functions, *self.probes]))
 
 
 def load_catalogue(root: Path) -> list[Implementation]:
@@ -42,7 +49,7 @@ def load_catalogue(root: Path) -> list[Implementation]:
         Implementation(**{
             field.name: require(row, field.name, path) if field.default is MISSING else row.get(field.name, field.default)
             for field in fields(Implementation)
-        } | {"public_functions": tuple(row.get("public_functions", ()))})
+        } | {"public_functions": tuple(row.get("public_functions", ())), "probes": tuple(row.get("probes", ()))})
         for row in rows
     ]
 

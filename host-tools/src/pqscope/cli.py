@@ -12,15 +12,16 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from . import falcon_compare
+from .build import PLAIN, Variant
 from .boards import Board, get_board, load_boards
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from .console import stderr
 from .errors import PqscopeError
 from .paths import repo_root
 from .protocol import Op
-from .report import csv_text, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
+from .report import csv_text, function_line, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
 from .rundir import resume_parameters
-from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run
+from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
 from .targets import Link, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
@@ -100,6 +101,24 @@ IMPL_DIR_OPTION = click.option(
          "--scheme/--impl name it (default: its parent's and its own name).")
 
 
+def _probe_options(command):
+    """--probes and --probe NAME: measure with the probed image (a Variant passed as `variant`)."""
+    command = click.option(
+        "--probe", "probe_names", multiple=True, metavar="NAME",
+        help="Also probe function NAME (repeatable; implies --probes). It must be called across object files: "
+             "static or inlined functions cannot be probed.")(command)
+    command = click.option(
+        "--probes", "probed", is_flag=True,
+        help="Use the probed image: the device times the functions its catalogue row names (retry_function, "
+             "public_functions, probes) and --probe NAMEs, as a real board can; on the virtual board they replace "
+             "the profiler.")(command)
+    return command
+
+
+def _variant(probed: bool, probe_names: tuple[str, ...]) -> Variant:
+    return Variant(True, tuple(dict.fromkeys(probe_names))) if probed or probe_names else PLAIN
+
+
 def _connection_options(timeout: float):
     """--port, --baud, --timeout and --flash: how a command reaches a real board (a Link)."""
     options = (
@@ -128,12 +147,14 @@ def _runner(root: Path, board: Board, port, baud, timeout, flash) -> Runner:
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
+@_probe_options
 @JSON_OPTION
-def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, as_json: bool) -> None:
+def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, probed: bool,
+          probe_names: tuple[str, ...], as_json: bool) -> None:
     """Build one image and check that it fits the board."""
     root = repo_root()
     board, implementation = _select(root, board_name, scheme, impl, impl_dir)
-    image = open_target(root, board).image(implementation, stderr())
+    image = open_target(root, board).image(implementation, stderr(), _variant(probed, probe_names))
     size = image.size
     if as_json:
         _print_json({"images": [{
@@ -210,6 +231,7 @@ def _parse_seed(text: str | None) -> bytes:
 @click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
 @SEED_OPTION
 @MSG_LEN_OPTION
+@_probe_options
 @_connection_options(timeout=60.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
@@ -218,8 +240,8 @@ def _parse_seed(text: str | None) -> bytes:
                    "its parameters (meta.json, suite.json); --port, --baud, --timeout and --flash may be given again.")
 @JSON_OPTION
 @click.pass_context
-def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, port, baud,
-        timeout, flash, out, resume_path, as_json) -> None:
+def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, probed,
+        probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board, save and report."""
     root = repo_root()
     if resume_path is not None:
@@ -239,7 +261,8 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
     else:
         selected = [find_implementation(catalogue, scheme, impl)]
     runner = _runner(root, board, port, baud, timeout, flash)
-    what = SampleCapture(_parse_ops(ops_text), samples, _parse_seed(seed), msg_len)
+    what = SampleCapture(_parse_ops(ops_text), samples, _parse_seed(seed), msg_len,
+                         variant=_variant(probed, probe_names))
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if scheme is None and impl_dir is None:
         path = out or root / "runs" / f"{stamp}-{board.name}-suite"
@@ -270,11 +293,12 @@ def _measure_members(ctx: click.Context, runner: Runner, members: list[Member], 
 # The run's parameters, which --resume takes from meta.json (or a suite's suite.json), by their
 # option names.
 RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl", "impl_dir": "--impl-dir",
-                "ops_text": "--ops", "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out"}
+                "ops_text": "--ops", "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out",
+                "probed": "--probes", "probe_names": "--probe"}
 
 
 CT_RESUME_FIXED = {**{name: option for name, option in RESUME_FIXED.items() if name != "ops_text"},
-                   "key_refresh": "--key-refresh"}
+                   "key_refresh": "--key-refresh", "fixed_n": "--fixed-n"}
 
 
 def _refuse_fixed_options(ctx: click.Context, fixed: dict[str, str]) -> None:
@@ -368,11 +392,14 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--impl")
 @IMPL_DIR_OPTION
 @click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
-              help="Signatures, split at random between the fixed key and random keys.")
+              help="Most signatures: pairs of one fixed-key and one random-key signature, in random order. The "
+                   "test stops at the first look (100, 200, 400, ... signatures) whose verdict is definite.")
+@click.option("--fixed-n", is_flag=True, help="Always take all -n signatures (no early stop).")
 @SEED_OPTION
 @MSG_LEN_OPTION
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
               help="Regenerate a random key after this many uses (0: keep the pool's keys).")
+@_probe_options
 @_connection_options(timeout=120.0)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
@@ -381,8 +408,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
                    "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @JSON_OPTION
 @click.pass_context
-def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, seed, msg_len, key_refresh, port,
-               baud, timeout, flash, out, resume_path, as_json) -> None:
+def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, seed, msg_len, key_refresh, probed,
+               probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
@@ -391,12 +418,14 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         _refuse_fixed_options(ctx, CT_RESUME_FIXED)
         meta = resume_parameters(resume_path, kind="ct")
         board, implementation, path = get_board(root, meta.board), resumed_implementation(root, meta), resume_path
-        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh)
+        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
+                         fixed_n=bool(meta.fixed_n))
     else:
         board, implementation = _select(root, board_name, scheme, impl, impl_dir)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
                                        f"{implementation.impl}-ct")
-        what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh)
+        what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
+                         fixed_n=fixed_n)
         meta = None
     outcome = _runner(root, board, port, baud, timeout, flash).measure(implementation, path, what, resumed=meta)
     if outcome.interrupted:
@@ -411,7 +440,13 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         click.echo(f"  {document['corrupt_accepted']} of {len(outcome.records)} signatures stayed valid with one bit "
                    f"flipped: the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")
     for function in document.get("top_functions", [])[:5]:
-        click.echo(f"  {function['function']}: share {function['share']}, t = {function['t']}")
+        click.echo(f"  {function_line(function)}")
+    confirm = document.get("confirm_on_board")
+    if confirm:
+        click.echo(f"confirm on a board with probes of {', '.join(confirm['probes']) or 'none of them'}:\n"
+                   f"  {confirm['command']}")
+        for function in confirm["not_probeable"]:
+            click.echo(f"  {function['function']}: {function['why']}")
     stderr().print(f"report: {path / 'report.html'}")
 
 

@@ -20,6 +20,8 @@ from .protocol import (
     Info,
     KeygenSlot,
     Op,
+    Probe,
+    ProbeName,
     ProtocolError,
     Record,
     Run,
@@ -93,6 +95,7 @@ class DeviceSession:
         self._seq = 0
         self._answered = False  # a boot INFO after the first answer means the device reset
         self._info: Info | None = None  # what HELLO returned: a reset must bring back the same image
+        self.probe_names: tuple[str, ...] = ()  # the image's probed functions, in SAMPLE order
         self.retries = 0
         self.duplicates = 0
         self.resets = 0
@@ -106,12 +109,21 @@ class DeviceSession:
         return self._decoder.bad_count
 
     def hello(self) -> Info:
+        """The device's INFO; the names of its probes (if any) are then in `probe_names`."""
         # HELLO is retried on silence too: a board that was resetting may have missed it.
         records = self._command(
             Hello(), Info, self.answer_timeout, retry_on_silence=True, what="INFO in answer to HELLO"
         )
         self._info = records[-1]
+        self.probe_names = tuple(self._probe_name(index) for index in range(self._info.probes))
         return records[-1]
+
+    def _probe_name(self, index: int) -> str:
+        records = self._command(
+            Probe(index), ProbeName, self.answer_timeout, retry_on_silence=False, what=f"name of probe {index}",
+            check=lambda answer: None if answer[-1].index == index else
+            f"device named probe {answer[-1].index} when asked for probe {index}")
+        return records[-1].name
 
     def run_sample(
         self, seed: bytes, msg_len: int, ops: tuple[Op, ...], sample_id: int, *, digest: bool = False
@@ -125,7 +137,7 @@ class DeviceSession:
             retry_on_silence=False,
             retry_on_reset=True,
             what=f"record of sample {sample_id}",
-            check=lambda answer: _check_sample(answer, ops, sample_id, digest),
+            check=lambda answer: _check_sample(answer, ops, sample_id, digest, len(self.probe_names)),
         )
         digests = [r.digest for r in records if isinstance(r, Digest)]
         return SampleResult([r for r in records if isinstance(r, Sample)], records[-1],
@@ -143,7 +155,7 @@ class DeviceSession:
         records = self._command(
             command, Done, self.sample_timeout, retry_on_silence=False,
             what=f"record of sample {command.sample_id}",
-            check=lambda answer: _check_sample(answer, (op,), command.sample_id, digest=False),
+            check=lambda answer: _check_sample(answer, (op,), command.sample_id, False, len(self.probe_names)),
         )
         return records[0]
 
@@ -269,7 +281,8 @@ class DeviceSession:
             raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
 
 
-def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int, digest: bool) -> str | None:
+def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int, digest: bool,
+                  probes: int) -> str | None:
     samples = [r for r in answer if isinstance(r, Sample)]
     digests = [r for r in answer if isinstance(r, Digest)]
     got = tuple(s.op for s in samples)
@@ -284,4 +297,6 @@ def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int, dig
         return f"device reported {reported} for sample {sample_id}, expected {expected}"
     if ids != {sample_id}:
         return f"device answered sample {sample_id} with records for sample ids {sorted(ids)}"
+    if len({len(s.probes) for s in samples} | {probes}) > 1:
+        return f"device reported {sorted({len(s.probes) for s in samples})} probes for sample {sample_id}, expected {probes}"
     return None

@@ -263,10 +263,11 @@ def bootstrap_differences(fixed: ArrayLike, random: ArrayLike, *, seed: int,
 
 
 def analyse(classes: ArrayLike, cycles: ArrayLike, *, seed: int = 0,
-            bootstrap_resamples: int = BOOTSTRAP_RESAMPLES) -> LeakResult:
+            bootstrap_resamples: int = BOOTSTRAP_RESAMPLES, looks: int = 1) -> LeakResult:
     """Everything about one fixed-vs-random run, with a verdict:
 
-    - leak: the strongest test's |t| > DEFINITE_LEAK_T (infinite when constant classes differ);
+    - leak: the strongest test's |t| > DEFINITE_LEAK_T, raised for a sequential test of `looks`
+      looks (see `sequential_looks`) (infinite when constant classes differ);
     - no-leak: every |t| < LEAK_EVIDENCE_T with at least MIN_SAMPLES_PER_CLASS per class
       ("no leak detected at N samples": an effect below `detectable_effect` may remain);
     - inconclusive: a |t| between the two, or too few samples.
@@ -280,10 +281,11 @@ def analyse(classes: ArrayLike, cycles: ArrayLike, *, seed: int = 0,
     # (Cohen's d for the raw test with equal variances). Unlike Cohen's d of the means, this also
     # covers leaks that only the cropped or second-order tests see.
     observed_effect = 0.0 if max_abs_t is None else max_abs_t * math.sqrt(1 / len(fixed) + 1 / len(random))
-    verdict = _verdict(max_abs_t, min(len(fixed), len(random)))
+    definite_t = adjusted_threshold(DEFINITE_LEAK_T, looks)
+    verdict = _verdict(max_abs_t, min(len(fixed), len(random)), definite_t)
     return LeakResult(
         verdict=verdict,
-        reason=_reason(verdict, tests, strongest_test, max_abs_t, fixed, random),
+        reason=_reason(verdict, tests, strongest_test, max_abs_t, fixed, random, definite_t),
         n_fixed=len(fixed),
         n_random=len(random),
         tests=tests,
@@ -298,8 +300,8 @@ def analyse(classes: ArrayLike, cycles: ArrayLike, *, seed: int = 0,
     )
 
 
-def _verdict(max_abs_t: float | None, n_per_class: int) -> Verdict:
-    if max_abs_t is not None and max_abs_t > DEFINITE_LEAK_T:
+def _verdict(max_abs_t: float | None, n_per_class: int, definite_t: float) -> Verdict:
+    if max_abs_t is not None and max_abs_t > definite_t:
         return Verdict.LEAK
     if max_abs_t is not None and max_abs_t < LEAK_EVIDENCE_T and n_per_class >= MIN_SAMPLES_PER_CLASS:
         return Verdict.NO_LEAK
@@ -307,20 +309,20 @@ def _verdict(max_abs_t: float | None, n_per_class: int) -> Verdict:
 
 
 def _reason(verdict: Verdict, tests: Mapping[str, TTest], strongest_test: str | None, max_abs_t: float | None,
-            fixed: np.ndarray, random: np.ndarray) -> str:
+            fixed: np.ndarray, random: np.ndarray, definite_t: float) -> str:
     n_per_class = min(len(fixed), len(random))
     if max_abs_t is None:
         return f"too few samples: a test needs {MIN_SAMPLES_PER_TEST} per class, got {len(fixed)} fixed and {len(random)} random"
     if math.isinf(max_abs_t):
         return f"test {strongest_test}: both classes constant with different values{_constants(strongest_test, tests[strongest_test], fixed, random)}"
     if verdict == Verdict.LEAK:
-        return f"max |t| = {max_abs_t:.1f} (test {strongest_test}) > {DEFINITE_LEAK_T:g}"
+        return f"max |t| = {max_abs_t:.1f} (test {strongest_test}) > {definite_t:.3g}"
     if verdict == Verdict.NO_LEAK:
         return (f"no leak detected at {len(fixed)} fixed and {len(random)} random samples: "
                 f"max |t| = {max_abs_t:.2f} (test {strongest_test}) < {LEAK_EVIDENCE_T:g}")
     if max_abs_t >= LEAK_EVIDENCE_T:
         return (f"max |t| = {max_abs_t:.1f} (test {strongest_test}) is between {LEAK_EVIDENCE_T:g} and "
-                f"{DEFINITE_LEAK_T:g}: evidence of a leak, not yet definite")
+                f"{definite_t:.3g}: evidence of a leak, not yet definite")
     return (f"max |t| = {max_abs_t:.2f} < {LEAK_EVIDENCE_T:g} but only {n_per_class} samples in a class; "
             f"no-leak needs {MIN_SAMPLES_PER_CLASS} per class")
 
@@ -333,6 +335,29 @@ def _constants(name: str, test: TTest, fixed: np.ndarray, random: np.ndarray) ->
     if test.below is not None:
         fixed, random = fixed[fixed < test.below], random[random < test.below]
     return f" (fixed {fixed[0]:.0f}, random {random[0]:.0f} cycles)"
+
+
+FIRST_LOOK = 100
+
+
+def sequential_looks(maximum: int) -> list[int]:
+    """The sample counts at which a sequential test looks at its data: doubling from FIRST_LOOK
+    (100, 200, 400, ...; even, so the paired classes are balanced) up to `maximum`, which is the
+    last look.
+
+    Why this keeps the fixed-N test's false-positive rate: a leak is declared at a look only past
+    the definite threshold raised for the number of looks (Bonferroni, `adjusted_threshold`), so
+    the chance that any look of a constant-time implementation crosses it is at most that of one
+    fixed-N test. No-leak needs every |t| below the unraised LEAK_EVIDENCE_T with
+    MIN_SAMPLES_PER_CLASS per class, as at fixed N; stopping there claims nothing a fixed-N test
+    of that size would not. Doubling keeps the looks few (log2 of the range) and so the raise
+    small: 10 looks move 10 to 10.2."""
+    looks = []
+    count = FIRST_LOOK
+    while count < maximum:
+        looks.append(count)
+        count *= 2
+    return [*looks, maximum]
 
 
 @dataclass(frozen=True)
@@ -401,14 +426,40 @@ def class_ecdfs(classes: ArrayLike, cycles: ArrayLike) -> dict[str, tuple[np.nda
     return ecdfs
 
 
+def adjusted_threshold(threshold: float, tests: int) -> float:
+    """The |t| whose normal tail is that of `threshold` divided by `tests` (Bonferroni)."""
+    tail = scipy.stats.norm.logsf(threshold) - math.log(max(1, tests))
+    return max(threshold, float(-scipy.stats.norm.ppf(math.exp(tail)))) if tail > -700 else threshold
+
+
+def function_thresholds(functions: int, looks: int = 1) -> tuple[float, float]:
+    """The evidence and definite |t| thresholds for one of `functions` functions tested at once,
+    at one of `looks` looks of a sequential test.
+
+    Bonferroni across the functions (and looks): each function's strongest test must reach the
+    per-test p-value of the total's threshold divided by their number, so that the chance that
+    any function of a constant-time implementation crosses it stays that of the total alone
+    (each function's own 102 tests are covered as the total's are). With 100 functions: 5.4 and
+    10.4 instead of 4.5 and 10."""
+    return adjusted_threshold(LEAK_EVIDENCE_T, functions * looks), adjusted_threshold(DEFINITE_LEAK_T, functions * looks)
+
+
 @dataclass(frozen=True)
 class FunctionLeak:
+    """A function's cycles against the key class: its strongest test (of the total's: raw, cropped,
+    second order) with the thresholds for the number of functions tested, and the nonparametric
+    tests (Mann-Whitney, Kolmogorov-Smirnov, Holm-adjusted over the functions)."""
+
     name: str
     t: float | None
     p: float | None
     mean_fixed: float
     mean_random: float
     share: float | None  # of the total mean difference; None when the totals do not differ
+    test: str | None = None  # which test gave t
+    evidence_t: float = LEAK_EVIDENCE_T
+    definite_t: float = DEFINITE_LEAK_T
+    nonparametric: dict | None = None
 
     @property
     def difference(self) -> float:
@@ -416,7 +467,7 @@ class FunctionLeak:
 
     @property
     def depends_on_class(self) -> bool:
-        return self.t is not None and abs(self.t) > LEAK_EVIDENCE_T
+        return self.t is not None and abs(self.t) > self.evidence_t
 
     def describe(self) -> str:
         """E.g. "__aeabi_dmul: 63% of the difference, +412.0 cycles per sample (t = 38.2)"."""
@@ -425,12 +476,13 @@ class FunctionLeak:
         return f"{self.name}: {share}{self.difference:+.1f} cycles per sample ({t})"
 
     def to_json(self) -> dict:
-        return {"function": self.name, "t": json_number(self.t), "p": self.p, "mean_fixed": self.mean_fixed,
-                "mean_random": self.mean_random, "difference": self.difference, "share": self.share,
-                "depends_on_class": self.depends_on_class}
+        return {"function": self.name, "t": json_number(self.t), "p": self.p, "test": self.test,
+                "thresholds": {"evidence": self.evidence_t, "definite": self.definite_t},
+                "mean_fixed": self.mean_fixed, "mean_random": self.mean_random, "difference": self.difference,
+                "share": self.share, "depends_on_class": self.depends_on_class, "nonparametric": self.nonparametric}
 
 
-def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike]) -> list[FunctionLeak]:
+def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike], looks: int = 1) -> list[FunctionLeak]:
     """Which functions' time depends on the class, and how much of the difference each explains.
 
     `fixed` and `random` map a function name to its cycles in each sample of that class (one
@@ -448,13 +500,43 @@ def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLik
                       np.asarray(random.get(name, np.zeros(n_random)), dtype=np.float64)) for name in functions}
     differences = {name: cycles_random.mean() - cycles_fixed.mean() for name, (cycles_fixed, cycles_random) in columns.items()}
     total_difference = sum(differences.values())
+    evidence_t, definite_t = function_thresholds(len(columns), looks)
+    nonparametric = {name: _function_nonparametric(*pair) for name, pair in columns.items()}
+    for key in ("mann_whitney", "kolmogorov_smirnov"):
+        tested = [name for name in columns if nonparametric[name] is not None]
+        adjusted = _holm([nonparametric[name][key]["p"] for name in tested])
+        for name, p in zip(tested, adjusted):
+            nonparametric[name][key]["p_holm"] = p
     ranking = []
     for name, (cycles_fixed, cycles_random) in columns.items():
-        test = welch_t(cycles_fixed, cycles_random)
+        classes = np.concatenate([np.full(len(cycles_fixed), FIXED), np.full(len(cycles_random), RANDOM)])
+        tests = t_tests(classes, np.concatenate([cycles_fixed, cycles_random]))
+        test_name, _ = strongest(tests) or (None, None)
+        test = tests[test_name] if test_name else tests["raw"]
         ranking.append(FunctionLeak(name, test.t, test.p, float(cycles_fixed.mean()), float(cycles_random.mean()),
-                                    None if total_difference == 0 else float(differences[name] / total_difference)))
+                                    None if total_difference == 0 else float(differences[name] / total_difference),
+                                    test_name, evidence_t, definite_t, nonparametric[name]))
     ranking.sort(key=lambda leak: (not leak.depends_on_class, -abs(leak.share or 0.0), -abs(leak.t or 0.0)))
     return ranking
+
+
+def _function_nonparametric(fixed: np.ndarray, random: np.ndarray) -> dict | None:
+    """Mann-Whitney and Kolmogorov-Smirnov of a function; None where both classes are one constant
+    (nothing to rank)."""
+    if np.ptp(np.concatenate([fixed, random])) == 0:
+        return None
+    return nonparametric_tests(fixed, random)
+
+
+def _holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of p-values tested together (controls the family-wise error)."""
+    order = np.argsort(p_values)
+    adjusted = np.empty(len(p_values))
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
 
 
 def _profile_samples(profile: Mapping[str, ArrayLike], label: str) -> int:

@@ -84,14 +84,14 @@ def tls_budget(labels: list[str], rows: list[dict]) -> bytes:
     return _png(figure)
 
 
-def class_ecdfs_png(classes, cycles) -> bytes:
-    """The cycle ECDFs of the fixed-key and the random-key signatures on one axis."""
+def class_ecdfs_png(classes, cycles, label: str = "signing cycles") -> bytes:
+    """The ECDFs of the fixed-key and the random-key signatures' `label` on one axis."""
     from .leakstats import class_ecdfs
 
     figure, axis = plt.subplots(figsize=(7, 4))
     for label, (values, probabilities) in class_ecdfs(classes, cycles).items():
         axis.step(values, probabilities, where="post", label=f"{label} key")
-    axis.set_xlabel("signing cycles")
+    axis.set_xlabel(label)
     axis.set_ylabel("fraction of signatures")
     axis.grid(alpha=0.3)
     axis.legend()

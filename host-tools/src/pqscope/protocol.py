@@ -1,4 +1,4 @@
-"""Messages of the pqscope serial protocol, version 1 (firmware/PROTOCOL.md).
+"""Messages of the pqscope serial protocol, version 2 (firmware/PROTOCOL.md).
 
 Each message is a dataclass that packs and parses its own payload, so one layout definition
 serves both directions (the host sends commands; tests play the device with the same code).
@@ -12,7 +12,7 @@ from typing import ClassVar
 from .errors import PqscopeError
 from .frames import Frame, encode_frame
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 SEED_BYTES = 32
 DIGEST_BYTES = 32
 RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
@@ -23,10 +23,12 @@ class MessageType(IntEnum):
     RUN = 0x02
     KEYGEN_SLOT = 0x03
     SIGN_SLOT = 0x04
+    PROBE = 0x05
     INFO = 0x81
     SAMPLE = 0x82
     DONE = 0x83
     DIGEST = 0x84
+    PROBE_NAME = 0x85
     ERROR = 0x8F
 
 
@@ -210,6 +212,11 @@ class Info:
     build_id: str
     compiler: str
     key_slots: int = 0  # key pool for constant-time tests; 0: the device has none
+    probes: int = 0  # functions the image probes (their names: PROBE)
+    probe_self_cycles: int = 0  # taken out of each probed call's cycles by the device
+    probe_call_cycles: int = 0  # what one probed call adds to the code around it
+
+    _PROBES: ClassVar = struct.Struct("<BII")
 
     def payload(self) -> bytes:
         fixed = self._FIXED.pack(
@@ -217,7 +224,8 @@ class Info:
             self.sk_bytes, self.sig_bytes, self.stack_budget_bytes,
         )
         strings = (self.board, self.scheme, self.impl, self.build_id, self.compiler)
-        return fixed + b"".join(_pack_string(s) for s in strings)
+        probes = self._PROBES.pack(self.probes, self.probe_self_cycles, self.probe_call_cycles)
+        return fixed + b"".join(_pack_string(s) for s in strings) + probes
 
     @classmethod
     def parse(cls, payload: bytes) -> "Info":
@@ -227,29 +235,80 @@ class Info:
         for _ in range(5):
             text, offset = _unpack_string(payload, offset, "INFO")
             strings.append(text)
-        if offset != len(payload):
-            raise ProtocolError(f"malformed INFO: {len(payload) - offset} bytes after the last string")
-        return cls(version, *numbers, *strings, key_slots=key_slots)
+        probes = _unpack_fixed(cls._PROBES, payload[offset:], "INFO probes")
+        return cls(version, *numbers, *strings, key_slots, *probes)
+
+
+@dataclass(frozen=True)
+class ProbeReading:
+    """One probed function within one timed operation: its cycles (inclusive of its callees, the
+    probes' own cost taken out by the device) and how often it was called."""
+
+    cycles: int
+    calls: int
 
 
 @dataclass(frozen=True)
 class Sample:
     TYPE: ClassVar = MessageType.SAMPLE
-    _LAYOUT: ClassVar = struct.Struct("<IBBHQI")
+    _LAYOUT: ClassVar = struct.Struct("<IBBBxQI")
+    _PROBE: ClassVar = struct.Struct("<qI")
 
     sample_id: int
     op: Op
     status: Status
     cycles: int
     stack_bytes: int
+    probes: tuple[ProbeReading, ...] = ()  # in the order of the image's probes (PROBE index)
 
     def payload(self) -> bytes:
-        return self._LAYOUT.pack(self.sample_id, self.op, self.status, 0, self.cycles, self.stack_bytes)
+        return self._LAYOUT.pack(self.sample_id, self.op, self.status, len(self.probes), self.cycles,
+                                 self.stack_bytes) + b"".join(self._PROBE.pack(p.cycles, p.calls) for p in self.probes)
 
     @classmethod
     def parse(cls, payload: bytes) -> "Sample":
-        sample_id, op, status, _reserved, cycles, stack = _unpack_fixed(cls._LAYOUT, payload, "SAMPLE")
-        return cls(sample_id, _enum(Op, op, "SAMPLE"), _enum(Status, status, "SAMPLE"), cycles, stack)
+        fixed = cls._LAYOUT.size
+        sample_id, op, status, probes, cycles, stack = _unpack_fixed(cls._LAYOUT, payload[:fixed], "SAMPLE")
+        readings = _unpack_fixed(struct.Struct("<" + "qI" * probes), payload[fixed:], "SAMPLE probes")
+        return cls(sample_id, _enum(Op, op, "SAMPLE"), _enum(Status, status, "SAMPLE"), cycles, stack,
+                   tuple(ProbeReading(*readings[i:i + 2]) for i in range(0, len(readings), 2)))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Asks for the name of the image's probe `index` (0 <= index < INFO.probes)."""
+
+    TYPE: ClassVar = MessageType.PROBE
+    _LAYOUT: ClassVar = struct.Struct("<B")
+
+    index: int
+
+    def payload(self) -> bytes:
+        return self._LAYOUT.pack(self.index)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Probe":
+        return cls(*_unpack_fixed(cls._LAYOUT, payload, "PROBE"))
+
+
+@dataclass(frozen=True)
+class ProbeName:
+    TYPE: ClassVar = MessageType.PROBE_NAME
+
+    index: int
+    name: str
+
+    def payload(self) -> bytes:
+        return bytes([self.index]) + _pack_string(self.name)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "ProbeName":
+        if not payload:
+            raise ProtocolError("malformed PROBE_NAME: empty payload")
+        name, end = _unpack_string(payload, 1, "PROBE_NAME")
+        if end != len(payload):
+            raise ProtocolError("malformed PROBE_NAME: bytes after the name")
+        return cls(payload[0], name)
 
 
 @dataclass(frozen=True)
@@ -314,11 +373,12 @@ class ErrorRecord:
         return f"{name}: {self.message}" if self.message else name
 
 
-Command = Hello | Run | KeygenSlot | SignSlot
-Record = Info | Sample | Digest | Done | ErrorRecord
+Command = Hello | Run | KeygenSlot | SignSlot | Probe
+Record = Info | Sample | Digest | Done | ProbeName | ErrorRecord
 Message = Command | Record
 _BY_TYPE: dict[int, type] = {
-    cls.TYPE: cls for cls in (Hello, Run, KeygenSlot, SignSlot, Info, Sample, Digest, Done, ErrorRecord)
+    cls.TYPE: cls for cls in (Hello, Run, KeygenSlot, SignSlot, Probe, Info, Sample, Digest, Done, ProbeName,
+                              ErrorRecord)
 }
 
 

@@ -27,6 +27,9 @@ TLS_NOTE = ("Six signatures (CertificateVerify, two certificate-chain signatures
             "catalogue sizes only.")
 TABLE_HEADINGS = ("scheme", "impl", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
                   "median ms", "stack B", "code B")
+PROBE_HEADINGS = ("scheme", "impl", "op", "function", "mean cycles", "mean calls", "share of op")
+PROBE_NOTE = ("On-device probes: each function's cycles include its callees, with the probes' own cost taken out by "
+              "the device. The operations' totals include what the probes added (inflation, per op below).")
 
 
 def write_reports(path: Path, document: dict, runs: list[Run]) -> Path:
@@ -63,6 +66,22 @@ def _table_rows(document: dict) -> list[list[str]]:
     return rows
 
 
+def _probe_rows(document: dict) -> list[list[str]]:
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2%}"
+
+    rows = []
+    for result in document["results"]:
+        for probe in result.get("probes", []):
+            rows.append([result["scheme"], result["impl"], result["op"], probe["function"],
+                         f"{probe['mean_cycles']:,.0f}", f"{probe['mean_calls']:,.1f}", share(probe["share_of_total"])])
+        if "probe_inflation" in result:
+            inflation = result["probe_inflation"]
+            rows.append([result["scheme"], result["impl"], result["op"], "(probe inflation of the total)",
+                         f"{inflation['mean_cycles']:,.0f}", "", share(inflation["share_of_total"])])
+    return rows
+
+
 def _title(document: dict) -> str:
     return f"pqscope on {document['board']} at {document['clock_hz'] / 1e6:g} MHz"
 
@@ -81,6 +100,14 @@ def print_results(console: Console, document: dict) -> None:
     for row in _table_rows(document):
         table.add_row(*row)
     console.print(table)
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        probes = Table(title="Probes", caption=PROBE_NOTE)
+        for heading in PROBE_HEADINGS:
+            probes.add_column(heading, justify="left" if heading in PROBE_HEADINGS[:4] else "right")
+        for row in probe_rows:
+            probes.add_row(*row)
+        console.print(probes)
     for note in _malleability_notes(document):
         console.print(note, markup=False)
     console.print(f"run saved in {document['run_dir']}")
@@ -92,6 +119,9 @@ def markdown(document: dict, runs: Sequence[Run] = ()) -> str:
     notes = _malleability_notes(document)
     if notes:
         lines += ["", *(f"- {note}" for note in notes)]
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        lines += ["", "## Probes", "", *_markdown_table(PROBE_HEADINGS, probe_rows, PROBE_HEADINGS[:4]), "", PROBE_NOTE]
     tls_rows = report_tls_rows(runs)
     if tls_rows:
         lines += ["", "## TLS 1.3 handshake budget", "", *_markdown_table(TLS_HEADINGS, _tls_cells(tls_rows), ("scheme",)),
@@ -168,6 +198,10 @@ def html_page(document: dict, runs: list[Run]) -> str:
     if with_cycles:
         figures.append("<h2>Median cycles</h2>" + image(comparison_bars(with_cycles), "median cycles per operation"))
         figures.append("<h2>Cycle distributions</h2>" + image(cycle_ecdfs(runs), "cycle ECDF per operation"))
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        figures.append("<h2>Probes</h2>" + _html_table(PROBE_HEADINGS, probe_rows, "probes")
+                       + f"<p>{html.escape(PROBE_NOTE)}</p>")
     tls_rows = report_tls_rows(runs)
     if tls_rows:
         labels = [tls_label(row) for row in tls_rows]
@@ -183,6 +217,7 @@ table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
 td:nth-child(-n+3), th:nth-child(-n+3) {{ text-align: left; }}
 .tls td, .tls th {{ text-align: right; }}
+.probes td:nth-child(-n+4), .probes th:nth-child(-n+4) {{ text-align: left; }}
 .tls td:first-child, .tls th:first-child {{ text-align: left; }}
 img {{ max-width: 100%; }}
 </style></head><body>
@@ -194,6 +229,26 @@ img {{ max-width: 100%; }}
 """
 
 
+def _rounded(value) -> str:
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def function_line(function: dict) -> str:
+    """A ranked function in words, e.g. "__ieee754_sqrt: t = 88.3, +412 cycles per signature (random
+    keys minus the fixed key), 63% of the total's difference"."""
+    t = function.get("t")
+    t_text = "t: too few samples" if t is None else f"t = {t}" if isinstance(t, str) else f"t = {t:.1f}"
+    text = f"{function['function']}: {t_text}, {function['difference']:+,.0f} cycles per signature"
+    share = function.get("share")
+    if share is not None:
+        text += f", {share:.0%} of the total's difference"
+    return text
+
+
+SHARE_NOTE = ("The share is a function's mean difference between the classes (random keys minus the fixed key) over "
+              "the total's; functions can differ in opposite directions, so shares may exceed 100% or be negative.")
+
+
 def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     """The constant-time test's page: verdict, the strongest test, localisation, |t| against N
     and the two classes' cycle distributions."""
@@ -202,7 +257,7 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     facts = [
         ("verdict", document["verdict"]), ("why", document.get("reason", "")),
         ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
-        ("max |t|", str(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),
+        ("max |t|", _rounded(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),
     ]
     if document.get("corrupt_accepted"):
         facts.append(("corrupted signatures accepted", f"{document['corrupt_accepted']:,}: still valid with one bit "
@@ -215,20 +270,37 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
                       f"random {correction['mean_attempts']['random']:.2f}); "
                       f"uncorrected verdict: {document['uncorrected']['verdict']}"))
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
+    def number(value, spec: str) -> str:
+        return value if isinstance(value, str) else "-" if value is None else format(value, spec)
+
     functions = "".join(
-        f"<tr><td>{html.escape(f['function'])}</td><td>{html.escape(str(f.get('share')))}</td>"
-        f"<td>{html.escape(str(f.get('t')))}</td><td>{html.escape(str(f.get('difference')))}</td></tr>"
+        f"<tr><td>{html.escape(f['function'])}</td><td>{number(f.get('share'), '.0%')}</td>"
+        f"<td>{number(f.get('t'), '.1f')}</td><td>{number(f.get('difference'), '+,.0f')}</td></tr>"
         for f in document.get("top_functions", []))
-    localisation = (f"<h2>Where the time differs (virtual board profile)</h2><table><tr><th>function</th>"
+    inflation = document.get("probe_inflation")
+    if inflation:
+        share = inflation["share_of_total"]
+        facts.append(("probe inflation", f"{inflation['mean_cycles']:,.0f} cycles per signature"
+                      + (f" ({share:.2%} of the total)" if share is not None else "")))
+    localisation = (f"<h2>Where the time differs ({html.escape(str(document.get('localised_by')))})</h2>"
+                    f"<table><tr><th>function</th>"
                     f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
-                    f"{functions}</table>") if functions else ""
+                    f"{functions}</table><p>{html.escape(SHARE_NOTE)}</p>") if functions else ""
+    confirm = document.get("confirm_on_board")
+    if confirm:
+        unreachable = "".join(f"<li>{html.escape(f['function'])}: {html.escape(f['why'])}</li>"
+                              for f in confirm["not_probeable"])
+        localisation += (f"<h2>Confirm on a board</h2><p>Probes of {html.escape(', '.join(confirm['probes']))} time "
+                         f"these functions on the board itself:</p><pre>{html.escape(confirm['command'])}</pre>"
+                         + (f"<ul>{unreachable}</ul>" if unreachable else ""))
     encode = base64.b64encode
+    plotted = html.escape(document.get("plotted", "signing cycles"))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <style>body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
 th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }} img {{ max-width: 100%; }}</style>
 </head><body><h1>{title}</h1><table>{rows}</table>{localisation}
-<h2>|t| against the number of samples</h2><img alt="|t| against N" src="data:image/png;base64,{encode(t_series_png).decode()}">
-<h2>Cycles per key class</h2><img alt="cycle ECDF per class" src="data:image/png;base64,{encode(ecdf_png).decode()}">
+<h2>|t| against the number of samples: {plotted}</h2><img alt="|t| against N" src="data:image/png;base64,{encode(t_series_png).decode()}">
+<h2>{plotted} per key class</h2><img alt="cycle ECDF per class" src="data:image/png;base64,{encode(ecdf_png).decode()}">
 </body></html>
 """

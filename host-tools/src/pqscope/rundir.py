@@ -10,6 +10,7 @@ from pathlib import Path
 from .capture import Row, sample_seed
 from .errors import PqscopeError
 from .metadata import load_json
+from .probes import names_from_columns, probe_columns, probe_values, readings_from_values
 from .protocol import Op, Status
 from .runmeta import RESUME_NEEDS, MetaProblem, RunMeta
 
@@ -28,9 +29,10 @@ def write_atomically(path: Path, text: str) -> None:
     os.replace(temporary, path)
 
 
-def read_samples(path: Path) -> list[Row]:
-    """The rows of a samples.csv. A last line without its end (the run was killed while writing
-    it) is dropped; damage anywhere else is an error naming the line."""
+def read_samples(path: Path) -> tuple[list[Row], tuple[str, ...]]:
+    """The rows of a samples.csv and the names of its probe columns. A last line without its end
+    (the run was killed while writing it) is dropped; damage anywhere else is an error naming the
+    line. A file without even its header (a run killed before it began) holds no rows."""
     try:
         with path.open(newline="") as file:
             text = file.read()
@@ -41,21 +43,36 @@ def read_samples(path: Path) -> list[Row]:
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines.pop()
+    if not lines:
+        return [], ()
+    reader = csv.reader(lines)
+    names = read_header(path, next(reader), CSV_FIELDS)
     try:
-        reader = csv.reader(lines)
-        header = next(reader, None)
-        if tuple(header or ()) != CSV_FIELDS:
-            raise PqscopeError(f"{path} is damaged: its header is not {','.join(CSV_FIELDS)}")
-        return [_row(dict(zip(CSV_FIELDS, record, strict=True))) for record in reader]
+        return [_row(record) for record in reader], names
     except (KeyError, ValueError, csv.Error) as error:
         raise PqscopeError(f"{path} is damaged at line {reader.line_num}: {error}") from None
 
 
-def _row(record: dict) -> Row:
+def read_header(path: Path, header: list[str], fields: tuple[str, ...]) -> tuple[str, ...]:
+    """The probe names of a CSV whose header is `fields` then probe columns."""
+    try:
+        if tuple(header[:len(fields)]) != fields:
+            raise ValueError
+        return names_from_columns(header[len(fields):])
+    except ValueError:
+        raise PqscopeError(f"{path} is damaged: its header is not {','.join(fields)} "
+                           "(then probe:<name>:cycles,probe:<name>:calls for each probe)") from None
+
+
+def _row(record: list[str]) -> Row:
+    fixed = len(CSV_FIELDS)
+    if len(record) < fixed or (len(record) - fixed) % 2:
+        raise ValueError(f"{len(record)} fields")
+    sample_id, op, seed, cycles, stack_bytes, status, verified = record[:fixed]
     return Row(
-        sample_id=int(record["sample_id"]), op=OPS_BY_LABEL[record["op"]], seed=bytes.fromhex(record["seed"]),
-        cycles=int(record["cycles"]), stack_bytes=int(record["stack_bytes"]),
-        status=STATUS_BY_LABEL[record["status"]], verified=record["verified"] == "true",
+        sample_id=int(sample_id), op=OPS_BY_LABEL[op], seed=bytes.fromhex(seed), cycles=int(cycles),
+        stack_bytes=int(stack_bytes), status=STATUS_BY_LABEL[status], verified=verified == "true",
+        probes=readings_from_values(record[fixed:]),
     )
 
 
@@ -154,7 +171,7 @@ def member_state(path: Path) -> RunMeta | None:
 def keep_complete_samples(samples: Path, master_seed: bytes) -> list[Row]:
     """The samples a resumed run keeps, written back as samples.csv (atomically): all but the last
     one written, which may lack rows if the run was killed while writing it."""
-    rows = read_samples(samples)
+    rows, probe_names = read_samples(samples)
     last = rows[-1].sample_id if rows else None
     kept = [row for row in rows if row.sample_id != last]
     seen = set()
@@ -165,24 +182,33 @@ def keep_complete_samples(samples: Path, master_seed: bytes) -> list[Row]:
             raise PqscopeError(f"{samples} does not belong to this run: the seed of sample "
                                f"{row.sample_id} is not derived from meta.json's master seed")
         seen.add((row.sample_id, row.op))
-    write_atomically(samples, csv_lines([CSV_FIELDS, *map(_csv_values, kept)]))
+    write_atomically(samples, csv_lines([CSV_FIELDS + probe_columns(probe_names), *map(_csv_values, kept)])
+                     if kept else "")
     return kept
 
 
 class RunDirectory:
-    """`samples_name` and `fields` name the CSV and its columns (a constant-time test has its own)."""
+    """`samples_name` names the CSV (a constant-time test has its own)."""
 
-    def __init__(self, path: Path, samples_name: str = "samples.csv", fields: tuple[str, ...] = CSV_FIELDS,
-                 *, resuming: bool = False):
+    def __init__(self, path: Path, samples_name: str = "samples.csv", *, resuming: bool = False):
         """A new, empty run directory; or, `resuming`, an existing one whose samples file holds
         the samples kept (see keep_complete_samples), to which the run appends."""
         self.path = path
         if not resuming:
             make_empty_directory(path, "run")
         self._raw = (path / "raw.bin").open("ab", buffering=0)
-        self._csv_fd = os.open(path / samples_name, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        if not resuming:
-            self.write_record(fields)
+        self._samples = path / samples_name
+        self._csv_fd = os.open(self._samples, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def start_samples(self, fields: tuple[str, ...]) -> None:
+        """The CSV's header, once the device has said what it measures (its probes): written to a
+        new file; a resumed run's must be the same, or its columns would mix two images."""
+        header = csv_lines([fields])
+        if os.fstat(self._csv_fd).st_size == 0:
+            self._append(header)
+        elif not self._samples.read_bytes().startswith(header.encode()):
+            raise PqscopeError(f"cannot resume {self.path}: the device measures {','.join(fields)}, but "
+                               f"{self._samples.name} holds other columns (another image's probes)")
 
     def __enter__(self) -> "RunDirectory":
         return self
@@ -210,7 +236,7 @@ class RunDirectory:
 
 def _csv_values(row: Row) -> tuple:
     return (row.sample_id, row.op.label, row.seed.hex(), row.cycles, row.stack_bytes, row.status.label,
-            "true" if row.verified else "false")
+            "true" if row.verified else "false", *probe_values(row.probes))
 
 
 def csv_lines(records) -> str:

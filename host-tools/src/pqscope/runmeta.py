@@ -45,6 +45,8 @@ class RunMeta:
     code_sha256: str | None = None  # of the image's executable sections: a resume must run the same code
     impl_dir: str | None = None  # a bring-your-own implementation's directory
     info: dict | None = None  # the device's INFO
+    probes: dict | None = None  # the image's probes (probes.ProbeSet), if it has any
+    variant: dict | None = None  # the probed image and its extra probes (runner.variant_json); absent: plain
     resumed_at: list[str] | None = None
     finished_at: str | None = None
     emulator_stats: dict | None = None
@@ -55,6 +57,8 @@ class RunMeta:
     # kind "ct"
     key_refresh: int | None = None
     keys: list[dict] | None = None  # the keys the device made: id, slot, keygen cycles
+    fixed_n: bool | None = None  # all `samples` signatures, not a sequential test (absent: sequential)
+    stopped_early: str | None = None  # why a sequential test stopped before `samples`
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 

@@ -14,12 +14,13 @@ from typing import ClassVar
 
 from rich.console import Console
 
-from .build import build_info, code_digest
+from .build import PLAIN, Variant, build_info, code_digest
 from .capture import Row, capture, check_info
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from .console import progress
 from .device import DeviceSession
 from .errors import PqscopeError
+from .probes import ProbeSet, probe_columns
 from .protocol import Info, Op
 from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
                      start_suite, suite_parameters, write_meta)
@@ -37,10 +38,12 @@ class Capture:
     kind: ClassVar[str]  # meta.json's "kind", and the command that resumes it
     unit: ClassVar[str]  # what one record is called in messages
     samples_name: ClassVar[str]
-    fields: ClassVar[tuple[str, ...]]
+    fields: ClassVar[tuple[str, ...]]  # the CSV's columns, before those of the image's probes
 
-    def __init__(self, samples: int, master_seed: bytes, msg_len: int):
+    def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, variant: Variant = PLAIN):
         self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len
+        # The probed image's probes replace the virtual board's profiler: it measures as a board would.
+        self.variant = variant
 
     def parameters(self) -> dict:
         """Its own entries of meta.json, besides samples, msg_len and master_seed."""
@@ -64,6 +67,11 @@ class Capture:
     def write(self, run_dir: RunDirectory, record) -> None:
         raise NotImplementedError
 
+    def stop_reason(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
+                    profiled: bool) -> str | None:
+        """After each record: why the capture can end before all its samples (None: go on)."""
+        return None
+
     def finish(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
                profiled: bool) -> dict | None:
         """After a complete capture: the result document, kept in meta.json as "result" (None: no result)."""
@@ -76,8 +84,9 @@ class SampleCapture(Capture):
 
     kind, unit, samples_name, fields = "run", "samples", "samples.csv", CSV_FIELDS
 
-    def __init__(self, ops: tuple[Op, ...], samples: int, master_seed: bytes, msg_len: int):
-        super().__init__(samples, master_seed, msg_len)
+    def __init__(self, ops: tuple[Op, ...], samples: int, master_seed: bytes, msg_len: int, *,
+                 variant: Variant = PLAIN):
+        super().__init__(samples, master_seed, msg_len, variant=variant)
         self.ops = ops
 
     def parameters(self) -> dict:
@@ -126,7 +135,7 @@ class Runner:
         if implementation.status != "ok":
             console.print(f"warning: the catalogue marks {implementation.scheme}/{implementation.impl} as "
                           f"'{implementation.status}'")
-        image = target.image(implementation, console)
+        image = target.image(implementation, console, what.variant)
         code = code_digest(image.elf)
         if resumed and resumed.code_sha256 not in (None, code):
             # Runs from before the digest was recorded take it from here on.
@@ -134,10 +143,10 @@ class Runner:
                                f"and its samples would mix two builds; start a new run (or rebuild the code it "
                                f"began with)")
         target.prepare(console)
-        profiling = what.profiling(implementation, path) if target.profiles else None
+        profiling = what.profiling(implementation, path) if target.profiles and not what.variant.probed else None
         kept = what.keep(path, profiling is not None) if resumed else []
         records = list(kept)
-        with RunDirectory(path, what.samples_name, what.fields, resuming=bool(resumed)) as run_dir:
+        with RunDirectory(path, what.samples_name, resuming=bool(resumed)) as run_dir:
             meta = resumed or self._new_meta(implementation, image, what)
             meta.code_sha256 = code
             if resumed:
@@ -150,7 +159,10 @@ class Runner:
                                     profiling=profiling) as connection:
                     info = connection.session.hello()
                     check_info(info, target.board, implementation, what.msg_len)
+                    probe_names = connection.session.probe_names
                     meta.port, meta.clock_hz, meta.info = connection.port, info.clock_hz, asdict(info)
+                    meta.probes = ProbeSet.of(info, probe_names).to_json() if probe_names else None
+                    run_dir.start_samples(what.fields + probe_columns(probe_names))
                     write_meta(path, meta)
                     with progress(console) as bar:
                         task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
@@ -159,6 +171,11 @@ class Runner:
                             records.append(record)
                             meta.samples_completed = len(records)
                             bar.advance(task)
+                            meta.stopped_early = what.stop_reason(implementation, path, records, meta,
+                                                                  profiling is not None)
+                            if meta.stopped_early:
+                                console.print(f"stopped early: {meta.stopped_early}")
+                                break
                 meta.status = "complete"
             except KeyboardInterrupt:
                 meta.status = "interrupted"
@@ -197,9 +214,23 @@ class Runner:
             samples=what.samples, msg_len=what.msg_len, master_seed=what.master_seed.hex(),
             tool_version=version("pqscope"), command_line=sys.argv, build=build_info(self.target.root, board),
             started_at=_now(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
-            clock_hz=board.clock_hz, **what.parameters(),
+            clock_hz=board.clock_hz, **what.parameters(), variant=variant_json(what.variant),
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
         )
+
+
+def variant_json(variant: Variant) -> dict | None:
+    """meta.json's "variant": absent for the plain image."""
+    return {"probed": True, "extra_probes": list(variant.extra_probes)} if variant.probed else None
+
+
+def variant_from_json(data) -> Variant:
+    if data is None:
+        return PLAIN
+    if not (isinstance(data, dict) and data.get("probed") is True and isinstance(data.get("extra_probes"), list)
+            and all(isinstance(name, str) for name in data["extra_probes"])):
+        raise PqscopeError(f"cannot resume: meta.json's 'variant' is damaged ({data!r})")
+    return Variant(True, tuple(data["extra_probes"]))
 
 
 @dataclass(frozen=True)
@@ -223,7 +254,7 @@ def new_suite(path: Path, board: str, implementations: list[Implementation], wha
         "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board,
         "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
         "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
-        "master_seed": what.master_seed.hex(),
+        "master_seed": what.master_seed.hex(), **({"variant": variant_json(what.variant)} if what.variant.probed else {}),
     })
     return [Member(row, member_path(path, row)) for row in implementations]
 
@@ -241,10 +272,12 @@ def resumed_run(root: Path, path: Path) -> tuple[str, SampleCapture, list[Member
     are, the interrupted one goes on, those never started start."""
     if not is_suite(path):
         meta = resume_parameters(path)
-        return meta.board, _sample_capture(meta.ops, meta.samples, meta.master_seed, meta.msg_len), [
+        return meta.board, _sample_capture(meta.ops, meta.samples, meta.master_seed, meta.msg_len,
+                                           variant_from_json(meta.variant)), [
             Member(resumed_implementation(root, meta), path, meta)]
     manifest = suite_parameters(path)
-    what = _sample_capture(manifest["ops"], manifest["samples"], manifest["master_seed"], manifest["msg_len"])
+    what = _sample_capture(manifest["ops"], manifest["samples"], manifest["master_seed"], manifest["msg_len"],
+                           variant_from_json(manifest.get("variant")))
     catalogue = load_catalogue(root)
     members = []
     for entry in manifest["members"]:
@@ -256,5 +289,7 @@ def resumed_run(root: Path, path: Path) -> tuple[str, SampleCapture, list[Member
     return manifest["board"], what, members
 
 
-def _sample_capture(ops: list[str], samples: int, master_seed: str, msg_len: int) -> SampleCapture:
-    return SampleCapture(tuple(op for op in Op if op.label in ops), samples, bytes.fromhex(master_seed), msg_len)
+def _sample_capture(ops: list[str], samples: int, master_seed: str, msg_len: int,
+                    variant: Variant = PLAIN) -> SampleCapture:
+    return SampleCapture(tuple(op for op in Op if op.label in ops), samples, bytes.fromhex(master_seed), msg_len,
+                         variant=variant)

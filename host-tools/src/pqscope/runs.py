@@ -8,6 +8,7 @@ from pathlib import Path
 from .capture import Row
 from .errors import PqscopeError
 from .metadata import load_json
+from .probes import ProbeSet
 from .rundir import OPS_BY_LABEL, read_samples
 from .runmeta import REPORT_NEEDS, MetaProblem, RunMeta
 from .stats import summarize
@@ -25,7 +26,8 @@ class Run:
 
     def results(self) -> list[dict]:
         ops = tuple(OPS_BY_LABEL[label] for label in self.meta.ops)
-        return summarize(self.rows, ops, self.meta.scheme, self.meta.impl, self.meta.image["text"])
+        probes = ProbeSet.from_json(self.meta.probes) if self.meta.probes else None
+        return summarize(self.rows, ops, self.meta.scheme, self.meta.impl, self.meta.image["text"], probes)
 
 
 def find_runs(path: Path) -> list[Path]:
@@ -45,7 +47,12 @@ def load_run(path: Path) -> Run:
         raise PqscopeError(f"{path / 'meta.json'} is damaged: it {problem}") from None
     if not all(label in OPS_BY_LABEL for label in meta.ops) or not isinstance(meta.image.get("text"), int):
         raise PqscopeError(f"{path / 'meta.json'} is damaged: unknown ops or no image text size")
-    return Run(path, meta, read_samples(path / "samples.csv"))
+    rows, probe_names = read_samples(path / "samples.csv")
+    recorded = tuple(meta.probes["names"]) if meta.probes else ()
+    if probe_names != recorded:
+        raise PqscopeError(f"{path} is damaged: samples.csv has the probes {list(probe_names)}, meta.json "
+                           f"{list(recorded)}")
+    return Run(path, meta, rows)
 
 
 def newest_measured_run(runs_dir: Path, measured: Callable[[Run], bool]) -> tuple[Path, list[Run]]:

@@ -16,7 +16,7 @@ from typing import ClassVar
 from rich.console import Console
 
 from .boards import Board
-from .build import ImageSize, build_emulator, build_image, build_impl_dir, check_fits, read_size
+from .build import PLAIN, ImageSize, Variant, build_emulator, build_image, build_impl_dir, check_fits, read_size
 from .catalogue import Implementation
 from .console import working
 from .device import DeviceSession
@@ -93,14 +93,14 @@ class Target:
     def prepare(self, console: Console) -> None:
         """Builds or starts what the target needs besides the image, before a run directory exists."""
 
-    def image(self, implementation: Implementation, console: Console) -> Image:
+    def image(self, implementation: Implementation, console: Console, variant: Variant = PLAIN) -> Image:
         """Builds (or finds up to date) the image of `implementation` for this board, checked to fit."""
-        with working(console, f"building image.{implementation.scheme}.{implementation.impl}"):
+        with working(console, f"building {variant.target(implementation.scheme, implementation.impl)}"):
             if implementation.directory is not None:
                 elf = build_impl_dir(self.root, self.board, implementation.directory, implementation.scheme,
-                                     implementation.impl, implementation.stack_bytes)
+                                     implementation.impl, implementation.stack_bytes, variant)
             else:
-                elf = build_image(self.root, self.board, implementation.scheme, implementation.impl)
+                elf = build_image(self.root, self.board, implementation.scheme, implementation.impl, variant)
         size = read_size(elf)
         check_fits(self.board, elf, size, implementation.stack_bytes)
         return Image(elf, size)
