@@ -2,7 +2,8 @@
 
 The default suite checks the detector both ways in minutes: the leaky controls, native-double
 Falcon and its soft-float multiplication (falcon-fp-mul) must be flagged, the constant-time twins,
-ML-DSA and Falcon's assembly multiplication must not. The long runs (Falcon's
+ML-DSA and Falcon's assembly multiplication must not; native-double Falcon and ML-DSA again with
+on-device probes instead of the profiler (what a real board can show). The long runs (Falcon's
 emulated modes at N and 10 N, the twins at 10^5) need PQSCOPE_SLOW_TESTS=1."""
 
 import json
@@ -20,10 +21,10 @@ NO_LEAK_N = 2400
 slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
 
 
-def ct(scheme: str, impl: str, n: int, tmp_path: Path) -> dict:
+def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str) -> dict:
     result = subprocess.run(
         [sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl, "-n", str(n),
-         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json"],
+         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", *options],
         capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=7200)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -78,4 +79,27 @@ def test_emulated_falcon_does_not_leak(impl, n, tmp_path):
 @slow
 def test_sphincs_does_not_leak(tmp_path):
     document = ct("sphincs-sha2-128f-simple", "clean", NO_LEAK_N, tmp_path)
+    assert document["verdict"] == "no-leak", document["reason"]
+
+
+# Probes only (the probed image, profiler off): what a real board can show.
+def test_native_double_falcon_leaks_through_a_probe_as_a_board_would_see_it(tmp_path):
+    document = ct("falcon-512", "fpnative", 400, tmp_path, "--probes")
+    assert document["verdict"] == "leak", document["reason"]
+    assert document["localised_by"].startswith("on-device probes")
+    leaking = [f["function"] for f in document["top_functions"] if f["depends_on_class"]]
+    assert leaking, document["top_functions"]
+    assert document["probe_inflation"]["share_of_total"] > 0
+
+
+def test_ml_dsa_is_not_a_leak_through_probes_either(tmp_path):
+    document = ct("ml-dsa-44", "m4f", NO_LEAK_N, tmp_path, "--probes")
+    assert document["verdict"] == "no-leak", document["reason"]
+    assert document["localised_by"].startswith("on-device probes")
+    assert document["correction"]["retry_function"] == "pqcrystals_dilithium_poly_challenge"
+
+
+@slow
+def test_emulated_falcon_in_assembly_is_not_a_leak_through_probes(tmp_path):
+    document = ct("falcon-512", "fpemu-m4", NO_LEAK_N, tmp_path, "--probes")
     assert document["verdict"] == "no-leak", document["reason"]
