@@ -217,3 +217,21 @@ def test_a_ranked_function_reads_in_rounded_words():
     assert line == ("__ieee754_sqrt: t = 88.3, +412 cycles per signature, 506% of the total's difference")
     assert function_line({"function": "f", "t": None, "difference": -3.0, "share": None}) == (
         "f: t: too few samples, -3 cycles per signature")
+
+
+def test_a_look_stops_a_leaking_test_and_says_where_it_stands():
+    from pqscope.catalogue import Implementation
+    from pqscope.ct import CtCapture
+    from pqscope.runmeta import RunMeta
+
+    capture = CtCapture(1000, b"s", 32)
+    implementation = Implementation("s", "i", "f", 1, 1, 1, 1, "ok")
+    leaking = [CtSample(i, i % 2, 0, bytes(32), 1000 + 50 * (i % 2) + i % 7, 0, Status.OK) for i in range(200)]
+    meta = RunMeta(kind="ct")
+    assert capture.looks == [100, 200, 400, 800, 1000]
+    assert capture.stop_reason(implementation, None, leaking[:99], meta, False) is None  # not a look
+    assert capture.stop_reason(implementation, None, leaking[:100], meta, False).startswith("leak at 100 signatures")
+    assert capture.progress.startswith("at 100: max |t| ")
+    flat = [CtSample(i, i % 2, 0, bytes(32), 1000 + i % 7, 0, Status.OK) for i in range(200)]
+    assert capture.stop_reason(implementation, None, flat[:200], meta, False) is None  # too few for no-leak
+    assert CtCapture(1000, b"s", 32, fixed_n=True).looks == [1000]

@@ -216,11 +216,13 @@ class CtCapture(Capture):
             return None
         # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
         result = self._analyse(implementation, path, records, meta, profiled, bootstrap_resamples=10)
+        self.progress = _look_summary(result, len(records))
         if result.verdict == leakstats.Verdict.INCONCLUSIVE:
             return None
         return f"{result.verdict} at {len(records)} signatures (looks at {', '.join(map(str, self.looks))})"
 
     def _analyse(self, implementation, path, records, meta, profiled, **options) -> "CtResult":
+        """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
         intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
         probes = ProbeSet.from_json(meta.probes) if meta.probes else None
         if probes is not None:
@@ -279,6 +281,18 @@ class CtCapture(Capture):
             document, plot_t_vs_n(t_against_n(evidence.classes, evidence.values)),
             class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
         return document
+
+
+def _look_summary(result: "CtResult", count: int) -> str:
+    """What the progress line says after a look: max |t|, the leading function, the samples needed."""
+    max_abs_t = leakstats.json_number(result.total.max_abs_t)
+    text = f"at {count}: max |t| {max_abs_t:.1f}" if isinstance(max_abs_t, float) else f"at {count}: max |t| {max_abs_t}"
+    worst = _strongest_function(result.functions or ())
+    if worst is not None:
+        text += f", {worst.name} |t| {abs(worst.t):.1f}"
+    if result.total.samples_needed:
+        text += f", a leak this size needs {2 * result.total.samples_needed:,}"
+    return text
 
 
 def load_intervals(path: Path) -> list[dict]:

@@ -67,6 +67,8 @@ class Capture:
     def write(self, run_dir: RunDirectory, record) -> None:
         raise NotImplementedError
 
+    progress: str = ""  # what the progress line shows besides the count (e.g. a sequential test's last look)
+
     def stop_reason(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
                     profiled: bool) -> str | None:
         """After each record: why the capture can end before all its samples (None: go on)."""
@@ -173,6 +175,8 @@ class Runner:
                             bar.advance(task)
                             meta.stopped_early = what.stop_reason(implementation, path, records, meta,
                                                                   profiling is not None)
+                            if what.progress:
+                                bar.update(task, description=f"{what.label(implementation)} ({what.progress})")
                             if meta.stopped_early:
                                 console.print(f"stopped early: {meta.stopped_early}")
                                 break
