@@ -235,3 +235,18 @@ def test_a_look_stops_a_leaking_test_and_says_where_it_stands():
     flat = [CtSample(i, i % 2, 0, bytes(32), 1000 + i % 7, 0, Status.OK) for i in range(200)]
     assert capture.stop_reason(implementation, None, flat[:200], meta, False) is None  # too few for no-leak
     assert CtCapture(1000, b"s", 32, fixed_n=True).looks == [1000]
+
+
+@pytest.mark.parametrize(("percent", "shown"), [("0.05", True), ("0.00001", False)])
+def test_a_requested_bound_is_shown_or_said_not_to_be(fake_repo, fake_toolchain, pty_device, tmp_path, percent, shown):
+    _device, port = pty_device(behaviour=Behaviour(key_leak=0))
+    result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
+                                      "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "2400", "--seed", "07",
+                                      "--bound", percent, "--out", str(tmp_path / "ct"), "--json"])
+    assert result.exit_code == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["verdict"] == "no-leak", document["reason"]
+    assert document["bound_requested"] == {"share_of_mean": float(percent) / 100, "shown": shown}
+    assert (document["bound"]["share_of_mean"] <= float(percent) / 100) == shown
+    # The public noise of the fake device is 0..255 cycles on 2,000,000: a bound of a few cycles.
+    assert 0 < document["bound"]["cycles"] < 20

@@ -17,6 +17,7 @@ from pqscope.leakstats import (
     class_ecdfs,
     cohens_d,
     function_thresholds,
+    leak_bound,
     plot_t_vs_n,
     rank_functions,
     samples_needed,
@@ -284,3 +285,15 @@ def test_a_function_leaking_only_in_its_spread_is_found_by_its_second_order_test
     assert not ranking["flat"].depends_on_class
     assert ranking["spread"].nonparametric["kolmogorov_smirnov"]["p_holm"] < 1e-6
     assert ranking["flat"].nonparametric["kolmogorov_smirnov"]["p_holm"] > 1e-3
+
+
+def test_the_leak_bound_is_the_far_end_of_the_90_percent_interval_of_the_difference():
+    rng = np.random.default_rng(5)
+    fixed, random_keys = 1000 + rng.normal(0, 10, 4000), 1000.5 + rng.normal(0, 10, 4000)
+    bound = leak_bound(fixed, random_keys)
+    low, high = scipy.stats.ttest_ind(random_keys, fixed, equal_var=False).confidence_interval(0.90)
+    assert bound.cycles == pytest.approx(max(abs(low), abs(high)))
+    assert bound.share == pytest.approx(bound.cycles / np.concatenate([fixed, random_keys]).mean())
+    # Constant classes: the bound is their difference, exactly.
+    assert leak_bound(np.full(10, 7.0), np.full(10, 7.0)).cycles == 0
+    assert leak_bound(np.full(10, 7.0), np.full(10, 9.0)).cycles == 2

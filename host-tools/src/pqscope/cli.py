@@ -19,7 +19,7 @@ from .console import stderr
 from .errors import PqscopeError
 from .paths import repo_root
 from .protocol import Op
-from .report import csv_text, function_line, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
+from .report import bound_text, csv_text, function_line, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
@@ -298,7 +298,7 @@ RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl",
 
 
 CT_RESUME_FIXED = {**{name: option for name, option in RESUME_FIXED.items() if name != "ops_text"},
-                   "key_refresh": "--key-refresh", "fixed_n": "--fixed-n"}
+                   "key_refresh": "--key-refresh", "fixed_n": "--fixed-n", "bound_percent": "--bound"}
 
 
 def _refuse_fixed_options(ctx: click.Context, fixed: dict[str, str]) -> None:
@@ -395,6 +395,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
               help="Most signatures: pairs of one fixed-key and one random-key signature, in random order. The "
                    "test stops at the first look (100, 200, 400, ... signatures) whose verdict is definite.")
 @click.option("--fixed-n", is_flag=True, help="Always take all -n signatures (no early stop).")
+@click.option("--bound", "bound_percent", type=click.FloatRange(0, min_open=True), metavar="PERCENT",
+              help="Run until no leak larger than PERCENT of the mean signing time is shown (95% confidence), or -n.")
 @SEED_OPTION
 @MSG_LEN_OPTION
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
@@ -408,7 +410,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
                    "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @JSON_OPTION
 @click.pass_context
-def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, seed, msg_len, key_refresh, probed,
+def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len, key_refresh, probed,
                probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
@@ -419,13 +421,13 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         meta = resume_parameters(resume_path, kind="ct")
         board, implementation, path = get_board(root, meta.board), resumed_implementation(root, meta), resume_path
         what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
-                         fixed_n=bool(meta.fixed_n))
+                         fixed_n=bool(meta.fixed_n), bound=meta.bound)
     else:
         board, implementation = _select(root, board_name, scheme, impl, impl_dir)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
                                        f"{implementation.impl}-ct")
         what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
-                         fixed_n=fixed_n)
+                         fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100)
         meta = None
     outcome = _runner(root, board, port, baud, timeout, flash).measure(implementation, path, what, resumed=meta)
     if outcome.interrupted:
@@ -436,6 +438,10 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         return
     click.echo(f"{implementation.scheme} {implementation.impl} on {board.name}: {document['verdict']} "
                f"({document['reason']})")
+    if document["verdict"] == "no-leak" and document.get("bound"):
+        requested = document.get("bound_requested")
+        click.echo(f"  {bound_text(document['bound'])}" + ("" if not requested else " (the bound asked for is shown)"
+                                                          if requested["shown"] else " (NOT the bound asked for: raise -n)"))
     if document["corrupt_accepted"]:
         click.echo(f"  {document['corrupt_accepted']} of {len(outcome.records)} signatures stayed valid with one bit "
                    f"flipped: the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")

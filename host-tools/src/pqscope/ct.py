@@ -200,15 +200,17 @@ class CtCapture(Capture):
     kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
-                 variant: Variant = PLAIN, fixed_n: bool = False):
+                 variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
+        # A no-leak must also show that no leak is larger than this share of the mean time.
+        self.bound = bound
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
         self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
 
     def parameters(self) -> dict:
-        return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n}
+        return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound}
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
         """At a look before the last, why the test can stop: its verdict is leak or no-leak."""
@@ -217,9 +219,16 @@ class CtCapture(Capture):
         # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
         result = self._analyse(implementation, path, records, meta, profiled, bootstrap_resamples=10)
         self.progress = _look_summary(result, len(records))
-        if result.verdict == leakstats.Verdict.INCONCLUSIVE:
+        if result.verdict == leakstats.Verdict.INCONCLUSIVE or not self._bound_shown(result):
             return None
         return f"{result.verdict} at {len(records)} signatures (looks at {', '.join(map(str, self.looks))})"
+
+    def _bound_shown(self, result: "CtResult") -> bool:
+        """Whether a requested bound holds (no bound requested, or a leak: nothing to show)."""
+        if self.bound is None or result.verdict != leakstats.Verdict.NO_LEAK:
+            return True
+        shown = result.total.bound
+        return shown is not None and shown.share is not None and shown.share <= self.bound
 
     def _analyse(self, implementation, path, records, meta, profiled, **options) -> "CtResult":
         """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
@@ -265,6 +274,8 @@ class CtCapture(Capture):
         document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
                     "run_dir": str(path), **result.to_json(),
                     "sequential": {"looks": self.looks, "stopped": meta.stopped_early}}
+        if self.bound is not None:
+            document["bound_requested"] = {"share_of_mean": self.bound, "shown": self._bound_shown(result)}
         if probes is not None:
             timed = [s for s in records if s.status.timed]
             document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])

@@ -114,6 +114,7 @@ class LeakResult:
     nonparametric: dict[str, dict[str, float]]
     bootstrap: dict[str, Interval]
     bootstrap_seed: int
+    bound: "LeakBound | None" = None
 
     def to_json(self) -> dict:
         """A document json.dumps accepts with allow_nan=False: infinities are "inf"/"-inf"."""
@@ -133,7 +134,43 @@ class LeakResult:
                 "seed": self.bootstrap_seed,
                 **{name: interval.to_json() for name, interval in self.bootstrap.items()},
             },
+            **({"bound": self.bound.to_json()} if self.bound else {}),
         }
+
+
+@dataclass(frozen=True)
+class LeakBound:
+    """How large a difference between the classes' mean times could still be: the smallest
+    equivalence margin that two one-sided tests (TOST, each at 5 %) reject, i.e. the farther end
+    of the 90 % confidence interval of mean random - mean fixed. "No leak larger than `cycles`
+    (`share` of the mean time) at 95 % confidence"."""
+
+    cycles: float
+    share: float | None  # of the mean time of both classes; None when that is 0
+
+    def to_json(self) -> dict:
+        return {"cycles": self.cycles, "share_of_mean": self.share, "confidence": 0.95}
+
+    def describe(self) -> str:
+        share = "" if self.share is None else f" ({self.share:.3%} of the mean)"
+        return f"no leak larger than {self.cycles:,.1f} cycles{share} at 95% confidence"
+
+
+def leak_bound(fixed: ArrayLike, random: ArrayLike) -> LeakBound:
+    """The TOST bound of the mean difference (Welch's standard error and degrees of freedom);
+    exact for constant classes: their difference itself."""
+    fixed, random = np.asarray(fixed, dtype=np.float64), np.asarray(random, dtype=np.float64)
+    difference = random.mean() - fixed.mean()
+    var_fixed, var_random = fixed.var(ddof=1) / len(fixed), random.var(ddof=1) / len(random)
+    standard_error = math.sqrt(var_fixed + var_random)
+    if standard_error == 0:
+        margin = 0.0
+    else:
+        freedom = (var_fixed + var_random) ** 2 / (var_fixed ** 2 / (len(fixed) - 1) + var_random ** 2 / (len(random) - 1))
+        margin = float(scipy.stats.t.ppf(0.95, freedom)) * standard_error
+    mean = np.concatenate([fixed, random]).mean()
+    cycles = abs(difference) + margin
+    return LeakBound(float(cycles), float(cycles / mean) if mean else None)
 
 
 def split_classes(classes: ArrayLike, cycles: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -295,6 +332,7 @@ def analyse(classes: ArrayLike, cycles: ArrayLike, *, seed: int = 0,
         samples_needed=samples_needed(observed_effect),
         detectable_effect=detectable_effect(len(fixed), len(random)),
         nonparametric=nonparametric_tests(fixed, random),
+        bound=leak_bound(fixed, random),
         bootstrap=bootstrap_differences(fixed, random, seed=seed, resamples=bootstrap_resamples),
         bootstrap_seed=seed,
     )
@@ -460,6 +498,7 @@ class FunctionLeak:
     evidence_t: float = LEAK_EVIDENCE_T
     definite_t: float = DEFINITE_LEAK_T
     nonparametric: dict | None = None
+    bound: LeakBound | None = None
 
     @property
     def difference(self) -> float:
@@ -479,7 +518,8 @@ class FunctionLeak:
         return {"function": self.name, "t": json_number(self.t), "p": self.p, "test": self.test,
                 "thresholds": {"evidence": self.evidence_t, "definite": self.definite_t},
                 "mean_fixed": self.mean_fixed, "mean_random": self.mean_random, "difference": self.difference,
-                "share": self.share, "depends_on_class": self.depends_on_class, "nonparametric": self.nonparametric}
+                "share": self.share, "depends_on_class": self.depends_on_class, "nonparametric": self.nonparametric,
+                "bound": self.bound.to_json() if self.bound else None}
 
 
 def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike], looks: int = 1) -> list[FunctionLeak]:
@@ -515,7 +555,9 @@ def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLik
         test = tests[test_name] if test_name else tests["raw"]
         ranking.append(FunctionLeak(name, test.t, test.p, float(cycles_fixed.mean()), float(cycles_random.mean()),
                                     None if total_difference == 0 else float(differences[name] / total_difference),
-                                    test_name, evidence_t, definite_t, nonparametric[name]))
+                                    test_name, evidence_t, definite_t, nonparametric[name],
+                                    leak_bound(cycles_fixed, cycles_random) if min(len(cycles_fixed), len(cycles_random)) > 1
+                                    else None))
     ranking.sort(key=lambda leak: (not leak.depends_on_class, -abs(leak.share or 0.0), -abs(leak.t or 0.0)))
     return ranking
 

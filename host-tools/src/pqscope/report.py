@@ -229,6 +229,13 @@ img {{ max-width: 100%; }}
 """
 
 
+def bound_text(bound: dict) -> str:
+    """A TOST bound (leakstats.LeakBound's JSON) in words."""
+    share = bound.get("share_of_mean")
+    return (f"no leak larger than {bound['cycles']:,.1f} cycles" + (f" ({share:.3%} of the mean)" if share is not None
+                                                                     else "") + " at 95% confidence")
+
+
 def _rounded(value) -> str:
     return f"{value:.1f}" if isinstance(value, float) else str(value)
 
@@ -277,6 +284,10 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
         f"<tr><td>{html.escape(f['function'])}</td><td>{number(f.get('share'), '.0%')}</td>"
         f"<td>{number(f.get('t'), '.1f')}</td><td>{number(f.get('difference'), '+,.0f')}</td></tr>"
         for f in document.get("top_functions", []))
+    if document.get("bound"):
+        requested = document.get("bound_requested")
+        facts.append(("bound", bound_text(document["bound"]) + ("" if not requested else
+                      f"; asked for {requested['share_of_mean']:.3%}: {'shown' if requested['shown'] else 'not shown'}")))
     inflation = document.get("probe_inflation")
     if inflation:
         share = inflation["share_of_total"]

@@ -59,6 +59,7 @@ class RunMeta:
     keys: list[dict] | None = None  # the keys the device made: id, slot, keygen cycles
     fixed_n: bool | None = None  # all `samples` signatures, not a sequential test (absent: sequential)
     stopped_early: str | None = None  # why a sequential test stopped before `samples`
+    bound: float | None = None  # the no-leak bound asked for (--bound), as a share of the mean time
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 
