@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "peripherals.h"
 #include "uart.h"
 
@@ -31,15 +32,6 @@
 #define DWT_CTRL 0xe0001000u
 #define DWT_CYCCNT 0xe0001004u
 
-static int failures;
-
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
-			failures++;                                                           \
-		}                                                                             \
-	} while (0)
 
 /* The fake core: model time is whatever the test says; every upcall is recorded. */
 static struct {
@@ -295,6 +287,5 @@ int main(void)
 	test_waiting_for_input_after_it_ended_stops_the_run();
 	test_waiting_for_input_with_the_receiver_off_fails();
 	test_an_unsupported_register_fails_with_its_address();
-	printf(failures ? "peripheral tests: %d FAILED\n" : "peripheral tests: all passed\n", failures);
-	return failures != 0;
+	return check_summary("peripheral tests");
 }

@@ -5,18 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "elf.h"
 #include "profile.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
-			failures++;                                                           \
-		}                                                                             \
-	} while (0)
 
 #define MAIN 0x1000u
 #define SIGN 0x2000u   /* the interval function */
@@ -117,6 +109,5 @@ static void test_intervals_count_inclusive_time_of_activations_inside(void)
 int main(void)
 {
 	test_intervals_count_inclusive_time_of_activations_inside();
-	printf(failures ? "profile tests: %d FAILED\n" : "profile tests: all passed\n", failures);
-	return failures != 0;
+	return check_summary("profile tests");
 }

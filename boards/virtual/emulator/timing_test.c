@@ -2,19 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "timing.h"
 
 static csh cs;
 static struct block_timing bt;
-static int failures;
-
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);       \
-			failures++;                                                           \
-		}                                                                             \
-	} while (0)
 
 /* Prices a block given as little-endian halfwords. */
 static uint32_t price(const uint16_t *halfwords, size_t n)
@@ -84,6 +76,5 @@ int main(void)
 	CHECK(timing_cond_holds(ARM_CC_GE, 0x90000000u) && !timing_cond_holds(ARM_CC_LT, 0x90000000u));
 
 	cs_close(&cs);
-	printf(failures ? "timing tests: %d FAILED\n" : "timing tests: all passed\n", failures);
-	return failures != 0;
+	return check_summary("timing tests");
 }
