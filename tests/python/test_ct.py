@@ -232,6 +232,8 @@ def test_a_look_stops_a_leaking_test_and_says_where_it_stands():
     assert capture.stop_reason(implementation, None, leaking[:99], meta, False) is None  # not a look
     assert capture.stop_reason(implementation, None, leaking[:100], meta, False).startswith("leak at 100 signatures")
     assert capture.progress.startswith("at 100: max |t| ")
+    capture.stop_reason(implementation, None, leaking[:101], meta, False)  # between looks: the live t
+    assert capture.progress.startswith("at 100: max |t| ") and "; live raw |t| " in capture.progress
     flat = [CtSample(i, i % 2, 0, bytes(32), 1000 + i % 7, 0, Status.OK) for i in range(200)]
     assert capture.stop_reason(implementation, None, flat[:200], meta, False) is None  # too few for no-leak
     assert CtCapture(1000, b"s", 32, fixed_n=True).looks == [1000]

@@ -297,3 +297,17 @@ def test_the_leak_bound_is_the_far_end_of_the_90_percent_interval_of_the_differe
     # Constant classes: the bound is their difference, exactly.
     assert leak_bound(np.full(10, 7.0), np.full(10, 7.0)).cycles == 0
     assert leak_bound(np.full(10, 7.0), np.full(10, 9.0)).cycles == 2
+
+
+def test_the_online_t_equals_welchs_on_the_same_samples():
+    from pqscope.leakstats import OnlineT
+    rng = np.random.default_rng(9)
+    classes, values = rng.integers(0, 2, 500), rng.normal(1000, 30, 500) + 5 * np.arange(500) % 3
+    online = OnlineT()
+    for key_class, value in zip(classes, values):
+        online.add(int(key_class), float(value))
+    assert online.t == pytest.approx(welch_t(values[classes == 0], values[classes == 1]).t, rel=1e-9)
+    constant = OnlineT()
+    for key_class in [0, 1] * 10:
+        constant.add(key_class, 7.0)
+    assert constant.t == 0.0

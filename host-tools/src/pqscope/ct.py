@@ -205,6 +205,8 @@ class CtCapture(Capture):
         self.key_refresh = key_refresh
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
+        self._live: leakstats.OnlineT | None = None  # the raw total's running t
+        self._last_look = ""
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
         self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
@@ -213,12 +215,23 @@ class CtCapture(Capture):
         return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound}
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
-        """At a look before the last, why the test can stop: its verdict is leak or no-leak."""
+        """At a look before the last, why the test can stop: its verdict is leak or no-leak.
+        Between looks, the progress line shows the raw total's live |t|."""
+        if self._live is None:
+            self._live = leakstats.OnlineT()
+            for record in records[:-1]:  # a resumed test's kept signatures
+                if record.status.timed:
+                    self._live.add(record.key_class, record.cycles)
+        if records[-1].status.timed:
+            self._live.add(records[-1].key_class, records[-1].cycles)
         if len(records) not in self.looks[:-1]:
+            live = self._live.t
+            self.progress = (self._last_look + "; " if self._last_look else "") + (
+                "" if live is None else f"live raw |t| {abs(live):.1f}")
             return None
         # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
         result = self._analyse(implementation, path, records, meta, profiled, bootstrap_resamples=10)
-        self.progress = _look_summary(result, len(records))
+        self.progress = self._last_look = _look_summary(result, len(records))
         if result.verdict == leakstats.Verdict.INCONCLUSIVE or not self._bound_shown(result):
             return None
         return f"{result.verdict} at {len(records)} signatures (looks at {', '.join(map(str, self.looks))})"

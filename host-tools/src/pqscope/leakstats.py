@@ -375,6 +375,31 @@ def _constants(name: str, test: TTest, fixed: np.ndarray, random: np.ndarray) ->
     return f" (fixed {fixed[0]:.0f}, random {random[0]:.0f} cycles)"
 
 
+class OnlineT:
+    """Welch's t of the raw values, updated one sample at a time (Welford's running mean and sum of
+    squares per class, as dudect keeps them): the live |t| between the full analyses."""
+
+    def __init__(self):
+        self._count, self._mean, self._squares = [0, 0], [0.0, 0.0], [0.0, 0.0]
+
+    def add(self, key_class: int, value: float) -> None:
+        self._count[key_class] += 1
+        delta = value - self._mean[key_class]
+        self._mean[key_class] += delta / self._count[key_class]
+        self._squares[key_class] += delta * (value - self._mean[key_class])
+
+    @property
+    def t(self) -> float | None:
+        """As welch_t's (None below MIN_SAMPLES_PER_TEST per class; 0 or +-inf for constants)."""
+        if min(self._count) < MIN_SAMPLES_PER_TEST:
+            return None
+        variance = [self._squares[c] / (self._count[c] - 1) / self._count[c] for c in (FIXED, RANDOM)]
+        difference = self._mean[RANDOM] - self._mean[FIXED]
+        if sum(variance) == 0:
+            return 0.0 if difference == 0 else math.copysign(math.inf, difference)
+        return difference / math.sqrt(sum(variance))
+
+
 FIRST_LOOK = 100
 
 
