@@ -1,9 +1,11 @@
 /* Unicorn facts this file is built on (Unicorn 2.1.4, Cortex-M4 model, checked by experiment):
  * - Inside a uc_mmio_map callback the PC register holds the start of the current translation
- *   block, not the accessing instruction. But uc_emu_stop() called from the callback abandons
- *   the access: emulation stops with PC exactly at the accessing instruction, and restarting
- *   there replays it. We use that to price a cycle-counter read exactly: stop, find the
- *   instruction in the block, compute the time before it, replay with that time armed.
+ *   block, not the accessing instruction; the other registers hold their values before it
+ *   (TCG writes them back before a memory access). So the registers usually tell which of the
+ *   block's loads and stores made the access, and a cycle-counter read is answered in place.
+ *   When they do not, uc_emu_stop() called from the callback abandons the access: emulation
+ *   stops with PC exactly at the accessing instruction, and restarting there replays it. We
+ *   then find the instruction in the block, compute the time before it, replay with it armed.
  *   Inside an IT block the stop is deferred to the end of the block, so such accesses are
  *   refused with an error rather than answered inexactly.
  * - uc_emu_stop() from the UC_HOOK_BLOCK callback stops before the block executes.
@@ -676,6 +678,7 @@ static int exact_access(struct machine *m, uint32_t pc)
 		machine_fail(m, "internal: accessing instruction not in its block at address 0x%08x", pc);
 		return -1;
 	}
+	m->replayed_accesses++;
 	uint64_t now;
 	bool exception_first = time_before(m, timing_suffix(bt, idx), &now);
 	m->cycles = now;

@@ -80,6 +80,7 @@ struct machine {
 	bool resume;                  /* next block starts mid-block at armed_pc */
 	struct pipe_state resume_state;
 	uint64_t resumed_block;       /* value of `blocks` while that resumed block runs */
+	uint64_t replayed_accesses;   /* accesses timed so, not in place (--stats) */
 	/* ... or found in place: the peripheral access in progress, and the last access site
 	 * found to have made a time-dependent access in the block now running */
 	uint32_t access_addr, access_size;
