@@ -117,6 +117,8 @@ static bool time_before(struct machine *m, uint32_t suffix, uint64_t *now)
 	       !(reg(m, UC_ARM_REG_PRIMASK) & 1);
 }
 
+/* The access map of the block now running. A resumed block's is rebuilt each time: its costs
+ * depend on the pipeline state it resumed with. */
 static const struct access_map *current_access_map(struct machine *m)
 {
 	bool resumed = m->blocks == m->resumed_block;
