@@ -35,6 +35,21 @@ struct cost_entry {
 };
 #define COST_CACHE_BITS 16
 
+/* A block's data-accessing instructions in order, to tell which one made a time-dependent
+ * access without stopping there; cached by block like the costs. */
+#define ACCESS_SITES_MAX 32
+struct access_site {
+	struct access_span span;
+	uint32_t suffix;   /* static cost from this instruction to the end of the block */
+};
+struct access_map {
+	uint32_t addr, size;
+	bool it_mem;       /* the block has IT-conditional loads/stores */
+	uint32_t nsites;   /* ACCESS_SITES_MAX + 1: too many to keep */
+	struct access_site site[ACCESS_SITES_MAX];
+};
+#define ACCESS_CACHE_BITS 8
+
 struct div_hook;
 struct profile;
 
@@ -65,6 +80,15 @@ struct machine {
 	bool resume;                  /* next block starts mid-block at armed_pc */
 	struct pipe_state resume_state;
 	uint64_t resumed_block;       /* value of `blocks` while that resumed block runs */
+	uint64_t replayed_accesses;   /* accesses timed so, not in place (--stats) */
+	/* ... or found in place: the peripheral access in progress, and the last access site
+	 * found to have made a time-dependent access in the block now running */
+	uint32_t access_addr, access_size;
+	bool access_write;
+	uint64_t found_block;         /* value of `blocks` then; found_site is stale otherwise */
+	int found_site;
+	struct access_map *access_cache;
+	struct access_map resumed_map; /* a resumed block's: its costs depend on how it resumed */
 
 	bool in_handler;              /* inside the SysTick handler */
 	uint32_t exc_return;
@@ -78,7 +102,7 @@ struct machine {
 	struct profile *prof;
 	/* the peripherals' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {
-		struct periph *periph;
+		struct machine *m;
 		uint32_t base;
 	} mmio[PERIPH_WINDOWS];
 };

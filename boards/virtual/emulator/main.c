@@ -46,10 +46,10 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 	fprintf(f,
 		"{\"model_cycles\": %llu, \"instructions\": %llu, \"blocks\": %llu, "
 		"\"wall_seconds\": %.6f, \"host_wait_seconds\": %.6f, \"run_seconds\": %.6f, "
-		"\"model_cycles_per_second\": %.0f}\n",
+		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu}\n",
 		(unsigned long long)m->cycles, (unsigned long long)m->insns,
 		(unsigned long long)m->blocks, wall, host_wait, run,
-		run > 0 ? (double)m->cycles / run : 0.0);
+		run > 0 ? (double)m->cycles / run : 0.0, (unsigned long long)m->replayed_accesses);
 	return fclose(f) == 0 ? 0 : -1;
 }
 

@@ -216,6 +216,76 @@ static uint32_t price_other(const cs_insn *in, const cs_arm *a)
 	}
 }
 
+/* The span [base + offset, + bytes) of a data access, with PC as a base resolved here: Thumb
+ * reads it as the instruction's address + 4, word-aligned. */
+static struct access_span span_at(enum access_dir dir, unsigned base, int32_t offset,
+				  uint32_t bytes, uint32_t at)
+{
+	struct access_span s = {dir, false, (int8_t)core_reg(base), -1, 0, offset, bytes};
+	if (s.base < 0)
+		return (struct access_span){.dir = ACCESS_UNKNOWN};
+	if (s.base == 15) {
+		s.base = -1;
+		s.offset += (int32_t)((at + 4) & ~3u);
+	}
+	return s;
+}
+
+static struct access_span mem_span(enum access_dir dir, const cs_arm *a, uint32_t bytes,
+				   uint32_t at)
+{
+	const cs_arm_op *m = mem_operand(a);
+	if (!m || m->mem.scale != 1)
+		return (struct access_span){.dir = ACCESS_UNKNOWN};
+	struct access_span s = span_at(dir, m->mem.base, m->mem.disp, bytes, at);
+	if (m->mem.index != ARM_REG_INVALID) {
+		if (m->shift.type != ARM_SFT_INVALID && m->shift.type != ARM_SFT_LSL)
+			return (struct access_span){.dir = ACCESS_UNKNOWN};
+		s.index = (int8_t)core_reg(m->mem.index);
+		s.shift = (uint8_t)m->shift.value;
+	}
+	return s;
+}
+
+/* Where a data-accessing instruction's accesses lie. Post-indexed forms access the base itself
+ * (capstone gives their memory operand no displacement); a descending list ends at the base. */
+static struct access_span access_span(const cs_insn *in, const cs_arm *a, uint32_t at)
+{
+	struct access_span s;
+	switch (in->id) {
+	case ARM_INS_STREX: case ARM_INS_STREXB: case ARM_INS_STREXH:
+		s = mem_span(ACCESS_STORE, a, 4, at);
+		break;
+	case ARM_INS_LDRD: return mem_span(ACCESS_LOAD, a, 8, at);
+	case ARM_INS_STRD: return mem_span(ACCESS_STORE, a, 8, at);
+	case ARM_INS_VLDR: return mem_span(ACCESS_LOAD, a, 8, at);
+	case ARM_INS_VSTR: return mem_span(ACCESS_STORE, a, 8, at);
+	case ARM_INS_LDM: case ARM_INS_VLDMIA:
+		return span_at(ACCESS_LOAD, a->operands[0].reg, 0, 4 * list_words(a, 1), at);
+	case ARM_INS_STM: case ARM_INS_VSTMIA:
+		return span_at(ACCESS_STORE, a->operands[0].reg, 0, 4 * list_words(a, 1), at);
+	case ARM_INS_LDMDB: case ARM_INS_VLDMDB:
+		return span_at(ACCESS_LOAD, a->operands[0].reg, -4 * (int32_t)list_words(a, 1),
+			       4 * list_words(a, 1), at);
+	case ARM_INS_STMDB: case ARM_INS_VSTMDB:
+		return span_at(ACCESS_STORE, a->operands[0].reg, -4 * (int32_t)list_words(a, 1),
+			       4 * list_words(a, 1), at);
+	case ARM_INS_POP: case ARM_INS_VPOP:
+		return span_at(ACCESS_LOAD, ARM_REG_SP, 0, 4 * list_words(a, 0), at);
+	case ARM_INS_PUSH: case ARM_INS_VPUSH:
+		return span_at(ACCESS_STORE, ARM_REG_SP, -4 * (int32_t)list_words(a, 0),
+			       4 * list_words(a, 0), at);
+	default:
+		switch (single_kind(in->id)) {
+		case SINGLE_LOAD: s = mem_span(ACCESS_LOAD, a, 4, at); break;
+		case SINGLE_STORE: s = mem_span(ACCESS_STORE, a, 4, at); break;
+		default: return (struct access_span){.dir = ACCESS_UNKNOWN};
+		}
+	}
+	s.single = s.dir != ACCESS_UNKNOWN;
+	return s;
+}
+
 static bool is_fp(unsigned id)
 {
 	return (id >= ARM_INS_VABA && id <= ARM_INS_VZIP) || id == ARM_INS_FCONSTS ||
@@ -278,6 +348,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 		bool unpredicted = in->id == ARM_INS_TBB || in->id == ARM_INS_TBH || loads_pc(a, in->id);
 		bt->exit_refill = unpredicted ? TIMING_REFILL_UNPREDICTED : TIMING_REFILL;
 		ic->mem = mem;
+		ic->access = mem ? access_span(in, a, at) : (struct access_span){.dir = ACCESS_NONE};
 		bt->cycles += c;
 		if (mem && ic->in_it)
 			bt->it_mem = true;

@@ -39,12 +39,26 @@ struct div_site {
 	bool is_signed;
 };
 
+/* Where an instruction's data access lies, as a function of the registers before it executes:
+ * [base + (index << shift) + offset, ... + bytes). The core uses it to tell which instruction of
+ * a block made a given access without stopping there. */
+enum access_dir { ACCESS_NONE, ACCESS_LOAD, ACCESS_STORE, ACCESS_UNKNOWN /* may be anywhere */ };
+struct access_span {
+	uint8_t dir;          /* enum access_dir */
+	bool single;          /* exactly one access (LDR/STR class) */
+	int8_t base, index;   /* core register numbers, -1 for none (a literal's address is offset) */
+	uint8_t shift;
+	int32_t offset;
+	uint32_t bytes;       /* covers every access the instruction can make */
+};
+
 struct insn_cost {
 	uint32_t addr;
 	uint16_t size;
 	uint16_t cycles;
 	struct pipe_state before; /* pipeline state this instruction was priced with */
 	bool mem;                 /* accesses data memory */
+	struct access_span access;
 	bool in_it;               /* conditional through an IT block */
 };
 
