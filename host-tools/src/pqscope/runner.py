@@ -39,6 +39,7 @@ class Capture:
     unit: ClassVar[str]  # what one record is called in messages
     samples_name: ClassVar[str]
     fields: ClassVar[tuple[str, ...]]  # the CSV's columns, before those of the image's probes
+    progress: str = ""  # what the progress line shows besides the count (e.g. a sequential test's last look)
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, variant: Variant = PLAIN):
         self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len
@@ -66,8 +67,6 @@ class Capture:
 
     def write(self, run_dir: RunDirectory, record) -> None:
         raise NotImplementedError
-
-    progress: str = ""  # what the progress line shows besides the count (e.g. a sequential test's last look)
 
     def stop_reason(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
                     profiled: bool) -> str | None:
