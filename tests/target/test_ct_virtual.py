@@ -16,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
-# No-leak needs 1000 signatures per class; the classes are balanced (pairs), 2400 gives 1200 each.
-NO_LEAK_N = 2400
+# No-leak needs 1000 signatures per class: the classes are balanced (pairs), so 2000 is enough.
+NO_LEAK_N = 2000
 slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
 
 
