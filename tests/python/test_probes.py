@@ -56,6 +56,7 @@ def test_run_with_probes_writes_their_columns_and_reports_them(fake_repo, fake_t
     meta = json.loads((out / "meta.json").read_text())
     assert meta["probes"]["names"] == list(NAMES) and meta["variant"] == {"probed": True,
                                                                         "extra_probes": ["__aeabi_d2lz"]}
+    assert meta["result"]["probe_inflation"]["sign"]["mean_cycles"] == 3 * PROBE_CALL_CYCLES
     sign = next(r for r in json.loads(result.stdout)["results"] if r["op"] == "sign")
     assert [p["function"] for p in sign["probes"]] == list(NAMES)
     # Every probed call costs the code around it call_cycles: 1 + 2 calls per operation.

@@ -20,7 +20,7 @@ from .catalogue import Implementation, find_implementation, implementation_from_
 from .console import progress
 from .device import DeviceSession
 from .errors import PqscopeError
-from .probes import ProbeSet, probe_columns
+from .probes import ProbeSet, probe_columns, probe_inflation
 from .protocol import Info, Op
 from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
                      start_suite, suite_parameters, write_meta)
@@ -105,6 +105,16 @@ class SampleCapture(Capture):
 
     def write(self, run_dir: RunDirectory, record: list[Row]) -> None:
         run_dir.write_rows(record)
+
+    def finish(self, implementation, path, records, meta, profiled) -> dict | None:
+        """With probes: what they added to each operation's total (meta.json's "result")."""
+        if not meta.probes:
+            return None
+        probes = ProbeSet.from_json(meta.probes)
+        timed = [row for rows in records for row in rows if row.status.timed]
+        return {"probe_inflation": {op.label: probe_inflation(probes, [r.probes for r in timed if r.op == op],
+                                                              [r.cycles for r in timed if r.op == op])
+                                    for op in self.ops}}
 
 
 @dataclass
