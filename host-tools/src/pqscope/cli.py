@@ -19,7 +19,8 @@ from .console import stderr
 from .errors import PqscopeError
 from .paths import repo_root
 from .protocol import Op
-from .report import bound_text, csv_text, function_line, html_page, markdown, print_results, print_tls_budget, runs_document, write_reports
+from .report import (bound_text, csv_text, function_line, html_page, markdown, print_results, print_tls_budget,
+                     runs_document, write_reports)
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
@@ -410,8 +411,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
                    "(meta.json); --port, --baud, --timeout and --flash may be given again.")
 @JSON_OPTION
 @click.pass_context
-def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len, key_refresh, probed,
-               probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
+def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
+               key_refresh, probed, probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
@@ -420,8 +421,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         _refuse_fixed_options(ctx, CT_RESUME_FIXED)
         meta = resume_parameters(resume_path, kind="ct")
         board, implementation, path = get_board(root, meta.board), resumed_implementation(root, meta), resume_path
-        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
-                         fixed_n=bool(meta.fixed_n), bound=meta.bound)
+        what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh,
+                         variant=variant_from_json(meta.variant), fixed_n=bool(meta.fixed_n), bound=meta.bound)
     else:
         board, implementation = _select(root, board_name, scheme, impl, impl_dir)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
