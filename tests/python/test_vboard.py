@@ -1,11 +1,13 @@
 import sys
+import time
 
 import pytest
 
 from conftest import HERE
 from fakedevice import make_info
 from pqscope.device import DeviceSession, DeviceTimeout
-from pqscope.protocol import Op
+from pqscope.frames import FrameDecoder
+from pqscope.protocol import Op, decode_message
 from pqscope.transport import open_port
 from pqscope.vboard import VBoardError, VirtualBoard
 
@@ -40,12 +42,29 @@ def test_session_over_the_emulators_pty_and_stats_on_exit(emulator, elf, tmp_pat
 
 def test_the_uart_knows_when_an_answer_is_lost(emulator, elf, tmp_path, monkeypatch):
     monkeypatch.setenv("FAKE_DEVICE", '{"answer_commands": 1}')
-    with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board, board.open_uart(115200) as port:
+    with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board, board.open_uart() as port:
         # Timeouts of an hour: the silence is known from the device, not from the clock.
         session = DeviceSession(port, answer_timeout=3600, sample_timeout=3600)
         assert session.hello() == make_info()
         with pytest.raises(DeviceTimeout, match="no record of sample 0, and it waits for input"):
             session.run_sample(bytes(32), 32, (Op.SIGN,), 0)
+
+
+def test_the_uart_reads_what_the_device_sent_before_it_opened(emulator, elf, tmp_path):
+    with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board:
+        deadline = time.monotonic() + 60  # only bounds a failure
+        while board._traffic.idle is None:  # the boot announcement is out
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        with board.open_uart() as port:
+            assert not port.device_waiting()  # its boot INFO is still to be read
+            received = bytearray()
+            while not port.device_waiting():
+                assert time.monotonic() < deadline
+                received += port.read(64)
+            (frame,) = FrameDecoder().feed(bytes(received))
+            assert decode_message(frame) == make_info()
+            assert len(received) == board._traffic.idle[1]
 
 
 def test_emulator_error_line_becomes_the_error(emulator, elf, tmp_path, monkeypatch):

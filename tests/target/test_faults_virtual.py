@@ -40,7 +40,7 @@ def toy_board(tmp_path):
         board = stack.enter_context(VirtualBoard(EMULATOR, IMAGES / "toy-signature/mac.elf", tmp_path / "stats.json"))
 
         def open_uart():
-            return stack.enter_context(board.open_uart(115200))
+            return stack.enter_context(board.open_uart())
 
         yield open_uart
 

@@ -155,7 +155,7 @@ class VirtualTarget(Target):
         connection = None
         try:
             with VirtualBoard(self._emulator, elf, stats_path, extra_args=args) as vboard:
-                with vboard.open_uart(self.link.baud or self.board.baud) as port:
+                with vboard.open_uart() as port:
                     connection = Connection(self._session(port, on_receive), vboard.port)
                     yield connection
         finally:

@@ -1,24 +1,26 @@
 """Running the virtual board (the pqscope-vboard emulator) on an image, with its UART on a pty."""
 
+import fcntl
+import os
 import queue
 import re
+import select
 import signal
+import struct
 import subprocess
+import termios
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import serial
-
 from .errors import PqscopeError
 from .metadata import load_json
-from .transport import open_port
+from .transport import POLL_SECONDS, TransportError
 
 UART_PREFIX = "vboard: uart "
 ERROR_PREFIX = "vboard: error: "
 IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
 STOP_SECONDS = 5.0
-IDLE_GUARD_SECONDS = 120.0  # bounds only a firmware that never waits for input
 
 
 class VBoardError(PqscopeError):
@@ -85,20 +87,9 @@ class VirtualBoard:
         if died and self._process.returncode != 0:
             raise VBoardError(self._failure()) from exc
 
-    def open_uart(self, baud: int) -> "VirtualUart":
-        """The board's UART as a pyserial-compatible port that knows when the device waits."""
-        port = open_port(self.port, baud)
-        traffic = self._traffic
-        # Opening the port discards what the device sent before (its boot INFO, unless we were
-        # quick): once the device waits for input, what it sent and is not waiting to be read is
-        # counted as read. Without an idle line (the emulator ended, or the firmware never waits
-        # within the hang guard) the counts stay off and the deadlines rule.
-        with traffic.changed:
-            traffic.changed.wait_for(lambda: traffic.ended or traffic.idle and traffic.idle[0] == traffic.written,
-                                     timeout=IDLE_GUARD_SECONDS)
-            if traffic.idle and traffic.idle[0] == traffic.written:
-                traffic.read = traffic.idle[1] - port.in_waiting
-        return VirtualUart(port, traffic)
+    def open_uart(self) -> "VirtualUart":
+        """The board's UART (its pty) as a pyserial-like port that knows when the device waits."""
+        return VirtualUart(self.port, self._traffic)
 
     def _read_stderr(self, uart_paths: "queue.Queue[str | None]") -> None:
         for line in self._process.stderr:
@@ -148,20 +139,30 @@ class _Traffic:
 
 
 class VirtualUart:
-    """The virtual board's UART (a pyserial port on its pty) counting the bytes it carries, so that
-    `device_waiting` can compare them with the emulator's idle line."""
+    """The virtual board's UART: its pty, read and written directly, counting the bytes it carries
+    so that `device_waiting` can compare them with the emulator's idle line.
 
-    def __init__(self, port: serial.SerialBase, traffic: _Traffic):
-        self._port = port
+    Not a pyserial port: pyserial's open discards pending input, and bytes still on their way
+    through the kernel's pty buffer survive that discard, so no count taken at opening could be
+    trusted. The emulator holds the pty open itself, so everything the device sent, before this
+    port and after an earlier one closed, is read here and counted: the counts agree exactly."""
+
+    def __init__(self, path: str, traffic: _Traffic):
+        self.port = path
         self._traffic = traffic
-
-    @property
-    def port(self) -> str:
-        return self._port.port
+        try:
+            self._fd = os.open(path, os.O_RDWR | os.O_NOCTTY | os.O_NONBLOCK)
+        except OSError as error:
+            raise TransportError(f"cannot open the virtual board's uart {path}: {error.strerror}") from None
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # one reader, as pyserial's exclusive=True
+        except OSError:
+            os.close(self._fd)
+            raise TransportError(f"port {path} is busy (another program has it open)") from None
 
     @property
     def in_waiting(self) -> int:
-        return self._port.in_waiting
+        return struct.unpack("i", fcntl.ioctl(self._fd, termios.FIONREAD, b"\0\0\0\0"))[0]
 
     def device_waiting(self) -> bool:
         """True when the device has consumed every byte written, waits for input, and every byte
@@ -169,25 +170,38 @@ class VirtualUart:
         return self._traffic.idle == (self._traffic.written, self._traffic.read)
 
     def read(self, size: int = 1) -> bytes:
-        data = self._port.read(size)
+        """Up to `size` bytes; empty after POLL_SECONDS without any, like a pyserial port's timeout."""
+        readable, _, _ = select.select([self._fd], [], [], POLL_SECONDS)
+        if not readable:
+            return b""
+        try:
+            data = os.read(self._fd, size)
+        except BlockingIOError:
+            return b""
         self._traffic.read += len(data)
         return data
 
     def write(self, data: bytes) -> int:
-        written = self._port.write(data)
-        self._traffic.written += written
-        return written
+        view = memoryview(data)
+        while view:
+            select.select([], [self._fd], [])
+            try:
+                view = view[os.write(self._fd, view):]
+            except BlockingIOError:
+                continue
+        self._traffic.written += len(data)
+        return len(data)
 
     def flush(self) -> None:
-        self._port.flush()
+        """Nothing to do: `write` returns when the pty holds every byte."""
 
     def reset_input_buffer(self) -> None:
-        # Read, not discarded by the driver, so that the count still matches the emulator's.
-        while waiting := self._port.in_waiting:
+        # Read, not discarded, so that the count still matches the emulator's.
+        while waiting := self.in_waiting:
             self.read(waiting)
 
     def close(self) -> None:
-        self._port.close()
+        os.close(self._fd)
 
     def __enter__(self) -> "VirtualUart":
         return self
