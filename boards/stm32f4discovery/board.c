@@ -4,6 +4,7 @@
 #include <pqscope/fault.h>
 #include <pqscope/hal.h>
 
+#include <libopencm3/cm3/cortex.h>
 #include <libopencm3/cm3/systick.h>
 #include <libopencm3/stm32/flash.h>
 #include <libopencm3/stm32/gpio.h>
@@ -111,6 +112,17 @@ uint64_t hal_cycles(void)
       return (wraps + 1) * (SYSTICK_RELOAD + 1ull) - remaining;
     }
   }
+}
+
+void hal_cycles_restart_period(void)
+{
+  /* A write to the current value restarts the period without an interrupt. The period it cut
+   * short counts as a whole one, so the count jumps forward; with interrupts off, a wrap already
+   * pending is counted after this one. */
+  cm_disable_interrupts();
+  systick_clear();
+  systick_wraps++;
+  cm_enable_interrupts();
 }
 
 /* Fault handlers (libopencm3's are endless loops): report the faulting PC, stacked at word 6 of

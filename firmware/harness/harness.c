@@ -136,6 +136,7 @@ static __attribute__((noinline)) void measure(int (*op)(void), struct measuremen
   uint32_t *lowest = (uint32_t *)stack_lowest();
   uint32_t *painted_end = (uint32_t *)((uintptr_t)(top - PAINT_GUARD_BYTES) & ~(uintptr_t)3u);
   pqs_stack_paint(lowest, painted_end);
+  hal_cycles_restart_period();
   pqs_probes_start_operation();
   uint64_t start = hal_cycles();
   m->ret = op();

@@ -47,6 +47,10 @@ uint64_t hal_cycles(void)
   return cycles += 3;
 }
 
+void hal_cycles_restart_period(void)
+{
+}
+
 const char *hal_board_name(void)
 {
   return "fake";

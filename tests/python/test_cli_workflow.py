@@ -19,14 +19,14 @@ def invoke(*args: str):
 
 @pytest.fixture
 def fake_openocd(tmp_path, monkeypatch):
-    """An `openocd` that logs its arguments and exits with the given code and message."""
+    """An `openocd` that logs its arguments (a JSON list per call) and exits with the given code and message."""
     bin_dir = tmp_path / "openocd-bin"
     bin_dir.mkdir()
     log = tmp_path / "openocd.log"
 
     def install(exit_code: int = 0, message: str = "") -> object:
         script = bin_dir / "openocd"
-        script.write_text(f"#!{sys.executable}\nimport sys\nopen({str(log)!r}, 'w').write('\\n'.join(sys.argv[1:]))\n"
+        script.write_text(f"#!{sys.executable}\nimport json, sys\nopen({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
                           f"print({message!r}, file=sys.stderr)\nsys.exit({exit_code})\n")
         script.chmod(0o755)
         monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -39,11 +39,22 @@ def test_flash_programs_verifies_and_resets_with_the_board_config(fake_repo, fak
     log = fake_openocd()
     result = invoke(*FLASH)
     assert result.exit_code == 0, result.stderr
-    args = log.read_text().splitlines()
+    (args,) = map(json.loads, log.read_text().splitlines())
     elf = fake_repo / "build/stm32f4discovery/images/ml-dsa-44/m4f.elf"
     assert args == ["-f", str(fake_repo / "boards/stm32f4discovery/openocd.cfg"),
                     "-c", f"program {elf.as_posix()} verify reset exit"]
     assert f"flashed {elf}" in result.stdout
+
+
+def test_boards_of_a_sharded_test_are_each_flashed_through_their_own_probe(fake_repo, fake_toolchain, fake_openocd,
+                                                                          pty_device, tmp_path):
+    log = fake_openocd()
+    ports = [arg for _ in range(2) for arg in ("--port", pty_device()[1])]
+    result = invoke("ct", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "20", *ports,
+                    "--adapter-serial", "066DFF", "--adapter-serial", "0670FF", "--out", str(tmp_path / "ct"))
+    assert result.exit_code == 0, result.stderr
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [call[call.index("-c") + 1] for call in calls] == ["adapter serial 066DFF", "adapter serial 0670FF"]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from test_cli import assert_one_line_error
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
 from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse, analyse_ct, capture_ct, join_intervals, schedule
@@ -199,6 +200,39 @@ def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, t
     assert document["sequential"]["looks"] == ([300] if options else [100, 200, 300])
     assert len(meta["keys"]) == KEY_SLOTS and meta["result"]["verdict"] == verdict
     assert "<img" in (out / "report.html").read_text()
+
+
+def test_two_boards_give_one_boards_result(fake_repo, fake_toolchain, pty_device, tmp_path):
+    """Each board takes every other pair of signatures; the verdict, ct.csv and the keys are those
+    of one board (the test stops at its first look, where the second board may have taken a few
+    signatures more), and meta.json names both boards."""
+    documents, ports = [], []
+    for boards in (1, 2):
+        ports = [arg for _ in range(boards) for arg in ("--port", pty_device(behaviour=Behaviour(key_leak=400))[1])]
+        out = tmp_path / f"on-{boards}"
+        result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", *ports, "--no-flash", "--scheme",
+                                          "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed", "07", "--out", str(out),
+                                          "--json"])
+        assert result.exit_code == 0, result.stderr
+        documents.append({k: v for k, v in json.loads(result.stdout).items() if k != "run_dir"})
+    assert documents[0] == documents[1] and documents[0]["verdict"] == "leak"
+    one_board, two_boards = ((tmp_path / f"on-{boards}/ct.csv").read_text().splitlines() for boards in (1, 2))
+    assert len(one_board) == 1 + 100 and two_boards[:len(one_board)] == one_board
+    one, two = (json.loads((tmp_path / f"on-{boards}/meta.json").read_text()) for boards in (1, 2))
+    assert sorted(one["keys"], key=lambda key: key["key_id"]) == sorted(two["keys"], key=lambda key: key["key_id"])
+    assert [shard["port"] for shard in two["shards"]] == ports[1::2] and "port" not in two
+    assert (tmp_path / "on-2/shards/1/raw.bin").stat().st_size > 0
+
+
+@pytest.mark.parametrize(("options", "error"), [
+    (["--port", "/dev/a", "--port", "/dev/b"], "several boards to flash: name each one's debug probe with "
+                                                "--adapter-serial"),
+    (["--port", "/dev/a", "--port", "/dev/b", "--adapter-serial", "1"], "1 --adapter-serial for 2 --port"),
+    (["--port", "/dev/a", "--no-flash", "-j", "2"], "-j 2 with 1 --port: each shard needs a board of its own"),
+])
+def test_shards_on_real_boards_need_a_board_each(fake_repo, fake_toolchain, options, error):
+    assert_one_line_error(CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44",
+                                                   "--impl", "m4f", *options]), error)
 
 
 def test_classes_come_in_pairs_of_one_each_in_seeded_random_order():

@@ -51,7 +51,7 @@ def write_ct(path: Path, rows: int, intervals: int, master_seed: bytes = b"\x07"
     lines = [",".join(CT_FIELDS)] + [
         f"{i},{i % 2},0,{derive_seed(master_seed, 'sign', i).hex()},{1000 + i},100,ok" for i in range(rows)]
     (path / "ct.csv").write_text("\r\n".join(lines) + "\r\n")
-    (path / "intervals.jsonl").write_text("".join(json.dumps({"interval": i, "functions": {}}) + "\n"
+    (path / "intervals.jsonl").write_text("".join(json.dumps({"interval": i, "sample_id": i, "functions": {}}) + "\n"
                                                   for i in range(intervals)))
 
 
@@ -62,7 +62,7 @@ def test_keep_captured_drops_cut_lines_and_signatures_without_their_interval(tmp
         stream.write("10,1,0,ab")  # killed while writing
     with (path / "intervals.jsonl").open("a") as stream:
         stream.write('{"interval": 8, "func')
-    kept = keep_captured(path, b"\x07", with_intervals=True)
+    kept = keep_captured(path, b"\x07", 300, with_intervals=True)
     assert [sample.index for sample in kept] == list(range(8))
     assert kept[3].cycles == 1003 and kept[3].status == Status.OK
     assert len(list(csv.reader((path / "ct.csv").open()))) == 1 + 8
@@ -70,14 +70,14 @@ def test_keep_captured_drops_cut_lines_and_signatures_without_their_interval(tmp
     # On a real board there are no intervals: every complete line is kept.
     path2 = tmp_path / "board"
     write_ct(path2, rows=10, intervals=0)
-    assert len(keep_captured(path2, b"\x07", with_intervals=False)) == 10
+    assert len(keep_captured(path2, b"\x07", 300, with_intervals=False)) == 10
 
 
 def test_keep_captured_refuses_signatures_of_another_test(tmp_path):
     path = tmp_path / "ct"
     write_ct(path, rows=5, intervals=5, master_seed=b"\x08")
-    with pytest.raises(PqscopeError, match="does not belong to this test: line 2 is not signature 0"):
-        keep_captured(path, b"\x07", with_intervals=True)
+    with pytest.raises(PqscopeError, match="does not belong to this test: line 2 is not a signature of meta.json's master seed"):
+        keep_captured(path, b"\x07", 300, with_intervals=True)
 
 
 def ct_rows(path: Path) -> list[dict]:
@@ -89,33 +89,42 @@ def ct_rows(path: Path) -> list[dict]:
 PROBED = {"probes": ("sqrt", "__aeabi_d2lz"), "probe_leak": 300}
 
 
-@pytest.mark.parametrize("probed", [False, True], ids=["plain", "probed"])
-def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolchain, pty_device, tmp_path, probed):
+def ports_of(pty_device, boards: int, **behaviour) -> tuple[list, list[str]]:
+    """`boards` fake boards: their devices, and --port for each."""
+    devices, ports = zip(*(pty_device(behaviour=Behaviour(**behaviour)) for _ in range(boards)))
+    return list(devices), [arg for port in ports for arg in ("--port", port)]
+
+
+# Plain and probed on one board; in shards on two boards, resumed on two, or on one.
+@pytest.mark.parametrize(("probed", "boards", "resumed_on"), [(False, 1, 1), (True, 1, 1), (False, 2, 2), (False, 2, 1)],
+                         ids=["plain", "probed", "two-boards", "two-boards-resumed-on-one"])
+def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolchain, pty_device, tmp_path, probed,
+                                                         boards, resumed_on):
     device_options = {"key_leak": 400, **(PROBED if probed else {})}
     ct = (*CT, "--probes") if probed else CT
-    _device, port = pty_device(behaviour=Behaviour(**device_options))
+    _devices, ports = ports_of(pty_device, 1, **device_options)
     whole = tmp_path / "whole"
-    result = CliRunner().invoke(cli, [*ct, "--port", port, "--out", str(whole), "--json"])
+    result = CliRunner().invoke(cli, [*ct, *ports, "--out", str(whole), "--json"])
     assert result.exit_code == 0, result.stderr
     expected = json.loads(result.stdout)
 
-    device, port = pty_device(behaviour=Behaviour(**device_options, answer_signatures=KILLED_AT))
+    devices, ports = ports_of(pty_device, boards, **device_options, answer_signatures=KILLED_AT // boards)
     out = tmp_path / "killed"
     # The timeout keeps the host waiting for the unanswered signature until it is killed.
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *ct, "--port", port, "--out", str(out),
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *ct, *ports, "--out", str(out),
                                 "--timeout", "3600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
-    # Asked for the signature after KILLED_AT: the rows before it are written.
-    stopped = device.stopped_answering.wait(timeout=120)  # the timeout only bounds a failure
+    # Each board asked for the signature after its last answer: the rows before it are written.
+    stopped = all(device.stopped_answering.wait(timeout=120) for device in devices)  # bounds only a failure
     process.send_signal(signal.SIGKILL)
     _, stderr = process.communicate()
     assert stopped, stderr.decode()
     assert len(ct_rows(out)) == KILLED_AT
     assert json.loads((out / "meta.json").read_text())["status"] == "running"
 
-    _device, port = pty_device(behaviour=Behaviour(**device_options))  # a board that answers the rest
-    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash", "--json"])
+    _devices, ports = ports_of(pty_device, resumed_on, **device_options)  # boards that answer the rest
+    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert ct_rows(out) == ct_rows(whole)
+    assert ct_rows(out) == ct_rows(whole)  # in the schedule's order, whichever board took each signature
     document = json.loads(result.stdout)
     assert {k: v for k, v in document.items() if k != "run_dir"} == {
         k: v for k, v in expected.items() if k != "run_dir"}

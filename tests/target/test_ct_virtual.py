@@ -68,6 +68,29 @@ def test_ml_dsa_rejections_and_public_matrix_are_not_a_leak(tmp_path):
     assert document["correction"]["retry_function"] == "pqcrystals_dilithium_poly_challenge"
 
 
+def test_shards_measure_each_signature_as_one_board_does(tmp_path):
+    """-j 1 and -j 2 give the same ct.csv and the same per-function cycles of every signature:
+    ML-DSA's signatures (millions of cycles, a varying number of rejections) often straddle the
+    board's counter interrupt, which falls at the same point of each whatever ran before."""
+    runs = {jobs: tmp_path / f"j{jobs}" for jobs in (1, 2)}
+    documents = {}
+    for jobs, out in runs.items():
+        documents[jobs] = ct("ml-dsa-44", "m4f", 200, out, "--fixed-n", "-j", str(jobs))
+        documents[jobs].pop("run_dir")
+    assert documents[1] == documents[2]
+    one, two = ((runs[jobs] / "ml-dsa-44-m4f-200") for jobs in (1, 2))
+    assert (one / "ct.csv").read_bytes() == (two / "ct.csv").read_bytes()
+    assert sorted((two / "shards").iterdir()) == [two / "shards/0", two / "shards/1"]
+    assert _intervals_by_id([one]) == _intervals_by_id(sorted((two / "shards").iterdir()))
+
+
+def _intervals_by_id(directories: list[Path]) -> dict:
+    """Each signature's interval but where it fell in its emulator's run (its number and start)."""
+    return {line["sample_id"]: {key: value for key, value in line.items() if key not in ("interval", "start_cycle")}
+            for directory in directories
+            for line in map(json.loads, (directory / "intervals.jsonl").read_text().splitlines())}
+
+
 @slow
 @pytest.mark.parametrize("impl", ["fpemu-c", "fpemu-m4"])
 @pytest.mark.parametrize("n", [NO_LEAK_N, 10 * NO_LEAK_N])

@@ -48,7 +48,7 @@ def _run(scheme: str, impl: str, seed: str, out: Path) -> dict:
 @pytest.mark.parametrize(("scheme", "impl"), _catalogue_rows())
 def test_runs_verifies_and_replays_identically(scheme, impl, tmp_path):
     first = _run(scheme, impl, "5eed", tmp_path / "first")
-    second = _run(scheme, impl, "5eed", tmp_path / "second")
+    _run(scheme, impl, "5eed", tmp_path / "second")
 
     assert first["board"] == "virtual"
     assert {r["op"] for r in first["results"]} == {"keygen", "sign", "verify"}

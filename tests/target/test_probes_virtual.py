@@ -48,7 +48,7 @@ def test_probe_cycles_equal_the_profilers_inclusive_cycles(scheme, impl, tmp_pat
         info = connection.session.hello()
         signatures = list(capture_ct(connection.session, info, samples=SIGNATURES, master_seed=b"\x5e", msg_len=32))
         names = connection.session.probe_names
-    intervals = join_intervals(signatures, load_intervals(profiling.intervals))
+    intervals = join_intervals(signatures, load_intervals(profiling.intervals.parent))
     aliases = function_aliases(elf)
     nested = NESTED.get((scheme, impl), {})
     assert names, f"{scheme}/{impl}: the probed image probes nothing"

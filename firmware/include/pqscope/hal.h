@@ -19,6 +19,12 @@ uint8_t hal_getc(void);
 /* Free-running 64-bit core cycle counter. Never wraps in practice (2^64 cycles). */
 uint64_t hal_cycles(void);
 
+/* Called before each timed operation: restarts the counter's periodic housekeeping (the
+ * interrupt that extends a hardware counter) so that it falls at the same points of every
+ * operation whatever ran before, and an operation's cycles depend on the operation alone. The
+ * count may jump forward here, never back. */
+void hal_cycles_restart_period(void);
+
 /* Board name, e.g. "stm32f4discovery". */
 const char *hal_board_name(void);
 

@@ -1,7 +1,7 @@
 """From a session with a board running an image to rows of measurements: check, run samples."""
 
 import hashlib
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
 from .boards import Board
@@ -51,12 +51,12 @@ def sample_seed(master_seed: bytes, index: int) -> bytes:
 
 def capture(
     session: DeviceSession, *, ops: tuple[Op, ...], samples: int, msg_len: int, master_seed: bytes,
-    skip: Collection[int] = (),
+    skip: Collection[int] = (), owns: Callable[[int], bool] = lambda index: True,
 ) -> Iterator[list[Row]]:
-    """Runs the samples one by one, except those in `skip` (a resumed run's completed samples),
-    yielding each one's rows as soon as it is done."""
+    """Runs the samples that `owns` selects one by one, except those in `skip` (a resumed run's
+    completed samples), yielding each one's rows as soon as it is done."""
     for index in range(samples):
-        if index in skip:
+        if index in skip or not owns(index):
             continue
         seed = sample_seed(master_seed, index)
         result = session.run_sample(seed, msg_len, ops, index)

@@ -4,6 +4,7 @@ import json
 import secrets
 import tempfile
 import time
+from itertools import zip_longest
 from dataclasses import asdict
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from .report import (bound_text, csv_text, function_line, html_page, markdown, p
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
-from .targets import Link, open_target, target_kind
+from .targets import Link, open_shard_targets, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 
 VIRTUAL_BOARD = "virtual"
@@ -120,15 +121,27 @@ def _variant(probed: bool, probe_names: tuple[str, ...]) -> Variant:
     return Variant(True, tuple(dict.fromkeys(probe_names))) if probed or probe_names else PLAIN
 
 
-def _connection_options(timeout: float):
-    """--port, --baud, --timeout and --flash: how a command reaches a real board (a Link)."""
+def _connection_options(timeout: float, *, shards: bool = False):
+    """--port, --baud, --timeout and --flash: how a command reaches a real board (a Link); with
+    `shards`, also -j and --adapter-serial, and --port may be given once per board."""
+    port = (click.option("--port", "ports", multiple=True, help="Serial port or pyserial URL of a real board; once "
+                         "per board to shard the measurement across several.") if shards else
+            click.option("--port", help="Serial port or pyserial URL of a real board."))
+    sharding = (
+        click.option("-j", "--jobs", type=click.IntRange(1), help="Shards, each measured by a board of its own "
+                     "(default: an emulator per core on the virtual board, a board per --port otherwise); the "
+                     "result does not depend on it."),
+        click.option("--adapter-serial", "adapters", multiple=True, help="Serial number of the debug probe of each "
+                     "--port's board, in the same order, to flash several boards."),
+    ) if shards else ()
     options = (
-        click.option("--port", help="Serial port or pyserial URL of a real board."),
+        port,
         click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's)."),
         click.option("--timeout", default=timeout, show_default=True, type=click.FloatRange(0, min_open=True),
                      help="Seconds to wait for each record from the board."),
         click.option("--flash/--no-flash", "flash", default=True, show_default=True,
                      help="Flash the image onto a real board before measuring."),
+        *sharding,
     )
 
     def decorate(command):
@@ -141,6 +154,15 @@ def _connection_options(timeout: float):
 
 def _runner(root: Path, board: Board, port, baud, timeout, flash) -> Runner:
     return Runner(open_target(root, board, Link(port, baud, timeout, flash)), stderr())
+
+
+def _shard_runner(root: Path, board: Board, ports, baud, timeout, flash, jobs, adapters) -> Runner:
+    """A runner measuring in shards (see _connection_options(shards=True))."""
+    if adapters and len(adapters) != len(ports):
+        raise PqscopeError(f"{len(adapters)} --adapter-serial for {len(ports)} --port: give one per --port, in the "
+                           "same order")
+    links = [Link(port, baud, timeout, flash, adapter) for port, adapter in zip_longest(ports or (None,), adapters)]
+    return Runner(open_shard_targets(root, board, links, jobs), stderr())
 
 
 @cli.command()
@@ -403,7 +425,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
               help="Regenerate a random key after this many uses (0: keep the pool's keys).")
 @_probe_options
-@_connection_options(timeout=120.0)
+@_connection_options(timeout=120.0, shards=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -412,7 +434,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @JSON_OPTION
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
-               key_refresh, probed, probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
+               key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, out, resume_path,
+               as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
@@ -430,7 +453,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
                          fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100)
         meta = None
-    outcome = _runner(root, board, port, baud, timeout, flash).measure(implementation, path, what, resumed=meta)
+    runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters)
+    outcome = runner.measure(implementation, path, what, resumed=meta)
     if outcome.interrupted:
         ctx.exit(130)
     document = outcome.result

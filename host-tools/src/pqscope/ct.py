@@ -14,6 +14,7 @@ import csv
 import hashlib
 import json
 import random
+from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -30,7 +31,7 @@ from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_
                      probe_values, readings_from_values)
 from .report import ct_page
 from .rundir import RunDirectory, csv_lines, read_header, write_atomically
-from .runner import Capture
+from .runner import Capture, shard_directories
 from .targets import Profiling
 
 FIXED, RANDOM = 0, 1
@@ -115,11 +116,13 @@ def capture_ct(
     msg_len: int,
     key_refresh: int = 0,
     done: Collection[int] = (),
+    owns: Callable[[int], bool] = lambda index: True,
     on_key: Callable[[KeyMade], object] = lambda key: None,
 ) -> Iterator[CtSample]:
-    """Runs the schedule's signatures but those in `done` (a resumed test's); `key_refresh` > 0
-    regenerates a random slot after that many uses. Keys are made before the signatures that use
-    them, from their own seeds: the pool a resumed test rebuilds holds the same keys."""
+    """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
+    resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses. Keys are
+    made before the signatures that use them, from their own seeds: the pool a resumed test or
+    another shard builds holds the same keys."""
     if info.key_slots < 2:
         raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
     on_device: dict[int, int] = {}  # slot -> key id the device holds
@@ -132,7 +135,7 @@ def capture_ct(
         on_key(KeyMade(key_id, slot, sample.cycles))
 
     for signing in schedule(master_seed, samples, info.key_slots, key_refresh):
-        if signing.index in done:
+        if signing.index in done or not owns(signing.index):
             continue
         for slot, key_id in signing.slot_keys.items():
             if on_device.get(slot) != key_id:
@@ -154,10 +157,12 @@ def ct_record(sample: CtSample) -> tuple:
             sample.status.label, *probe_values(sample.probes))
 
 
-def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[CtSample]:
-    """The signatures a resumed test keeps, written back (atomically) as its ct.csv and, on the
-    virtual board, the intervals.jsonl holding their emulator intervals, line for line: a line
-    cut short is dropped, and so is a signature whose interval was not written."""
+def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: bool) -> list[CtSample]:
+    """The signatures a resumed test keeps, in the order of the schedule, written back
+    (atomically) as its ct.csv and, on the virtual board, as the intervals.jsonl of each shard
+    holding their emulator intervals: a line cut short is dropped, and so is a signature whose
+    interval was not written. Shards write their signatures as they come: ct.csv holds them in
+    any order."""
     samples_path = path / "ct.csv"
     try:
         lines = samples_path.read_text().splitlines(keepends=True)
@@ -167,7 +172,7 @@ def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[
         lines.pop()
     records = list(csv.reader(lines))
     probe_names = read_header(samples_path, records[0], CT_FIELDS) if records else ()
-    kept: list[CtSample] = []
+    kept: dict[int, CtSample] = {}
     for number, record in enumerate(records[1:], start=2):
         try:
             if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
@@ -178,19 +183,34 @@ def keep_captured(path: Path, master_seed: bytes, with_intervals: bool) -> list[
                               readings_from_values(record[len(CT_FIELDS):]))
         except (ValueError, KeyError) as error:
             raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
-        if sample.index != len(kept) or sample.seed != derive_seed(master_seed, "sign", sample.index):
-            raise PqscopeError(f"{samples_path} does not belong to this test: line {number} is not signature "
-                               f"{len(kept)} of meta.json's master seed")
-        kept.append(sample)
+        if not 0 <= sample.index < samples or sample.seed != derive_seed(master_seed, "sign", sample.index):
+            raise PqscopeError(f"{samples_path} does not belong to this test: line {number} is not a signature "
+                               f"of meta.json's master seed and -n")
+        if sample.index in kept:
+            raise PqscopeError(f"{samples_path} is damaged: signature {sample.index} appears twice")
+        kept[sample.index] = sample
     if with_intervals:
-        intervals_path = path / INTERVALS_FILE
-        intervals = intervals_path.read_text().splitlines(keepends=True) if intervals_path.exists() else []
-        intervals = [line for line in intervals if line.endswith("\n")]
-        kept = kept[:len(intervals)]
-        write_atomically(intervals_path, "".join(intervals[:len(kept)]))
-    write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, kept)])
-                     if kept else "")
-    return kept
+        timed: set[int] = set()
+        for directory in shard_directories(path):
+            intervals_path = directory / INTERVALS_FILE
+            if not intervals_path.exists():
+                continue
+            lines = [line for line in intervals_path.read_text().splitlines(keepends=True) if line.endswith("\n")]
+            lines = [line for line in lines if _interval_id(intervals_path, line) in kept]
+            timed |= {_interval_id(intervals_path, line) for line in lines}
+            write_atomically(intervals_path, "".join(lines))
+        kept = {index: sample for index, sample in kept.items() if index in timed}
+    ordered = [kept[index] for index in sorted(kept)]
+    write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, ordered)])
+                     if ordered else "")
+    return ordered
+
+
+def _interval_id(path: Path, line: str) -> int:
+    try:
+        return json.loads(line)["sample_id"]
+    except (ValueError, KeyError, TypeError):
+        raise PqscopeError(f"{path} is damaged: a line without its sample id ({line.strip()[:60]})") from None
 
 
 class CtCapture(Capture):
@@ -207,6 +227,11 @@ class CtCapture(Capture):
         self.bound = bound
         self._live: leakstats.OnlineT | None = None  # the raw total's running t
         self._last_look = ""
+        self._arrived: set[int] = set()  # signatures captured, kept or new, by index
+        self._prefix = 0  # signatures 0 .. _prefix-1 are all captured: shards deliver out of order
+        self._looked = 0  # looks taken so far
+        self.decided_at: int | None = None  # the look whose verdict stopped the test
+        self._keys_made: deque[KeyMade] = deque()  # by the shards' threads, for `update`
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
         self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
@@ -215,26 +240,36 @@ class CtCapture(Capture):
         return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound}
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
-        """At a look before the last, why the test can stop: its verdict is leak or no-leak.
+        """At a look before the last, why the test can stop: its verdict is leak or no-leak. A
+        look is taken on the schedule's first signatures, once every one of them is captured
+        (shards deliver them out of order), so that its verdict does not depend on the shards.
         Between looks, the progress line shows the raw total's live |t|."""
         if self._live is None:
             self._live = leakstats.OnlineT()
             for record in records[:-1]:  # a resumed test's kept signatures
-                if record.status.timed:
-                    self._live.add(record.key_class, record.cycles)
-        if records[-1].status.timed:
-            self._live.add(records[-1].key_class, records[-1].cycles)
-        if len(records) not in self.looks[:-1]:
-            live = self._live.t
-            self.progress = (self._last_look + "; " if self._last_look else "") + (
-                "" if live is None else f"live raw |t| {abs(live):.1f}")
-            return None
-        # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
-        result = self._analyse(implementation, path, records, meta, profiled, bootstrap_resamples=10)
-        self.progress = self._last_look = _look_summary(result, len(records))
-        if result.verdict == leakstats.Verdict.INCONCLUSIVE or not self._bound_shown(result):
-            return None
-        return f"{result.verdict} at {len(records)} signatures (looks at {', '.join(map(str, self.looks))})"
+                self._arrive(record)
+        self._arrive(records[-1])
+        while self._looked < len(self.looks) - 1 and self._prefix >= self.looks[self._looked]:
+            look = self.looks[self._looked]
+            self._looked += 1
+            # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
+            result = self._analyse(implementation, path, _first(records, look), meta, profiled,
+                                   bootstrap_resamples=10)
+            self.progress = self._last_look = _look_summary(result, look)
+            if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
+                self.decided_at = look
+                return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
+        live = self._live.t
+        self.progress = (self._last_look + "; " if self._last_look else "") + (
+            "" if live is None else f"live raw |t| {abs(live):.1f}")
+        return None
+
+    def _arrive(self, record: CtSample) -> None:
+        self._arrived.add(record.index)
+        while self._prefix in self._arrived:
+            self._prefix += 1
+        if record.status.timed:
+            self._live.add(record.key_class, record.cycles)
 
     def _bound_shown(self, result: "CtResult") -> bool:
         """Whether a requested bound holds (no bound requested, or a leak: nothing to show)."""
@@ -245,7 +280,7 @@ class CtCapture(Capture):
 
     def _analyse(self, implementation, path, records, meta, profiled, **options) -> "CtResult":
         """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
-        intervals = load_intervals(path / INTERVALS_FILE) if profiled else None
+        intervals = load_intervals(path) if profiled else None
         probes = ProbeSet.from_json(meta.probes) if meta.probes else None
         if probes is not None:
             # The corrections need their functions' time: without it the verdict would be the uncorrected one.
@@ -257,23 +292,26 @@ class CtCapture(Capture):
     def label(self, implementation: Implementation) -> str:
         return f"ct {super().label(implementation)}"
 
-    def profiling(self, implementation: Implementation, path: Path) -> Profiling:
+    def profiling(self, implementation: Implementation, directory: Path) -> Profiling:
         # Every signature profiled: the localisation and the attempt counts.
-        return Profiling(path / INTERVALS_FILE, INTERVAL_FUNCTION, implementation.public_functions)
+        return Profiling(directory / INTERVALS_FILE, INTERVAL_FUNCTION, implementation.public_functions)
 
     def keep(self, path: Path, profiled: bool) -> list[CtSample]:
-        return keep_captured(path, self.master_seed, with_intervals=profiled)
+        return keep_captured(path, self.master_seed, self.samples, with_intervals=profiled)
 
-    def records(self, session, info, kept, meta) -> Iterator[CtSample]:
+    def records(self, session, info, kept, shard) -> Iterator[CtSample]:
+        return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
+                          key_refresh=self.key_refresh, done={record.index for record in kept}, owns=shard.owns,
+                          on_key=self._keys_made.append)
+
+    def update(self, meta) -> None:
+        """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
         known = {key["key_id"] for key in meta.keys}
-
-        def record_key(key: KeyMade) -> None:
-            if key.key_id not in known:  # a resumed test makes its pool's keys again
+        while self._keys_made:
+            key = self._keys_made.popleft()
+            if key.key_id not in known:
                 known.add(key.key_id)
                 meta.keys.append(asdict(key))
-
-        return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
-                          key_refresh=self.key_refresh, done=range(len(kept)), on_key=record_key)
 
     def write(self, run_dir: RunDirectory, record: CtSample) -> None:
         run_dir.write_record(ct_record(record))
@@ -282,6 +320,9 @@ class CtCapture(Capture):
         from .leakstats import plot_t_vs_n, t_against_n  # matplotlib: loaded only for the report
         from .plots import class_ecdfs_png
 
+        # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
+        # stay in ct.csv, outside the verdict.
+        records = _first(records, self.decided_at or self.samples)
         result = self._analyse(implementation, path, records, meta, profiled)
         probes = ProbeSet.from_json(meta.probes) if meta.probes else None
         document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
@@ -300,11 +341,19 @@ class CtCapture(Capture):
             document["confirm_on_board"] = confirmation(leaking, implementation.probed_functions, Path(meta.elf),
                                                         meta.info["board"], selection)
         evidence = result.evidence
+        _sort_by_index(path / self.samples_name)
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
         write_atomically(path / "report.html", ct_page(
             document, plot_t_vs_n(t_against_n(evidence.classes, evidence.values)),
             class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
         return document
+
+
+def _sort_by_index(samples_path: Path) -> None:
+    """ct.csv in the schedule's order (shards write their signatures as they come): the same file
+    for the same test, however many shards measured it."""
+    header, *rows = samples_path.read_text().splitlines(keepends=True)
+    write_atomically(samples_path, header + "".join(sorted(rows, key=lambda row: int(row.split(",", 1)[0]))))
 
 
 def _look_summary(result: "CtResult", count: int) -> str:
@@ -319,12 +368,24 @@ def _look_summary(result: "CtResult", count: int) -> str:
     return text
 
 
+def _first(records: list[CtSample], count: int) -> list[CtSample]:
+    """The schedule's first `count` signatures, in its order."""
+    return sorted((record for record in records if record.index < count), key=lambda record: record.index)
+
+
 def load_intervals(path: Path) -> list[dict]:
-    """The emulator's signing intervals (one JSON line per signature, in order)."""
-    try:
-        return [json.loads(line) for line in path.read_text().splitlines()]
-    except (OSError, ValueError) as error:
-        raise PqscopeError(f"cannot read the emulator's intervals {path}: {error}") from None
+    """The emulator's signing intervals (one JSON line per signature) of every shard of the test at `path`."""
+    files = [directory / INTERVALS_FILE for directory in shard_directories(path)
+             if (directory / INTERVALS_FILE).exists()]
+    if not files:
+        raise PqscopeError(f"cannot read the emulator's intervals: {path} has no {INTERVALS_FILE}")
+    intervals = []
+    for file in files:
+        try:
+            intervals += [json.loads(line) for line in file.read_text().splitlines()]
+        except (OSError, ValueError) as error:
+            raise PqscopeError(f"cannot read the emulator's intervals {file}: {error}") from None
+    return intervals
 
 
 @dataclass(frozen=True)

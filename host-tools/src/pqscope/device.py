@@ -1,5 +1,6 @@
 """A session with the harness firmware: send commands, collect the records that answer them."""
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -39,6 +40,10 @@ class DeviceTimeout(PqscopeError):
 
 class DeviceError(PqscopeError):
     """The device reported an error or broke the protocol."""
+
+
+class Cancelled(Exception):
+    """The session was cancelled (`DeviceSession.cancel`) while it waited for an answer."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +108,12 @@ class DeviceSession:
         self.answer_timeout = answer_timeout
         self.sample_timeout = sample_timeout
         self.attempts = attempts
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Makes the command waiting for its answer (in another thread) raise Cancelled within one
+        read's timeout, and so every later command."""
+        self._cancelled.set()
 
     @property
     def bad_frames(self) -> int:
@@ -249,6 +260,8 @@ class DeviceSession:
 
     def _next_frame(self, deadline: float) -> Frame:
         while not self._frames:
+            if self._cancelled.is_set():
+                raise Cancelled
             data = self._read()
             if data:
                 if self._on_receive:

@@ -15,7 +15,7 @@ NO_PROBE_HINTS = ("open failed", "no device found", "unable to find", "libusb_op
                   "couldn't find", "not found")
 
 
-def openocd_command(board: Board, elf: Path) -> list[str]:
+def openocd_command(board: Board, elf: Path, adapter: str | None = None) -> list[str]:
     openocd = shutil.which("openocd")
     if openocd is None:
         raise PqscopeError(f"openocd not found on PATH; {SETUP_HINT}")
@@ -23,12 +23,15 @@ def openocd_command(board: Board, elf: Path) -> list[str]:
     if not config.is_file():
         raise PqscopeError(f"board {board.name} has no flasher configuration ({config})")
     # Forward slashes and no spaces trouble OpenOCD's Tcl parser less than quoting does.
-    return [openocd, "-f", str(config), "-c", f"program {elf.as_posix()} verify reset exit"]
+    # The adapter serial number picks one probe among several (before `program` initialises it).
+    choose = ["-c", f"adapter serial {adapter}"] if adapter else []
+    return [openocd, "-f", str(config), *choose, "-c", f"program {elf.as_posix()} verify reset exit"]
 
 
-def flash(board: Board, elf: Path) -> None:
-    """Programs and verifies `elf`, then resets the board so that it boots the new image."""
-    command = openocd_command(board, elf)
+def flash(board: Board, elf: Path, adapter: str | None = None) -> None:
+    """Programs and verifies `elf`, then resets the board so that it boots the new image; `adapter`
+    is the serial number of the board's debug probe (None: the only one plugged in)."""
+    command = openocd_command(board, elf, adapter)
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=FLASH_TIMEOUT_SECONDS)
     except subprocess.TimeoutExpired:

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from .capture import Row, sample_seed
@@ -196,7 +197,7 @@ class RunDirectory:
         self.path = path
         if not resuming:
             make_empty_directory(path, "run")
-        self._raw = (path / "raw.bin").open("ab", buffering=0)
+        self._raw: list = []
         self._samples = path / samples_name
         self._csv_fd = os.open(self._samples, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
@@ -214,11 +215,15 @@ class RunDirectory:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._raw.close()
+        for raw in self._raw:
+            raw.close()
         os.close(self._csv_fd)
 
-    def write_raw(self, data: bytes) -> None:
-        self._raw.write(data)
+    def raw_writer(self, directory: Path) -> Callable[[bytes], object]:
+        """What writes a board's bytes, as received, to `directory`'s raw.bin (the run's own,
+        or a shard's), appending to what an earlier run left there."""
+        self._raw.append((directory / "raw.bin").open("ab", buffering=0))
+        return self._raw[-1].write
 
     def write_rows(self, rows: list[Row]) -> None:
         """One sample's rows, in one write: a killed run keeps all of them or none."""

@@ -4,7 +4,10 @@ samples to disk as they arrive, and record how it ended (complete, interrupted, 
 `--resume` can go on. What is captured is a `Capture`: rows of keygen/sign/verify samples
 (`SampleCapture`), or the constant-time test's signatures (`ct.CtCapture`)."""
 
+import contextlib
+import queue
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
@@ -18,18 +21,45 @@ from .build import PLAIN, Variant, build_info, code_digest
 from .capture import Row, capture, check_info
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from .console import progress
-from .device import DeviceSession
+from .device import Cancelled, DeviceSession
 from .errors import PqscopeError
 from .probes import ProbeSet, probe_columns, probe_inflation
 from .protocol import Info, Op
 from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
                      start_suite, suite_parameters, write_meta)
 from .runmeta import RunMeta
-from .targets import Profiling, Target
+from .targets import Connection, Profiling, Target
 
 
 def _now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+@dataclass(frozen=True)
+class Shard:
+    """Part `index` of `count` of a capture's samples, measured by a board of its own: the samples
+    are dealt in pairs (a constant-time test's pair holds one signature of each class), in turn.
+    Which samples a shard measures is all that depends on the count: a sample's result is the
+    same on any shard (the firmware times each operation alike whatever ran before it)."""
+
+    index: int = 0
+    count: int = 1
+
+    def owns(self, sample: int) -> bool:
+        return (sample // 2) % self.count == self.index
+
+    def directory(self, run: Path) -> Path:
+        """Where the shard's own files go: the board's bytes (raw.bin) and the target's files."""
+        return run if self.count == 1 else run / SHARDS_DIRECTORY / str(self.index)
+
+
+SHARDS_DIRECTORY = "shards"
+
+
+def shard_directories(run: Path) -> list[Path]:
+    """The directories of every shard that measured in `run`, with whatever shard count."""
+    shards = run / SHARDS_DIRECTORY
+    return [run, *(sorted(path for path in shards.iterdir() if path.is_dir()) if shards.is_dir() else [])]
 
 
 class Capture:
@@ -57,13 +87,17 @@ class Capture:
         """Resuming: the records of `path` to keep (files rewritten to hold just those)."""
         raise NotImplementedError
 
-    def profiling(self, implementation: Implementation, path: Path) -> Profiling | None:
-        """What a target with a profiler should record (None: nothing)."""
+    def profiling(self, implementation: Implementation, directory: Path) -> Profiling | None:
+        """What a target with a profiler should record, into a shard's `directory` (None: nothing)."""
         return None
 
-    def records(self, session: DeviceSession, info: Info, kept: list, meta: RunMeta) -> Iterator:
-        """Captures the records not in `kept`, yielding each once it is complete."""
+    def records(self, session: DeviceSession, info: Info, kept: list, shard: "Shard") -> Iterator:
+        """Captures the records of `shard` not in `kept`, yielding each once it is complete. Runs
+        in the shard's own thread: what it learns for meta.json waits for `update`."""
         raise NotImplementedError
+
+    def update(self, meta: RunMeta) -> None:
+        """In the runner's thread, after each record: moves what the shards learnt into `meta`."""
 
     def write(self, run_dir: RunDirectory, record) -> None:
         raise NotImplementedError
@@ -99,9 +133,9 @@ class SampleCapture(Capture):
             samples.setdefault(row.sample_id, []).append(row)
         return list(samples.values())
 
-    def records(self, session, info, kept, meta) -> Iterator[list[Row]]:
+    def records(self, session, info, kept, shard) -> Iterator[list[Row]]:
         return capture(session, ops=self.ops, samples=self.samples, msg_len=self.msg_len,
-                       master_seed=self.master_seed, skip={rows[0].sample_id for rows in kept})
+                       master_seed=self.master_seed, skip={rows[0].sample_id for rows in kept}, owns=shard.owns)
 
     def write(self, run_dir: RunDirectory, record: list[Row]) -> None:
         run_dir.write_rows(record)
@@ -131,11 +165,15 @@ class Outcome:
 
 
 class Runner:
-    """Measures implementations on one target, reporting progress on `console`."""
+    """Measures implementations on `targets`, one shard of each measurement per target (the same
+    target may be given several times: the virtual board starts an emulator per connection),
+    reporting progress on `console`."""
 
-    def __init__(self, target: Target, console: Console):
-        target.check()
-        self.target, self.console = target, console
+    def __init__(self, targets: Target | list[Target], console: Console):
+        self.targets = targets if isinstance(targets, list) else [targets]
+        for target in self.targets:
+            target.check()
+        self.target, self.console = self.targets[0], console
 
     def measure(self, implementation: Implementation, path: Path, what: Capture,
                 resumed: RunMeta | None = None) -> Outcome:
@@ -153,10 +191,12 @@ class Runner:
             raise PqscopeError(f"cannot resume {path}: the code of {image.elf.name} changed since the run started, "
                                f"and its samples would mix two builds; start a new run (or rebuild the code it "
                                f"began with)")
-        target.prepare(console)
-        profiling = what.profiling(implementation, path) if target.profiles and not what.variant.probed else None
-        kept = what.keep(path, profiling is not None) if resumed else []
+        for each in self.targets:
+            each.prepare(console)
+        profiled = target.profiles and not what.variant.probed
+        kept = what.keep(path, profiled) if resumed else []
         records = list(kept)
+        shards = [Shard(index, len(self.targets)) for index in range(len(self.targets))]
         with RunDirectory(path, what.samples_name, resuming=bool(resumed)) as run_dir:
             meta = resumed or self._new_meta(implementation, image, what)
             meta.code_sha256 = code
@@ -164,26 +204,34 @@ class Runner:
                 meta.resumed_at = [*(meta.resumed_at or []), _now()]
             meta.status, meta.samples_completed = "running", len(records)
             write_meta(path, meta)
-            connection = None
+            connections: list[Connection] = []
             try:
-                with target.connect(image.elf, console, stats_dir=path, on_receive=run_dir.write_raw,
-                                    profiling=profiling) as connection:
-                    info = connection.session.hello()
-                    check_info(info, target.board, implementation, what.msg_len)
-                    probe_names = connection.session.probe_names
-                    meta.port, meta.clock_hz, meta.info = connection.port, info.clock_hz, asdict(info)
+                with contextlib.ExitStack() as stack:
+                    for shard, shard_target in zip(shards, self.targets):
+                        directory = shard.directory(path)
+                        directory.mkdir(parents=True, exist_ok=True)
+                        connections.append(stack.enter_context(shard_target.connect(
+                            image.elf, console, stats_dir=directory, on_receive=run_dir.raw_writer(directory),
+                            profiling=what.profiling(implementation, directory) if profiled else None)))
+                    info = self._start(connections, implementation, what)
+                    probe_names = connections[0].session.probe_names
+                    meta.clock_hz, meta.info = info.clock_hz, asdict(info)
+                    if len(shards) == 1:
+                        meta.port = connections[0].port
+                    else:  # each board's port, in the order of the shards
+                        meta.port, meta.shards = None, [{"port": connection.port} for connection in connections]
                     meta.probes = ProbeSet.of(info, probe_names).to_json() if probe_names else None
                     run_dir.start_samples(what.fields + probe_columns(probe_names))
                     write_meta(path, meta)
                     with progress(console) as bar:
                         task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
-                        for record in what.records(connection.session, info, kept, meta):
+                        for record in _gathered(what, info, kept, shards, connections):
                             what.write(run_dir, record)
                             records.append(record)
+                            what.update(meta)
                             meta.samples_completed = len(records)
                             bar.advance(task)
-                            meta.stopped_early = what.stop_reason(implementation, path, records, meta,
-                                                                  profiling is not None)
+                            meta.stopped_early = what.stop_reason(implementation, path, records, meta, profiled)
                             if what.progress:
                                 bar.update(task, description=f"{what.label(implementation)} ({what.progress})")
                             if meta.stopped_early:
@@ -197,19 +245,40 @@ class Runner:
                 raise
             finally:
                 meta.finished_at = _now()
-                if connection is not None and connection.stats:
-                    meta.emulator_stats = connection.stats
+                self._keep_stats(meta, connections)
                 write_meta(path, meta)
             outcome = Outcome(meta, records)
             if outcome.interrupted:
                 console.print(f"interrupted after {len(records)} of {what.samples} {what.unit}; data kept in {path}, "
                               f"resume with `pqscope {what.kind} --resume {path}`")
                 return outcome
-            outcome.result = what.finish(implementation, path, records, meta, profiling is not None)
+            outcome.result = what.finish(implementation, path, records, meta, profiled)
             if outcome.result is not None:
                 meta.result = outcome.result
                 write_meta(path, meta)
         return outcome
+
+    def _start(self, connections: list[Connection], implementation: Implementation, what: Capture) -> Info:
+        """Each board's INFO, checked to be the image meant (the same on every shard)."""
+        infos = []
+        for connection in connections:
+            info = connection.session.hello()
+            check_info(info, self.target.board, implementation, what.msg_len)
+            infos.append((info, connection.session.probe_names))
+        if any(other != infos[0] for other in infos[1:]):
+            raise PqscopeError("the boards of the shards run different images (their INFO or probes differ): "
+                               "flash the same image onto each")
+        return infos[0][0]
+
+    @staticmethod
+    def _keep_stats(meta: RunMeta, connections: list[Connection]) -> None:
+        """What the targets measured of themselves (the emulator's statistics): a shard's each."""
+        if len(connections) == 1 and connections[0].stats:
+            meta.emulator_stats = connections[0].stats
+        elif meta.shards and len(meta.shards) == len(connections):
+            for entry, connection in zip(meta.shards, connections):
+                if connection.stats:
+                    entry["emulator_stats"] = connection.stats
 
     def measure_members(self, members: list["Member"], what: Capture) -> bool:
         """Measures the members of a run or suite in turn (complete ones stay as they are),
@@ -230,6 +299,64 @@ class Runner:
             clock_hz=board.clock_hz, **what.parameters(), variant=variant_json(what.variant),
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
         )
+
+
+def _gathered(what: Capture, info: Info, kept: list, shards: list[Shard],
+              connections: list[Connection]) -> Iterator:
+    """The shards' records as they come, each shard capturing in a thread of its own that asks
+    its board for the next record only once the runner has taken (and written) the last one.
+    Leaving (the capture stopped early, failed or was interrupted) cancels every shard's session
+    and waits for its thread: the boards are closed only once no thread talks to them."""
+    arrivals: queue.Queue = queue.Queue()
+    stop = threading.Event()
+
+    def capture_shard(shard: Shard, session: DeviceSession, taken: threading.Semaphore) -> None:
+        try:
+            for record in what.records(session, info, kept, shard):
+                arrivals.put((taken, record))
+                taken.acquire()
+                if stop.is_set():
+                    break
+        except Cancelled:
+            pass
+        except BaseException as error:  # handed to the runner's thread, which raises it
+            arrivals.put(_Failed(error))
+        finally:
+            arrivals.put(_FINISHED)
+
+    takens = [threading.Semaphore(0) for _ in shards]
+    threads = [threading.Thread(target=capture_shard, args=(shard, connection.session, taken), daemon=True,
+                                name=f"shard {shard.index}")
+               for shard, connection, taken in zip(shards, connections, takens)]
+    for thread in threads:
+        thread.start()
+    try:
+        finished = 0
+        while finished < len(threads):
+            arrival = arrivals.get()
+            if arrival is _FINISHED:
+                finished += 1
+            elif isinstance(arrival, _Failed):
+                raise arrival.error
+            else:
+                taken, record = arrival
+                yield record
+                taken.release()
+    finally:
+        stop.set()
+        for connection, taken in zip(connections, takens):
+            connection.session.cancel()
+            taken.release()
+        for thread in threads:
+            thread.join()
+
+
+@dataclass(frozen=True)
+class _Failed:
+    error: BaseException
+
+
+_FINISHED = object()
 
 
 def variant_json(variant: Variant) -> dict | None:

@@ -8,6 +8,7 @@ The kinds, by the board's `runner` in board.json: "vboard" (the emulator, Virtua
 acquire its board, flash through the farm and hand back a port, behind the same interface."""
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ class Link:
     baud: int | None = None
     timeout: float = 60.0  # seconds to wait for each record
     flash: bool = True  # flash the image before measuring (a board that needs flashing)
+    adapter: str | None = None  # the serial number of the board's debug probe, where several are plugged in
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,12 @@ class Target:
     def runs_on(board: Board) -> str:
         raise NotImplementedError
 
+    @classmethod
+    def for_shards(cls, root: Path, board: Board, links: list[Link], jobs: int | None) -> list["Target"]:
+        """The targets of a measurement cut into shards, one per shard: `jobs` shards (None: as
+        many as the kind of target suggests) reached through `links`."""
+        raise NotImplementedError
+
     def check(self) -> None:
         """Raises now, before any build, what would stop a measurement later."""
 
@@ -133,6 +141,12 @@ class VirtualTarget(Target):
     def runs_on(board: Board) -> str:
         return f"emulator ({board.emulates} images)"
 
+    @classmethod
+    def for_shards(cls, root, board, links, jobs) -> list[Target]:
+        """An emulator per shard, as many as the machine has cores unless `jobs` says."""
+        target = cls(root, board, links[0])
+        return [target] * (jobs or os.cpu_count() or 1)
+
     def flash(self, elf: Path, console: Console) -> None:
         raise PqscopeError(f"board {self.board.name} is emulated: it loads the image itself, there is nothing "
                            "to flash")
@@ -172,6 +186,17 @@ class SerialTarget(Target):
     def runs_on(board: Board) -> str:
         return "serial port"
 
+    @classmethod
+    def for_shards(cls, root, board, links, jobs) -> list[Target]:
+        """A board per shard, each on its own port."""
+        if jobs is not None and jobs != len(links):
+            raise PqscopeError(f"-j {jobs} with {len(links)} --port: each shard needs a board of its own; give "
+                               "one --port per shard")
+        if len(links) > 1 and any(link.flash and link.adapter is None for link in links):
+            raise PqscopeError("several boards to flash: name each one's debug probe with --adapter-serial (once "
+                               "per --port, in the same order), or flash them beforehand and pass --no-flash")
+        return [cls(root, board, link) for link in links]
+
     def check(self) -> None:
         if self.link.port is None:
             raise PqscopeError(f"board {self.board.name} is reached over a serial port: pass --port "
@@ -179,7 +204,7 @@ class SerialTarget(Target):
 
     def flash(self, elf: Path, console: Console) -> None:
         with working(console, f"flashing {elf.name} onto {self.board.name}"):
-            openocd_flash(self.board, elf)
+            openocd_flash(self.board, elf, self.link.adapter)
 
     @contextlib.contextmanager
     def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
@@ -210,3 +235,8 @@ def target_kind(board: Board) -> type[Target]:
 def open_target(root: Path, board: Board, link: Link = Link()) -> Target:
     """The target that measures on `board`, reached as `link` says."""
     return target_kind(board)(root, board, link)
+
+
+def open_shard_targets(root: Path, board: Board, links: list[Link], jobs: int | None = None) -> list[Target]:
+    """The targets of a measurement on `board` cut into shards (see Target.for_shards)."""
+    return target_kind(board).for_shards(root, board, links, jobs)
