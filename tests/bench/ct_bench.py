@@ -4,10 +4,14 @@ asserted: speed depends on the machine, so it is measured here and not in the te
 
     .venv/bin/python tests/bench/ct_bench.py                 # every case
     .venv/bin/python tests/bench/ct_bench.py fpnative controls analysis
+    .venv/bin/python tests/bench/ct_bench.py shards -j 1    # every ct with one shard
 
 Cases: fpnative (Falcon-512 fpnative -> leak), fpemu-m4 (the default command, --seeds of them ->
-no-leak each), controls (each leaky control -> leak), analysis (the analysis of 24,000 synthetic
-signatures with 100 profiled functions)."""
+no-leak each), fpemu-c-bound (Falcon-512 fpemu-c until no leak above 0.1 % of the mean is shown),
+controls (each leaky control -> leak), twins (each constant-time twin at 100,000 signatures ->
+no-leak), shards (ML-DSA-44 with -j 1 and -j 2: the wall times and whether the verdicts agree),
+analysis (the analysis of 24,000 synthetic signatures with 100 profiled functions). -j passes
+its shard count to every ct but the shards case's (default: pqscope's, a shard per core)."""
 
 import argparse
 import json
@@ -22,12 +26,15 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "host-tools/src"))
 
 
+JOBS: list[str] = []  # -j for every ct, from the command line
+
+
 def timed_ct(scheme: str, impl: str, seed: str, *options: str) -> tuple[float, dict]:
     with tempfile.TemporaryDirectory() as scratch:
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl, "--seed", seed,
-             "--out", str(Path(scratch) / "ct"), "--json", *options],
+             "--out", str(Path(scratch) / "ct"), "--json", *JOBS, *options],
             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
         elapsed = time.monotonic() - started
     if result.returncode != 0:
@@ -37,8 +44,10 @@ def timed_ct(scheme: str, impl: str, seed: str, *options: str) -> tuple[float, d
 
 def report(label: str, elapsed: float, document: dict) -> None:
     n = document["n"]
+    bound = document.get("bound") or {}
+    shown = f"; no leak above {bound['share_of_mean']:.3%} of the mean" if bound.get("share_of_mean") is not None else ""
     print(f"{label}: {document['verdict']} in {elapsed:.1f} s ({n['fixed'] + n['random']} signatures; "
-          f"{document.get('sequential', {}).get('stopped') or 'all -n'})", flush=True)
+          f"{document.get('sequential', {}).get('stopped') or 'all -n'}{shown})", flush=True)
 
 
 def bench_fpnative(args) -> None:
@@ -48,6 +57,26 @@ def bench_fpnative(args) -> None:
 def bench_fpemu_m4(args) -> None:
     for seed in range(1, args.seeds + 1):
         report(f"falcon-512 fpemu-m4 seed {seed:02x}", *timed_ct("falcon-512", "fpemu-m4", f"{seed:02x}"))
+
+
+def bench_fpemu_c_bound(args) -> None:
+    report("falcon-512 fpemu-c --bound 0.1", *timed_ct("falcon-512", "fpemu-c", "c7", "--bound", "0.1",
+                                                       "-n", "200000"))
+
+
+def bench_twins(args) -> None:
+    for pattern in ("early-exit", "branch", "udiv"):
+        report(f"control-{pattern} ct at 100,000", *timed_ct(f"control-{pattern}", "ct", "c7", "-n", "100000",
+                                                             "--fixed-n"))
+
+
+def bench_shards(args) -> None:
+    verdicts = {}
+    for jobs in (1, 2):
+        elapsed, document = timed_ct("ml-dsa-44", "m4f", "c7", "-n", "2000", "--fixed-n", "-j", str(jobs))
+        report(f"ml-dsa-44 m4f -j {jobs}", elapsed, document)
+        verdicts[jobs] = {key: value for key, value in document.items() if key != "run_dir"}
+    print(f"-j 1 and -j 2 agree: {'yes' if verdicts[1] == verdicts[2] else 'NO'}", flush=True)
 
 
 def bench_controls(args) -> None:
@@ -74,8 +103,8 @@ def bench_analysis(args) -> None:
           f"{time.monotonic() - started:.1f} s", flush=True)
 
 
-CASES = {"fpnative": bench_fpnative, "fpemu-m4": bench_fpemu_m4, "controls": bench_controls,
-         "analysis": bench_analysis}
+CASES = {"fpnative": bench_fpnative, "fpemu-m4": bench_fpemu_m4, "fpemu-c-bound": bench_fpemu_c_bound,
+         "controls": bench_controls, "twins": bench_twins, "shards": bench_shards, "analysis": bench_analysis}
 
 
 def main() -> None:
@@ -83,7 +112,10 @@ def main() -> None:
     parser.add_argument("cases", nargs="*", choices=list(CASES), default=[], metavar="case",
                         help=f"one of {', '.join(CASES)} (default: all)")
     parser.add_argument("--seeds", type=int, default=10, help="fpemu-m4 runs (default 10)")
+    parser.add_argument("-j", "--jobs", type=int, help="shards of every ct (default: pqscope's)")
     args = parser.parse_args()
+    if args.jobs:
+        JOBS.extend(["-j", str(args.jobs)])
     for name in args.cases or CASES:
         CASES[name](args)
 

@@ -21,10 +21,11 @@ NO_LEAK_N = 2000
 slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
 
 
-def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str) -> dict:
+def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str, jobs: int = 1) -> dict:
+    """One shard unless asked: ctest already runs a test per core."""
     result = subprocess.run(
         [sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl, "-n", str(n),
-         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", *options],
+         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", "-j", str(jobs), *options],
         capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=7200)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -75,7 +76,7 @@ def test_shards_measure_each_signature_as_one_board_does(tmp_path):
     runs = {jobs: tmp_path / f"j{jobs}" for jobs in (1, 2)}
     documents = {}
     for jobs, out in runs.items():
-        documents[jobs] = ct("ml-dsa-44", "m4f", 200, out, "--fixed-n", "-j", str(jobs))
+        documents[jobs] = ct("ml-dsa-44", "m4f", 200, out, "--fixed-n", jobs=jobs)
         documents[jobs].pop("run_dir")
     assert documents[1] == documents[2]
     one, two = ((runs[jobs] / "ml-dsa-44-m4f-200") for jobs in (1, 2))
