@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs whatever pqscope is missing on a Debian/Ubuntu machine, then returns quickly on every
-# later call: the Arm toolchain, build tools, OpenOCD, and the project's Python venv (.venv) with
-# the host tool installed in it. Safe to run again at any time.
+# later call: the Arm toolchain, build tools, OpenOCD, ser2net, the project's Python venv (.venv)
+# with the host tool installed in it, and labgrid's (.venv-labgrid). Safe to run again at any time.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv="$root/.venv"
+labgrid_venv="$root/.venv-labgrid"
+labgrid_pin="labgrid==26.0.1"
 # Several pqscope commands started at once must not install into the same venv side by side:
 # the first installs, the others wait for it and then find everything in place.
 exec 9<"${BASH_SOURCE[0]}"
@@ -27,6 +29,8 @@ command -v clang >/dev/null || missing+=(clang)
 [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] \
   || missing+=(libclang-rt-dev)
 python3 -c "import venv, ensurepip" 2>/dev/null || missing+=(python3-venv)
+# labgrid's exporter serves serial ports through ser2net (the farm test exports the virtual board's).
+command -v ser2net >/dev/null || [ -x /usr/sbin/ser2net ] || missing+=(ser2net)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null; then
@@ -58,4 +62,13 @@ endif()' >/dev/null 2>&1; then
     "$venv/bin/python" -m pip install -q "cmake>=3.25"
   fi
   echo "$want" > "$stamp"
+fi
+
+# labgrid (client, coordinator, exporter) in a venv of its own: it brings its own fork of pyserial.
+labgrid_stamp="$labgrid_venv/.pqscope-installed"
+if [ "$(cat "$labgrid_stamp" 2>/dev/null)" != "$labgrid_pin" ]; then
+  say "installing $labgrid_pin into .venv-labgrid"
+  python3 -m venv "$labgrid_venv"
+  "$labgrid_venv/bin/python" -m pip install -q "$labgrid_pin"
+  echo "$labgrid_pin" > "$labgrid_stamp"
 fi

@@ -10,7 +10,9 @@ Cases: fpnative (Falcon-512 fpnative -> leak), fpemu-m4 (the default command, --
 no-leak each), fpemu-c-bound (Falcon-512 fpemu-c until no leak above 0.1 % of the mean is shown),
 controls (each leaky control -> leak), twins (each constant-time twin at 100,000 signatures ->
 no-leak), shards (ML-DSA-44 with -j 1 and -j 2: the wall times and whether the verdicts agree),
-analysis (the analysis of 24,000 synthetic signatures with 100 profiled functions). -j passes
+farm (a control's signatures per second on one and on two places of a labgrid farm on localhost,
+serving virtual boards), analysis (the analysis of 24,000 synthetic signatures with 100 profiled
+functions). -j passes
 its shard count to every ct but the shards case's (default: pqscope's, a shard per core)."""
 
 import argparse
@@ -79,6 +81,25 @@ def bench_shards(args) -> None:
     print(f"-j 1 and -j 2 agree: {'yes' if verdicts[1] == verdicts[2] else 'NO'}", flush=True)
 
 
+def bench_farm(args) -> None:
+    sys.path.insert(0, str(ROOT / "tests/target"))
+    from labgrid_farm import LabgridFarm
+
+    scheme, impl, signatures = "control-branch", "ct", 10_000
+    subprocess.run([sys.executable, "-m", "pqscope", "build", "--board", "virtual", "--scheme", scheme, "--impl", impl],
+                   check=True, capture_output=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+    places = ("bench-a", "bench-b")
+    with tempfile.TemporaryDirectory() as scratch, LabgridFarm(
+            Path(scratch), ROOT / "build/host/boards/virtual/emulator/pqscope-vboard",
+            ROOT / f"build/stm32f4discovery/images/{scheme}/{impl}.elf", places) as farm:
+        for count in (1, 2):
+            elapsed, document = timed_ct(scheme, impl, "c7", "-n", str(signatures), "--fixed-n", "--board",
+                                         "stm32f4discovery", "--labgrid-coordinator", farm.coordinator,
+                                         *(arg for place in places[:count] for arg in ("--labgrid-place", place)))
+            report(f"{scheme} {impl} on {count} labgrid place{'s' if count > 1 else ''}", elapsed, document)
+            print(f"  {signatures / elapsed:.0f} signatures per second", flush=True)
+
+
 def bench_controls(args) -> None:
     for pattern in ("early-exit", "branch", "udiv"):
         report(f"control-{pattern} leaky", *timed_ct(f"control-{pattern}", "leaky", "c7"))
@@ -104,7 +125,8 @@ def bench_analysis(args) -> None:
 
 
 CASES = {"fpnative": bench_fpnative, "fpemu-m4": bench_fpemu_m4, "fpemu-c-bound": bench_fpemu_c_bound,
-         "controls": bench_controls, "twins": bench_twins, "shards": bench_shards, "analysis": bench_analysis}
+         "controls": bench_controls, "twins": bench_twins, "shards": bench_shards, "farm": bench_farm,
+         "analysis": bench_analysis}
 
 
 def main() -> None:

@@ -133,6 +133,10 @@ def _connection_options(timeout: float, *, shards: bool = False):
                      "result does not depend on it."),
         click.option("--adapter-serial", "adapters", multiple=True, help="Serial number of the debug probe of each "
                      "--port's board, in the same order, to flash several boards."),
+        click.option("--labgrid-place", "places", multiple=True, envvar="LG_PLACE", help="A labgrid place holding "
+                     "a board of --board's kind, acquired for the measurement; once per place to shard across them."),
+        click.option("--labgrid-coordinator", "coordinator", envvar="LG_COORDINATOR", metavar="HOST:PORT",
+                     help="The labgrid coordinator (default: labgrid's)."),
     ) if shards else ()
     options = (
         port,
@@ -156,13 +160,16 @@ def _runner(root: Path, board: Board, port, baud, timeout, flash) -> Runner:
     return Runner(open_target(root, board, Link(port, baud, timeout, flash)), stderr())
 
 
-def _shard_runner(root: Path, board: Board, ports, baud, timeout, flash, jobs, adapters) -> Runner:
+def _shard_runner(root: Path, board: Board, ports, baud, timeout, flash, jobs, adapters, places,
+                  coordinator) -> Runner:
     """A runner measuring in shards (see _connection_options(shards=True))."""
     if adapters and len(adapters) != len(ports):
         raise PqscopeError(f"{len(adapters)} --adapter-serial for {len(ports)} --port: give one per --port, in the "
                            "same order")
+    if places and ports:
+        raise PqscopeError("--port and --labgrid-place both name boards: give one or the other")
     links = [Link(port, baud, timeout, flash, adapter) for port, adapter in zip_longest(ports or (None,), adapters)]
-    return Runner(open_shard_targets(root, board, links, jobs), stderr())
+    return Runner(open_shard_targets(root, board, links, jobs, places, coordinator), stderr())
 
 
 @cli.command()
@@ -434,8 +441,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @JSON_OPTION
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
-               key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, out, resume_path,
-               as_json) -> None:
+               key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out,
+               resume_path, as_json) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
@@ -453,7 +460,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
                          fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100)
         meta = None
-    runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters)
+    runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters, places, coordinator)
     outcome = runner.measure(implementation, path, what, resumed=meta)
     if outcome.interrupted:
         ctx.exit(130)

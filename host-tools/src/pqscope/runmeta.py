@@ -39,7 +39,8 @@ class RunMeta:
     started_at: str | None = None
     target: str | None = None  # the kind of target (targets.Target.kind)
     port: str | None = None
-    shards: list[dict] | None = None  # a sharded measurement's boards: each one's port and emulator_stats
+    place: str | None = None  # the labgrid place of the board
+    shards: list[dict] | None = None  # a sharded measurement's boards: each one's target, port and emulator_stats
     elf: str | None = None
     image: dict | None = None  # build.ImageSize
     clock_hz: int | None = None

@@ -218,14 +218,17 @@ class Runner:
                     meta.clock_hz, meta.info = info.clock_hz, asdict(info)
                     if len(shards) == 1:
                         meta.port = connections[0].port
-                    else:  # each board's port, in the order of the shards
-                        meta.port, meta.shards = None, [{"port": connection.port} for connection in connections]
+                    else:  # each board's target and port, in the order of the shards
+                        meta.port, meta.place = None, None
+                        meta.shards = [{**shard_target.describe(), "port": connection.port}
+                                       for shard_target, connection in zip(self.targets, connections)]
                     meta.probes = ProbeSet.of(info, probe_names).to_json() if probe_names else None
                     run_dir.start_samples(what.fields + probe_columns(probe_names))
                     write_meta(path, meta)
                     with progress(console) as bar:
                         task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
-                        for record in _gathered(what, info, kept, shards, connections):
+                        for record in _gathered(what, info, kept, shards, connections,
+                                                [shard_target.where() for shard_target in self.targets]):
                             what.write(run_dir, record)
                             records.append(record)
                             what.update(meta)
@@ -301,12 +304,13 @@ class Runner:
         )
 
 
-def _gathered(what: Capture, info: Info, kept: list, shards: list[Shard],
-              connections: list[Connection]) -> Iterator:
+def _gathered(what: Capture, info: Info, kept: list, shards: list[Shard], connections: list[Connection],
+              boards: list[str]) -> Iterator:
     """The shards' records as they come, each shard capturing in a thread of its own that asks
-    its board for the next record only once the runner has taken (and written) the last one.
-    Leaving (the capture stopped early, failed or was interrupted) cancels every shard's session
-    and waits for its thread: the boards are closed only once no thread talks to them."""
+    its board for the next record only once the runner has taken (and written) the last one; a
+    shard's failure names its board (`boards`) when there are several. Leaving (the capture
+    stopped early, failed or was interrupted) cancels every shard's session and waits for its
+    thread: the boards are closed only once no thread talks to them."""
     arrivals: queue.Queue = queue.Queue()
     stop = threading.Event()
 
@@ -319,6 +323,9 @@ def _gathered(what: Capture, info: Info, kept: list, shards: list[Shard],
                     break
         except Cancelled:
             pass
+        except PqscopeError as error:
+            arrivals.put(_Failed(PqscopeError(f"shard {shard.index} ({boards[shard.index]}): {error}", error.details)
+                                 if len(shards) > 1 else error))
         except BaseException as error:  # handed to the runner's thread, which raises it
             arrivals.put(_Failed(error))
         finally:

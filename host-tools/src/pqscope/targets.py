@@ -4,8 +4,8 @@ it, what it can report besides the UART (the virtual board's profiler), and how 
 in meta.json. Commands and the runner ask the target; only `open_target` looks at the board kind.
 
 The kinds, by the board's `runner` in board.json: "vboard" (the emulator, VirtualTarget) and
-"serial" (a board on a serial port, SerialTarget). A board farm place is a third kind: it would
-acquire its board, flash through the farm and hand back a port, behind the same interface."""
+"serial" (a board on a serial port, SerialTarget); and a board of a labgrid farm (LabgridTarget),
+whichever kind the place holds, when the command names places."""
 
 import contextlib
 import os
@@ -22,6 +22,7 @@ from .catalogue import Implementation
 from .console import working
 from .device import DeviceSession
 from .errors import PqscopeError
+from .farm import Place, labgrid_client
 from .flash import flash as openocd_flash
 from .metadata import load_json
 from .transport import open_port
@@ -127,6 +128,10 @@ class Target:
         """What meta.json records of the target."""
         return {"target": self.kind}
 
+    def where(self) -> str:
+        """The board in words, for messages about one board of several."""
+        return f"the board on {self.link.port}" if self.link.port else f"{self.board.name}"
+
     def _session(self, port, on_receive) -> DeviceSession:
         return DeviceSession(port, on_receive=on_receive, sample_timeout=self.link.timeout)
 
@@ -222,6 +227,43 @@ class SerialTarget(Target):
         return {**super().describe(), "port": self.link.port}
 
 
+class LabgridTarget(Target):
+    """A board of a labgrid farm: its place is acquired from the coordinator for the measurement,
+    its serial port reached over RFC 2217, and the place released on exit, on error and on Ctrl-C."""
+
+    kind = "labgrid"
+
+    def __init__(self, root: Path, board: Board, link: Link, place: Place):
+        super().__init__(root, board, link)
+        self.place = place
+
+    @contextlib.contextmanager
+    def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
+        if profiling is not None:
+            raise PqscopeError(f"board {self.board.name} has no profiler: only the virtual board profiles")
+        with working(console, f"acquiring labgrid place {self.place.name}"):
+            self.place.acquire()
+        try:
+            resources = self.place.resources()
+            if self.link.flash and resources.debug_probe:
+                raise PqscopeError(f"labgrid place {self.place.name}: pqscope cannot flash through labgrid yet; flash "
+                                   "its board beforehand and pass --no-flash")
+            # A place without a debug probe keeps its image: the device's INFO is checked instead.
+            with open_port(resources.serial_url, self.link.baud or resources.baud or self.board.baud) as port:
+                yield Connection(self._session(port, on_receive), resources.serial_url)
+        finally:
+            self.place.release()
+
+    def flash(self, elf: Path, console: Console) -> None:
+        raise PqscopeError(f"pqscope cannot flash through labgrid yet: flash place {self.place.name}'s board itself")
+
+    def describe(self) -> dict:
+        return {**super().describe(), "place": self.place.name}
+
+    def where(self) -> str:
+        return f"labgrid place {self.place.name}"
+
+
 TARGET_KINDS: dict[str, type[Target]] = {"vboard": VirtualTarget, "serial": SerialTarget}
 
 
@@ -237,6 +279,16 @@ def open_target(root: Path, board: Board, link: Link = Link()) -> Target:
     return target_kind(board)(root, board, link)
 
 
-def open_shard_targets(root: Path, board: Board, links: list[Link], jobs: int | None = None) -> list[Target]:
-    """The targets of a measurement on `board` cut into shards (see Target.for_shards)."""
-    return target_kind(board).for_shards(root, board, links, jobs)
+def open_shard_targets(root: Path, board: Board, links: list[Link], jobs: int | None = None,
+                       places: tuple[str, ...] = (), coordinator: str | None = None) -> list[Target]:
+    """The targets of a measurement on `board` cut into shards: a board per labgrid place in
+    `places`, else as its kind says (see Target.for_shards)."""
+    if not places:
+        return target_kind(board).for_shards(root, board, links, jobs)
+    if target_kind(board) is VirtualTarget:
+        raise PqscopeError(f"board {board.name} is emulated here; labgrid places hold real boards: name their "
+                           "kind with --board (e.g. stm32f4discovery)")
+    if jobs is not None and jobs != len(places):
+        raise PqscopeError(f"-j {jobs} with {len(places)} --labgrid-place: each shard needs a place of its own")
+    client = labgrid_client(root)
+    return [LabgridTarget(root, board, links[0], Place(name, coordinator, client)) for name in places]
