@@ -2,9 +2,9 @@
 
 The default suite checks the detector both ways in minutes: the leaky controls, native-double
 Falcon and its soft-float multiplication (falcon-fp-mul) must be flagged, the constant-time twins,
-ML-DSA and Falcon's assembly multiplication must not; native-double Falcon and ML-DSA again with
-on-device probes instead of the profiler (what a real board can show). The long runs (Falcon's
-emulated modes at N and 10 N, the twins at 10^5) need PQSCOPE_SLOW_TESTS=1."""
+ML-DSA and Falcon's assembly multiplication must not; native-double Falcon again with on-device
+probes instead of the profiler (what a real board can show). The long runs (Falcon's emulated
+modes at N and 10 N, the twins at 10^5, ML-DSA through probes) need PQSCOPE_SLOW_TESTS=1."""
 
 import json
 import os
@@ -116,6 +116,7 @@ def test_native_double_falcon_leaks_through_a_probe_as_a_board_would_see_it(tmp_
     assert document["probe_inflation"]["share_of_total"] > 0
 
 
+@slow  # the probes' attempt correction, as the profiler's in test_ml_dsa_rejections_...: 2000 signatures more
 def test_ml_dsa_is_not_a_leak_through_probes_either(tmp_path):
     document = ct("ml-dsa-44", "m4f", NO_LEAK_N, tmp_path, "--probes")
     assert document["verdict"] == "no-leak", document["reason"]

@@ -1,5 +1,6 @@
 """End to end on the virtual board: every catalogue image runs keygen/sign/verify through the
-pqscope CLI, verifies on the device, and replays bit-identically from the same seed.
+pqscope CLI and verifies on the device; one image of each family runs again from the same seed and
+replays bit-identically, cycles included (every image's outputs replay in the transcript test).
 
 Rows marked "slow" in the catalogue (billions of cycles per sample) run only with
 PQSCOPE_SLOW_TESTS=1, e.g. `PQSCOPE_SLOW_TESTS=1 ctest --preset stm32f4discovery -R e2e`.
@@ -19,6 +20,10 @@ from pqscope.frames import FrameDecoder
 ROOT = Path(__file__).resolve().parents[2]
 PQSCOPE = [sys.executable, "-m", "pqscope"]
 SAMPLES = 1  # one sample per row and run: the replay check needs no more
+# One image per family runs twice: the cycle counts' determinism is the platform's, not the scheme's.
+REPLAYED = {("ml-dsa-44", "m4f"), ("falcon-512", "fpemu-m4"), ("fndsa_provisional-512", "m4f"),
+            ("sphincs-sha2-128f-simple", "clean"), ("ecdsa-p256", "mbedtls"), ("control-branch", "ct"),
+            ("falcon-fp-mul", "fpnative")}
 
 
 RUN_SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
@@ -48,7 +53,6 @@ def _run(scheme: str, impl: str, seed: str, out: Path) -> dict:
 @pytest.mark.parametrize(("scheme", "impl"), _catalogue_rows())
 def test_runs_verifies_and_replays_identically(scheme, impl, tmp_path):
     first = _run(scheme, impl, "5eed", tmp_path / "first")
-    _run(scheme, impl, "5eed", tmp_path / "second")
 
     assert first["board"] == "virtual"
     assert {r["op"] for r in first["results"]} == {"keygen", "sign", "verify"}
@@ -61,6 +65,9 @@ def test_runs_verifies_and_replays_identically(scheme, impl, tmp_path):
     rows = list(csv.DictReader((tmp_path / "first/samples.csv").open()))
     assert len(rows) == 3 * SAMPLES
     assert all(row["verified"] == "true" and row["status"] == "ok" for row in rows)
+    if (scheme, impl) not in REPLAYED:
+        return
+    _run(scheme, impl, "5eed", tmp_path / "second")
     assert (tmp_path / "first/samples.csv").read_bytes() == (tmp_path / "second/samples.csv").read_bytes()
     # Every record answering a command replays bit for bit (the boot announcement, seq 0, may
     # arrive before the port is opened, so it is not compared).

@@ -437,7 +437,8 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Continue an interrupted test in this directory to its -n signatures, with its parameters "
-                   "(meta.json); --port, --baud, --timeout and --flash may be given again.")
+                   "(meta.json), on any boards: -j, --port, --labgrid-place and the other connection options may "
+                   "be given again.")
 @JSON_OPTION
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
