@@ -306,6 +306,8 @@ class CtCapture(Capture):
 
     def update(self, meta) -> None:
         """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
+        if not self._keys_made:
+            return
         known = {key["key_id"] for key in meta.keys}
         while self._keys_made:
             key = self._keys_made.popleft()
