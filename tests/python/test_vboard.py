@@ -1,5 +1,7 @@
+import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -65,6 +67,28 @@ def test_the_uart_reads_what_the_device_sent_before_it_opened(emulator, elf, tmp
             (frame,) = FrameDecoder().feed(bytes(received))
             assert decode_message(frame) == make_info()
             assert len(received) == board._traffic.idle[1]
+
+
+def test_the_emulator_ends_when_pqscope_is_killed(emulator, elf, tmp_path):
+    script = (f"import sys, time\nsys.path[:0] = {sys.path!r}\nfrom pqscope.vboard import VirtualBoard\n"
+              f"board = VirtualBoard(__import__('pathlib').Path({str(emulator)!r}), "
+              f"__import__('pathlib').Path({str(elf)!r}), __import__('pathlib').Path({str(tmp_path / 's.json')!r}))\n"
+              "board.__enter__()\nprint(board._process.pid, flush=True)\ntime.sleep(3600)\n")
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    emulator_pid = int(parent.stdout.readline())
+    parent.kill()  # no chance to stop its emulator itself
+    parent.wait()
+    deadline = time.monotonic() + 60  # only bounds a failure
+    while Path(f"/proc/{emulator_pid}").exists() and _state(emulator_pid) != "Z":
+        assert time.monotonic() < deadline, "the emulator outlived pqscope"
+        time.sleep(0.05)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, IndexError):
+        return "gone"
 
 
 def test_emulator_error_line_becomes_the_error(emulator, elf, tmp_path, monkeypatch):

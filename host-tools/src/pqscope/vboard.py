@@ -1,5 +1,6 @@
 """Running the virtual board (the pqscope-vboard emulator) on an image, with its UART on a pty."""
 
+import ctypes
 import fcntl
 import os
 import queue
@@ -25,6 +26,15 @@ STOP_SECONDS = 5.0
 
 class VBoardError(PqscopeError):
     pass
+
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _end_with_parent() -> None:
+    """In the emulator's process before it starts: SIGTERM when pqscope ends, even killed, so that
+    no emulator outlives the command that started it (its own session keeps it from Ctrl-C)."""
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class VirtualBoard:
@@ -61,7 +71,7 @@ class VirtualBoard:
                 self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, text=True,
                 # Its own session: Ctrl-C stops pqscope, which then stops the emulator and keeps its stats.
-                start_new_session=True,
+                start_new_session=True, preexec_fn=_end_with_parent,
             )
         except OSError as error:
             raise VBoardError(f"cannot start the emulator {self.command[0]}: {error.strerror}") from None
