@@ -29,12 +29,13 @@ class VBoardError(PqscopeError):
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+_prctl = ctypes.CDLL(None).prctl  # looked up here: the forked child only calls it
 
 
 def _end_with_parent() -> None:
     """In the emulator's process before it starts: SIGTERM when pqscope ends, even killed, so that
     no emulator outlives the command that started it (its own session keeps it from Ctrl-C)."""
-    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class VirtualBoard:
