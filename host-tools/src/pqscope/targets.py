@@ -130,7 +130,7 @@ class Target:
 
     def where(self) -> str:
         """The board in words, for messages about one board of several."""
-        return f"the board on {self.link.port}" if self.link.port else f"{self.board.name}"
+        return f"the board on {self.link.port}" if self.link.port else self.board.name
 
     def _session(self, port, on_receive) -> DeviceSession:
         return DeviceSession(port, on_receive=on_receive, sample_timeout=self.link.timeout)
