@@ -18,7 +18,6 @@ from pqscope.leakstats import (
     cohens_d,
     function_thresholds,
     leak_bound,
-    plot_t_vs_n,
     rank_functions,
     samples_needed,
     split_classes,
@@ -26,6 +25,7 @@ from pqscope.leakstats import (
     t_tests,
     welch_t,
 )
+from pqscope.plots import plot_t_vs_n
 
 # Bootstrap resamples where a test does not look at the intervals: keeps the suite fast.
 FEW_RESAMPLES = 100

@@ -17,7 +17,7 @@ from pqscope.protocol import Op, Status
 from pqscope.transport import TransportError
 from pqscope.vboard import VirtualBoard
 
-SAMPLES = 400
+SAMPLES = 200
 RATE = 0.02
 OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 MASTER_SEED = b"faults on the virtual board"
@@ -32,17 +32,32 @@ TICK_CYCLES = 100
 TICK_STACK_BYTES = 128
 
 
-@pytest.fixture
-def toy_board(tmp_path):
-    """The toy signature image on the virtual board: returns a function opening its UART (which
-    knows when the device waits for input)."""
+@contextlib.contextmanager
+def running_toy_board(directory):
+    """The toy signature image on a virtual board: yields a function opening its UART (which knows
+    when the device waits for input)."""
     with contextlib.ExitStack() as stack:
-        board = stack.enter_context(VirtualBoard(EMULATOR, IMAGES / "toy-signature/mac.elf", tmp_path / "stats.json"))
+        board = stack.enter_context(VirtualBoard(EMULATOR, IMAGES / "toy-signature/mac.elf", directory / "stats.json"))
 
         def open_uart():
             return stack.enter_context(board.open_uart())
 
         yield open_uart
+
+
+@pytest.fixture
+def toy_board(tmp_path):
+    with running_toy_board(tmp_path) as open_uart:
+        yield open_uart
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory) -> dict:
+    """The samples through a clean line, from a board of their own: every faulty line's must equal them."""
+    with running_toy_board(tmp_path_factory.mktemp("clean")) as open_uart:
+        samples: dict = {}
+        collect(DeviceSession(open_uart()), samples)
+        return samples
 
 
 def collect(session: DeviceSession, done: dict) -> None:
@@ -70,11 +85,8 @@ def faulty_session(port, fault: Fault, seed: int) -> tuple[DeviceSession, Faulty
 
 
 @pytest.mark.parametrize("fault", [f for f in Fault if f not in (Fault.RESET, Fault.DISCONNECT)])
-def test_samples_through_a_faulty_line_equal_the_clean_ones(toy_board, fault):
-    port = toy_board()
-    clean: dict = {}
-    collect(DeviceSession(port), clean)
-    session, faulty = faulty_session(port, fault, seed=list(Fault).index(fault))
+def test_samples_through_a_faulty_line_equal_the_clean_ones(toy_board, clean, fault):
+    session, faulty = faulty_session(toy_board(), fault, seed=list(Fault).index(fault))
     damaged: dict = {}
     collect(session, damaged)
 
@@ -89,10 +101,8 @@ def test_samples_through_a_faulty_line_equal_the_clean_ones(toy_board, fault):
     assert recovered >= sum(faulty.injected.values()) // 2
 
 
-def test_a_pulled_cable_loses_nothing_once_the_line_is_back(toy_board):
+def test_a_pulled_cable_loses_nothing_once_the_line_is_back(toy_board, clean):
     port = toy_board()
-    clean: dict = {}
-    collect(DeviceSession(port), clean)
     damaged: dict = {}
     disconnects = 0
     while len(damaged) < SAMPLES:

@@ -268,17 +268,19 @@ def _parse_seed(text: str | None) -> bytes:
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Continue an interrupted run (or default suite) in this directory to its -n samples, with "
                    "its parameters (meta.json, suite.json); --port, --baud, --timeout and --flash may be given again.")
+@click.option("--report/--no-report", "with_report", default=True, show_default=True,
+              help="Write report.md and report.html (`pqscope report --format md|html` prints them later).")
 @JSON_OPTION
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, probed,
-        probe_names, port, baud, timeout, flash, out, resume_path, as_json) -> None:
+        probe_names, port, baud, timeout, flash, out, resume_path, with_report, as_json) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board, save and report."""
     root = repo_root()
     if resume_path is not None:
         _refuse_fixed_options(ctx, RESUME_FIXED)
         board_name, what, members = resumed_run(root, resume_path)
         _measure_members(ctx, _runner(root, get_board(root, board_name), port, baud, timeout, flash), members, what,
-                         resume_path, as_json)
+                         resume_path, with_report, as_json)
         return
     board = get_board(root, board_name)
     catalogue = load_catalogue(root)
@@ -301,23 +303,24 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         only = selected[0]
         path = out or root / "runs" / f"{stamp}-{board.name}-{only.scheme}-{only.impl}"
         members = [Member(only, path)]
-    _measure_members(ctx, runner, members, what, path, as_json)
+    _measure_members(ctx, runner, members, what, path, with_report, as_json)
 
 
 def _measure_members(ctx: click.Context, runner: Runner, members: list[Member], what: SampleCapture, path: Path,
-                     as_json: bool) -> None:
+                     with_report: bool, as_json: bool) -> None:
     """Measures the members of the run or suite at `path`, then reports it and prints its results."""
     interrupted = runner.measure_members(members, what)
     runs = [load_run(run_path) for run_path in find_runs(path)]
     document = runs_document(path, runs)
-    report = write_reports(path, document, runs)
+    report = write_reports(path, document, runs) if with_report else None
     if interrupted:
         ctx.exit(130)
     if as_json:
         _print_json(document)
     else:
         print_results(_wide_console(), document)
-        stderr().print(f"report: {report}")
+        if report:
+            stderr().print(f"report: {report}")
 
 
 # The run's parameters, which --resume takes from meta.json (or a suite's suite.json), by their

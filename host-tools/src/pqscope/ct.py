@@ -319,8 +319,7 @@ class CtCapture(Capture):
         run_dir.write_record(ct_record(record))
 
     def finish(self, implementation, path, records, meta, profiled) -> dict:
-        from .leakstats import plot_t_vs_n, t_against_n  # matplotlib: loaded only for the report
-        from .plots import class_ecdfs_png
+        from .plots import class_ecdfs_png, plot_t_vs_n  # matplotlib: loaded only for the report
 
         # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
         # stay in ct.csv, outside the verdict.
@@ -346,7 +345,7 @@ class CtCapture(Capture):
         _sort_by_index(path / self.samples_name)
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
         write_atomically(path / "report.html", ct_page(
-            document, plot_t_vs_n(t_against_n(evidence.classes, evidence.values)),
+            document, plot_t_vs_n(leakstats.t_against_n(evidence.classes, evidence.values)),
             class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
         return document
 

@@ -20,7 +20,6 @@ Welch's t throughout is (mean random - mean fixed) / standard error: positive wh
 keys are slower.
 """
 
-import io
 import math
 import warnings
 from collections.abc import Mapping, Sequence
@@ -451,37 +450,6 @@ def t_against_n(classes: ArrayLike, cycles: ArrayLike, *, points: int = 20, firs
         name, max_abs_t = strongest(tests) or (None, None)
         series.append(TPoint(int(n), tests["raw"].n_fixed, tests["raw"].n_random, max_abs_t, name))
     return series
-
-
-def plot_t_vs_n(series: Sequence[TPoint]) -> bytes:
-    """|t| against samples as a PNG, with both thresholds; infinite |t| drawn as triangles on top."""
-    # matplotlib is imported here, not at module level: the statistics do not need it.
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    counted = [point for point in series if point.max_abs_t is not None]
-    finite = [point for point in counted if math.isfinite(point.max_abs_t)]
-    infinite = [point for point in counted if not math.isfinite(point.max_abs_t)]
-    figure, axes = plt.subplots(figsize=(6, 4))
-    axes.plot([p.n for p in finite], [p.max_abs_t for p in finite], marker="o", label="max |t|")
-    top = 1.5 * max([DEFINITE_LEAK_T] + [p.max_abs_t for p in finite])
-    if infinite:
-        axes.plot([p.n for p in infinite], [top] * len(infinite), "^", color="red",
-                  label="infinite (constant classes differ)")
-    axes.axhline(LEAK_EVIDENCE_T, color="orange", linestyle="--", label=f"evidence |t| = {LEAK_EVIDENCE_T:g}")
-    axes.axhline(DEFINITE_LEAK_T, color="red", linestyle="--", label=f"leak |t| = {DEFINITE_LEAK_T:g}")
-    axes.set_xscale("log")
-    # Linear up to the thresholds, logarithmic above: a definite leak can reach |t| in the thousands.
-    axes.set_yscale("symlog", linthresh=DEFINITE_LEAK_T)
-    axes.set_xlabel("samples (both classes)")
-    axes.set_ylabel("max |t|")
-    axes.legend(fontsize="small")
-    axes.grid(alpha=0.3)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
-    plt.close(figure)
-    return buffer.getvalue()
 
 
 def class_ecdfs(classes: ArrayLike, cycles: ArrayLike) -> dict[str, tuple[np.ndarray, np.ndarray]]:

@@ -1,20 +1,25 @@
 """Figures for reports (matplotlib, rendered off-screen to PNG bytes)."""
 
 import io
+import math
+from collections.abc import Sequence
 
 import matplotlib
 
 matplotlib.use("Agg")
+# Laid out as they are drawn: savefig's bbox_inches="tight" would draw every figure twice.
+matplotlib.rcParams["figure.constrained_layout.use"] = True
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
+from .leakstats import DEFINITE_LEAK_T, LEAK_EVIDENCE_T, TPoint, class_ecdfs  # noqa: E402
 from .runs import Run  # noqa: E402
 from .tls import INITCWND_SEGMENTS, MSS_BYTES, TARGET_BYTES  # noqa: E402
 
 
 def _png(figure) -> bytes:
     buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    figure.savefig(buffer, format="png", dpi=110)
     plt.close(figure)
     return buffer.getvalue()
 
@@ -86,11 +91,9 @@ def tls_budget(labels: list[str], rows: list[dict]) -> bytes:
 
 def class_ecdfs_png(classes, cycles, label: str = "signing cycles") -> bytes:
     """The ECDFs of the fixed-key and the random-key signatures' `label` on one axis."""
-    from .leakstats import class_ecdfs
-
     figure, axis = plt.subplots(figsize=(7, 4))
-    for label, (values, probabilities) in class_ecdfs(classes, cycles).items():
-        axis.step(values, probabilities, where="post", label=f"{label} key")
+    for key_class, (values, probabilities) in class_ecdfs(classes, cycles).items():
+        axis.step(values, probabilities, where="post", label=f"{key_class} key")
     axis.set_xlabel(label)
     axis.set_ylabel("fraction of signatures")
     axis.grid(alpha=0.3)
@@ -128,4 +131,27 @@ def falcon_modes_png(document: dict) -> bytes:
     for axis in (op_axis, fp_axis):
         axis.legend(fontsize="small")
         axis.grid(axis="y", which="both", alpha=0.3)
+    return _png(figure)
+
+
+def plot_t_vs_n(series: Sequence[TPoint]) -> bytes:
+    """|t| against samples as a PNG, with both thresholds; infinite |t| drawn as triangles on top."""
+    counted = [point for point in series if point.max_abs_t is not None]
+    finite = [point for point in counted if math.isfinite(point.max_abs_t)]
+    infinite = [point for point in counted if not math.isfinite(point.max_abs_t)]
+    figure, axes = plt.subplots(figsize=(6, 4))
+    axes.plot([p.n for p in finite], [p.max_abs_t for p in finite], marker="o", label="max |t|")
+    top = 1.5 * max([DEFINITE_LEAK_T] + [p.max_abs_t for p in finite])
+    if infinite:
+        axes.plot([p.n for p in infinite], [top] * len(infinite), "^", color="red",
+                  label="infinite (constant classes differ)")
+    axes.axhline(LEAK_EVIDENCE_T, color="orange", linestyle="--", label=f"evidence |t| = {LEAK_EVIDENCE_T:g}")
+    axes.axhline(DEFINITE_LEAK_T, color="red", linestyle="--", label=f"leak |t| = {DEFINITE_LEAK_T:g}")
+    axes.set_xscale("log")
+    # Linear up to the thresholds, logarithmic above: a definite leak can reach |t| in the thousands.
+    axes.set_yscale("symlog", linthresh=DEFINITE_LEAK_T)
+    axes.set_xlabel("samples (both classes)")
+    axes.set_ylabel("max |t|")
+    axes.legend(fontsize="small")
+    axes.grid(alpha=0.3)
     return _png(figure)
