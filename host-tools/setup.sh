@@ -43,6 +43,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
+# labgrid (client, coordinator, exporter) in a venv of its own: it brings its own fork of pyserial.
+# Installed beside the main venv's packages (both mostly wait on downloads and unpacking).
+labgrid_stamp="$labgrid_venv/.pqscope-installed"
+labgrid_install=""
+if [ "$(cat "$labgrid_stamp" 2>/dev/null)" != "$labgrid_pin" ]; then
+  say "installing $labgrid_pin into .venv-labgrid"
+  (python3 -m venv "$labgrid_venv" && "$labgrid_venv/bin/python" -m pip install -q "$labgrid_pin" \
+    && echo "$labgrid_pin" > "$labgrid_stamp") &
+  labgrid_install=$!
+fi
+
 if [ ! -x "$venv/bin/python" ]; then
   say "creating the Python environment in .venv"
   python3 -m venv "$venv"
@@ -56,19 +67,13 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/python" -m pip install -q --upgrade pip
   "$venv/bin/python" -m pip install -q -e "$root/host-tools[test]"
   # CMake >= 3.25 is required; older distributions get it from PyPI inside the venv.
-  if ! cmake -P /dev/stdin <<<'if(CMAKE_VERSION VERSION_LESS 3.25)
-message(FATAL_ERROR "old")
-endif()' >/dev/null 2>&1; then
+  cmake_version=$(cmake --version | awk 'NR == 1 {print $3}')
+  if [ "$(printf '%s\n' 3.25 "$cmake_version" | sort -V | head -1)" != 3.25 ]; then
     "$venv/bin/python" -m pip install -q "cmake>=3.25"
   fi
   echo "$want" > "$stamp"
 fi
 
-# labgrid (client, coordinator, exporter) in a venv of its own: it brings its own fork of pyserial.
-labgrid_stamp="$labgrid_venv/.pqscope-installed"
-if [ "$(cat "$labgrid_stamp" 2>/dev/null)" != "$labgrid_pin" ]; then
-  say "installing $labgrid_pin into .venv-labgrid"
-  python3 -m venv "$labgrid_venv"
-  "$labgrid_venv/bin/python" -m pip install -q "$labgrid_pin"
-  echo "$labgrid_pin" > "$labgrid_stamp"
+if [ -n "$labgrid_install" ] && ! wait "$labgrid_install"; then
+  say "installing $labgrid_pin into .venv-labgrid failed"; exit 1
 fi
