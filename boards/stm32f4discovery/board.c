@@ -6,6 +6,7 @@
 
 #include <libopencm3/cm3/cortex.h>
 #include <libopencm3/cm3/systick.h>
+#include <libopencm3/stm32/desig.h>
 #include <libopencm3/stm32/flash.h>
 #include <libopencm3/stm32/gpio.h>
 #include <libopencm3/stm32/rcc.h>
@@ -149,4 +150,19 @@ FAULT_HANDLER(usage_fault_handler, 3)
 const char *hal_board_name(void)
 {
   return "stm32f4discovery";
+}
+
+/* The chip's 96-bit unique ID (RM0090 section 39.1) as 24 hex digits, its highest word first. */
+const char *hal_board_serial(void)
+{
+  static char serial[25];
+  if (serial[0] == '\0') {
+    for (unsigned word = 0; word < 3; word++) {
+      uint32_t value = MMIO32(DESIG_UNIQUE_ID_BASE + 4 * (2 - word));
+      for (unsigned digit = 0; digit < 8; digit++) {
+        serial[8 * word + digit] = "0123456789ABCDEF"[(value >> (28 - 4 * digit)) & 0xFu];
+      }
+    }
+  }
+  return serial;
 }

@@ -109,6 +109,7 @@ static void send_info(uint16_t seq)
   pqs_put_u8(&w, pqs_probe_count);
   pqs_put_u32(&w, pqs_probe_self_cycles);
   pqs_put_u32(&w, pqs_probe_call_cycles);
+  pqs_put_str(&w, hal_board_serial());
   send_record(REC_INFO, seq, &w);
 }
 

@@ -55,3 +55,8 @@ const char *hal_board_name(void)
 {
   return "fake";
 }
+
+const char *hal_board_serial(void)
+{
+  return "0123456789ABCDEF01234567";
+}

@@ -121,6 +121,7 @@ static void expect_info(uint16_t seq)
   REQUIRE(pqs_get_u8(&r) == 0); /* probes: the toy image has none */
   pqs_get_u32(&r);              /* probe_self_cycles */
   pqs_get_u32(&r);              /* probe_call_cycles */
+  skip_string(&r);              /* board_serial */
   require_end(&r);
 }
 

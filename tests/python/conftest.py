@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from fakedevice import FakeDevice
+from fakedevice import FakeDevice, make_info
 from pqscope.device import DeviceSession
 from pqscope.transport import open_port
 
@@ -41,7 +41,8 @@ def pty_device():
     def start(info=None, behaviour=None):
         master, slave = os.openpty()
         tty.setraw(slave)
-        device = FakeDevice(master, info, behaviour).start()
+        # Each board a serial number of its own, as real ones have.
+        device = FakeDevice(master, info or make_info(serial=f"{len(started) + 1:024X}"), behaviour).start()
         started.append((device, master, slave))
         return device, os.ttyname(slave)
 
@@ -168,3 +169,8 @@ def fake_toolchain(tmp_path, tiny_elf, monkeypatch):
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     install()
     return install
+
+
+def without_board(rows: list[dict]) -> list[dict]:
+    """CSV rows (DictReader's) but for the column naming the board that measured each."""
+    return [{key: value for key, value in row.items() if key != "board"} for row in rows]

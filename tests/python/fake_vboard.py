@@ -26,6 +26,7 @@ def main() -> int:
     parser.add_argument("--uart", choices=["pty", "stdio"], required=True)
     parser.add_argument("--stats", type=Path)
     parser.add_argument("--max-cycles", type=int)
+    parser.add_argument("--uid", required=True)  # the host names every board it starts
     args = parser.parse_args()
     if "FAKE_VBOARD_ERROR" in os.environ:
         print(f"vboard: error: {os.environ['FAKE_VBOARD_ERROR']}", file=sys.stderr)
@@ -36,7 +37,7 @@ def main() -> int:
     behaviour = Behaviour()
     if os.environ.get("FAKE_DEVICE_IMAGE", image) == image:
         behaviour = Behaviour(**json.loads(os.environ.get("FAKE_DEVICE", "{}")))
-    device = FakeDevice(master, make_info(scheme=args.elf.parent.name, impl=args.elf.stem), behaviour,
+    device = FakeDevice(master, make_info(scheme=args.elf.parent.name, impl=args.elf.stem, serial=args.uid), behaviour,
                         on_idle=lambda rx, tx: print(f"vboard: idle rx={rx} tx={tx}", file=sys.stderr, flush=True))
     if "FAKE_VBOARD_STOPPED" in os.environ:
         stopped = Path(os.environ["FAKE_VBOARD_STOPPED"])

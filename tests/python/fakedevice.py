@@ -53,9 +53,9 @@ def fake_digest(seed: bytes, msg_len: int) -> bytes:
 KEY_SLOTS = 4
 
 
-def make_info(board="stm32f4discovery", scheme="ml-dsa-44", impl="m4f") -> Info:
+def make_info(board="stm32f4discovery", scheme="ml-dsa-44", impl="m4f", serial="0000002A0000002A0000002A") -> Info:
     return Info(PROTOCOL_VERSION, MAX_MSG_LEN, 24_000_000, 1312, 2560, 2420, 100_000,
-                board, scheme, impl, "test-build", "fake-cc", key_slots=KEY_SLOTS)
+                board, scheme, impl, "test-build", "fake-cc", key_slots=KEY_SLOTS, board_serial=serial)
 
 
 def fake_slot_sign_cycles(key: bytes, seed: bytes, key_leak: int) -> int:
@@ -86,6 +86,7 @@ class Behaviour:
     key_leak: int = 0  # SIGN_SLOT takes this many cycles more per unit of a key-derived value
     probes: tuple[str, ...] = ()  # the functions the image probes
     probe_leak: int = 0  # SIGN_SLOT: the last probe's cycles grow by this per unit of the key value
+    extra_cycles: int = 0  # SIGN_SLOT takes this many cycles more, whatever the key: a board unlike the others
 
 
 class FakeDevice:
@@ -192,7 +193,7 @@ class FakeDevice:
             self._send(Done(command.sample_id, Status.OK), frame.seq)
         elif isinstance(command, SignSlot):
             key = self.keys[command.slot]
-            cycles = fake_slot_sign_cycles(key, command.seed, self.behaviour.key_leak)
+            cycles = fake_slot_sign_cycles(key, command.seed, self.behaviour.key_leak) + self.behaviour.extra_cycles
             leak = self.behaviour.probe_leak * (key[0] % 8)
             probes = self._probes(command.seed, last_leak=leak)
             self._send(Sample(command.sample_id, Op.SIGN, Status.OK, cycles + leak, fake_stack(Op.SIGN), probes),

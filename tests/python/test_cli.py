@@ -13,7 +13,7 @@ from pqscope.build import read_size
 from pqscope.capture import sample_seed
 from pqscope.cli import BENCH_SAMPLES, BENCH_SEED, cli
 from pqscope.frames import FrameDecoder
-from pqscope.protocol import Info, Op, decode_message
+from pqscope.protocol import PROTOCOL_VERSION, Info, Op, decode_message
 
 
 def invoke(*args: str):
@@ -63,7 +63,7 @@ def test_missing_port(fake_repo, fake_toolchain):
     [
         ({"FAKE_VBOARD_ERROR": "cannot load ELF: bad magic"}, "virtual board: cannot load ELF: bad magic"),
         ({"FAKE_DEVICE": '{"answer_commands": 1}'}, "device not answering on /dev/"),
-        ({"FAKE_DEVICE": '{"version": 3}'}, "the device speaks protocol version 3"),
+        ({"FAKE_DEVICE": f'{{"version": {PROTOCOL_VERSION + 1}}}'}, f"the device speaks protocol version {PROTOCOL_VERSION + 1}"),
     ],
 )
 def test_run_failures_are_one_line(fake_repo, fake_toolchain, monkeypatch, tmp_path, env, expected):

@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from test_cli import assert_one_line_error
+from conftest import without_board
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
 from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse, analyse_ct, capture_ct, join_intervals, schedule
@@ -202,26 +203,51 @@ def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, t
     assert "<img" in (out / "report.html").read_text()
 
 
+def sharded_ct(pty_device, out, behaviours: list[Behaviour], *options: str) -> tuple[dict, list[str]]:
+    """`pqscope ct` on a fake board per behaviour (ML-DSA-44, 300 signatures); its document and ports."""
+    ports = [pty_device(behaviour=behaviour)[1] for behaviour in behaviours]
+    result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", *(a for p in ports for a in ("--port", p)),
+                                      "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed",
+                                      "07", "--out", str(out), "--json", *options])
+    assert result.exit_code == 0, result.stderr
+    return {k: v for k, v in json.loads(result.stdout).items() if k != "run_dir"}, ports
+
+
 def test_two_boards_give_one_boards_result(fake_repo, fake_toolchain, pty_device, tmp_path):
-    """Each board takes every other pair of signatures; the verdict, ct.csv and the keys are those
-    of one board (the test stops at its first look, where the second board may have taken a few
-    signatures more), and meta.json names both boards."""
-    documents, ports = [], []
+    """Each board takes every other pair of signatures; the verdict, ct.csv (but for the column
+    naming the board of each signature) and the keys are those of one board (the test stops at its
+    first look, where the second board may have taken a few signatures more), and meta.json names
+    both boards."""
+    documents = []
     for boards in (1, 2):
-        ports = [arg for _ in range(boards) for arg in ("--port", pty_device(behaviour=Behaviour(key_leak=400))[1])]
-        out = tmp_path / f"on-{boards}"
-        result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", *ports, "--no-flash", "--scheme",
-                                          "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed", "07", "--out", str(out),
-                                          "--json"])
-        assert result.exit_code == 0, result.stderr
-        documents.append({k: v for k, v in json.loads(result.stdout).items() if k != "run_dir"})
-    assert documents[0] == documents[1] and documents[0]["verdict"] == "leak"
-    one_board, two_boards = ((tmp_path / f"on-{boards}/ct.csv").read_text().splitlines() for boards in (1, 2))
-    assert len(one_board) == 1 + 100 and two_boards[:len(one_board)] == one_board
+        document, ports = sharded_ct(pty_device, tmp_path / f"on-{boards}", [Behaviour(key_leak=400)] * boards)
+        documents.append(document)
+    per_board = documents[1].pop("boards")
+    assert documents[0] == documents[1] and documents[0]["verdict"] == "leak" and "boards" not in documents[0]
+    one_board, two_boards = (list(csv.DictReader((tmp_path / f"on-{boards}/ct.csv").open())) for boards in (1, 2))
+    assert len(one_board) == 100 and without_board(two_boards[:len(one_board)]) == without_board(one_board)
     one, two = (json.loads((tmp_path / f"on-{boards}/meta.json").read_text()) for boards in (1, 2))
     assert sorted(one["keys"], key=lambda key: key["key_id"]) == sorted(two["keys"], key=lambda key: key["key_id"])
-    assert [shard["port"] for shard in two["shards"]] == ports[1::2] and "port" not in two
+    assert [shard["port"] for shard in two["shards"]] == ports and "port" not in two
+    serials = [shard["board_serial"] for shard in two["shards"]]
+    assert len(set(serials)) == 2 and two["boards"] == {serial: {"target": "serial", "port": port}
+                                                         for serial, port in zip(serials, ports)}
+    # Each signature names the board of its shard: pairs dealt to the boards in turn.
+    assert all(row["board"] == serials[int(row["index"]) // 2 % 2] for row in two_boards)
+    assert [(board["board"], board["port"], board["stands_out"]) for board in per_board] == [
+        (serial, port, False) for serial, port in sorted(zip(serials, ports))]
     assert (tmp_path / "on-2/shards/1/raw.bin").stat().st_size > 0
+
+
+def test_a_board_unlike_the_others_stands_out(fake_repo, fake_toolchain, pty_device, tmp_path):
+    """A board whose signatures all take longer (another clock, firmware or chip revision) is named
+    in the per-board summary, the command's output and the report."""
+    document, ports = sharded_ct(pty_device, tmp_path / "ct", [Behaviour(), Behaviour(), Behaviour(extra_cycles=900)],
+                                 "--fixed-n")
+    out_of_line = [board for board in document["boards"] if board["stands_out"]]
+    assert [board["port"] for board in out_of_line] == [ports[2]]
+    assert abs(float(out_of_line[0]["t_against_the_boards"])) > 4.5
+    assert "stands out" in (tmp_path / "ct/report.html").read_text()
 
 
 @pytest.mark.parametrize(("options", "error"), [

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from conftest import without_board
 from fakedevice import Behaviour, make_info
 from pqscope.cli import cli
 from pqscope.errors import PqscopeError
@@ -49,7 +50,7 @@ def test_a_resumed_capture_makes_the_signatures_and_keys_the_uninterrupted_one_m
 def write_ct(path: Path, rows: int, intervals: int, master_seed: bytes = b"\x07") -> None:
     path.mkdir()
     lines = [",".join(CT_FIELDS)] + [
-        f"{i},{i % 2},0,{derive_seed(master_seed, 'sign', i).hex()},{1000 + i},100,ok" for i in range(rows)]
+        f"{i},{i % 2},0,{derive_seed(master_seed, 'sign', i).hex()},{1000 + i},100,ok,B{i % 2}" for i in range(rows)]
     (path / "ct.csv").write_text("\r\n".join(lines) + "\r\n")
     (path / "intervals.jsonl").write_text("".join(json.dumps({"interval": i, "sample_id": i, "functions": {}}) + "\n"
                                                   for i in range(intervals)))
@@ -124,11 +125,15 @@ def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolcha
     _devices, ports = ports_of(pty_device, resumed_on, **device_options)  # boards that answer the rest
     result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
     assert result.exit_code == 0, result.stderr
-    assert ct_rows(out) == ct_rows(whole)  # in the schedule's order, whichever board took each signature
+    # In the schedule's order, whichever board took each signature.
+    assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
     document = json.loads(result.stdout)
-    assert {k: v for k, v in document.items() if k != "run_dir"} == {
+    assert {k: v for k, v in document.items() if k not in ("run_dir", "boards")} == {
         k: v for k, v in expected.items() if k != "run_dir"}
     meta = json.loads((out / "meta.json").read_text())
+    # Every board that measured, before and after the kill, is named, and each signature names one.
+    assert len(meta["boards"]) == boards + resumed_on
+    assert {row["board"] for row in ct_rows(out)} == set(meta["boards"])
     assert meta["status"] == "complete" and meta["samples_completed"] == SAMPLES and len(meta["resumed_at"]) == 1
     assert sorted(key["key_id"] for key in meta["keys"]) == list(range(len(meta["keys"])))
     if probed:

@@ -14,7 +14,7 @@ ALL_OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
 def test_hello_returns_info_after_the_boot_announcement(session_on):
     session, device = session_on()
-    assert session.hello() == make_info()
+    assert session.hello() == make_info(serial=device.info.board_serial) == device.info
     assert device.commands == [Hello()]
 
 
@@ -56,7 +56,7 @@ def test_a_corrupted_record_makes_the_host_replay_the_sample(session_on):
 
 def test_bad_frame_from_the_device_makes_the_host_resend(session_on):
     session, device = session_on(behaviour=Behaviour(reject_commands=1))
-    assert session.hello() == make_info()
+    assert session.hello() == device.info
     assert device.commands == [Hello(), Hello()]
 
 

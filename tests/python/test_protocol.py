@@ -17,6 +17,7 @@ from pqscope.protocol import (
     Probe,
     ProbeName,
     ProbeReading,
+    PROTOCOL_VERSION,
     ProtocolError,
     Run,
     Sample,
@@ -34,7 +35,7 @@ def decoded(wire: bytes):
 
 def test_hello_is_an_empty_frame_with_its_type_and_seq():
     frame, message = decoded(encode_message(Hello(), 7))
-    assert (frame.version, frame.type, frame.seq, frame.payload) == (2, 0x01, 7, b"")
+    assert (frame.version, frame.type, frame.seq, frame.payload) == (PROTOCOL_VERSION, 0x01, 7, b"")
     assert message == Hello()
 
 
@@ -56,15 +57,15 @@ def test_info_payload_layout_and_round_trip():
     info = make_info()
     payload = info.payload()
     # The second byte, reserved at first, announces the key pool (0: none).
-    fixed = struct.pack("<BBHIIIII", 2, info.key_slots, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
+    fixed = struct.pack("<BBHIIIII", PROTOCOL_VERSION, info.key_slots, 1024, 24_000_000, 1312, 2560, 2420, 100_000)
     assert info.key_slots > 0
     assert payload.startswith(fixed + b"\x10stm32f4discovery\x09ml-dsa-44\x03m4f")
     assert decoded(encode_message(info, 0))[1] == info
 
 
-def test_info_ends_with_the_probes_and_their_cost():
-    info = replace(make_info(), probes=3, probe_self_cycles=17, probe_call_cycles=40)
-    assert info.payload().endswith(b"\x07fake-cc" + struct.pack("<BII", 3, 17, 40))
+def test_info_ends_with_the_probes_their_cost_and_the_board_serial():
+    info = replace(make_info(serial="0123456789ABCDEF01234567"), probes=3, probe_self_cycles=17, probe_call_cycles=40)
+    assert info.payload().endswith(b"\x07fake-cc" + struct.pack("<BII", 3, 17, 40) + b"\x180123456789ABCDEF01234567")
     assert decoded(encode_message(info, 0))[1] == info
 
 
@@ -104,7 +105,7 @@ def test_done_and_error_round_trip():
 
 
 def test_other_protocol_version_is_a_clear_error():
-    with pytest.raises(VersionMismatch, match="speaks protocol version 1, this tool speaks version 2.*do not match"):
+    with pytest.raises(VersionMismatch, match=f"speaks protocol version 1, this tool speaks version {PROTOCOL_VERSION}.*do not match"):
         decoded(encode_message(make_info(), 0, version=1))
 
 
@@ -116,8 +117,9 @@ def test_other_protocol_version_is_a_clear_error():
         (MessageType.DONE, struct.pack("<IB", 0, 4), "Status 4"),
         (MessageType.SAMPLE, Sample(0, Op.SIGN, Status.OK, 1, 1, (ProbeReading(1, 1),)).payload()[:-1],
          "SAMPLE probes: 11 payload bytes, expected 12"),
-        (MessageType.INFO, make_info().payload()[:-10], "string runs past"),
-        (MessageType.INFO, make_info().payload() + b"x", "INFO probes: 10 payload bytes, expected 9"),
+        (MessageType.INFO, make_info(serial="").payload()[:-11], "string runs past"),
+        (MessageType.INFO, make_info(serial="").payload()[:-1], "INFO: payload ends before a string"),
+        (MessageType.INFO, make_info().payload() + b"x", "INFO: 1 bytes after its last field"),
         (MessageType.PROBE_NAME, b"\x01\x05ab", "string runs past"),
         (MessageType.ERROR, b"\x01\x00\x05ab", "string runs past"),
         (0x55, b"", "unknown message type 0x55"),
@@ -125,4 +127,4 @@ def test_other_protocol_version_is_a_clear_error():
 )
 def test_malformed_records_are_protocol_errors(type_, payload, complaint):
     with pytest.raises(ProtocolError, match=complaint):
-        decode_message(Frame(2, type_, 1, payload))
+        decode_message(Frame(PROTOCOL_VERSION, type_, 1, payload))

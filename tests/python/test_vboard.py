@@ -11,7 +11,7 @@ from pqscope.device import DeviceSession, DeviceTimeout
 from pqscope.frames import FrameDecoder
 from pqscope.protocol import Op, decode_message
 from pqscope.transport import open_port
-from pqscope.vboard import VBoardError, VirtualBoard
+from pqscope.vboard import VBoardError, VirtualBoard, virtual_board_serial
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def test_session_over_the_emulators_pty_and_stats_on_exit(emulator, elf, tmp_pat
     with board:
         with open_port(board.port, 115200) as port:
             session = DeviceSession(port)
-            assert session.hello() == make_info()
+            assert session.hello() == make_info(serial=virtual_board_serial(0))
             session.run_sample(bytes(32), 32, (Op.SIGN,), 0)
     assert board.stats["model_cycles"] > 0
     assert board.stats["model_cycles_per_second"] > 0
@@ -47,7 +47,7 @@ def test_the_uart_knows_when_an_answer_is_lost(emulator, elf, tmp_path, monkeypa
     with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board, board.open_uart() as port:
         # Timeouts of an hour: the silence is known from the device, not from the clock.
         session = DeviceSession(port, answer_timeout=3600, sample_timeout=3600)
-        assert session.hello() == make_info()
+        assert session.hello() == make_info(serial=virtual_board_serial(0))
         with pytest.raises(DeviceTimeout, match="no record of sample 0, and it waits for input"):
             session.run_sample(bytes(32), 32, (Op.SIGN,), 0)
 
@@ -65,7 +65,7 @@ def test_the_uart_reads_what_the_device_sent_before_it_opened(emulator, elf, tmp
                 assert time.monotonic() < deadline
                 received += port.read(64)
             (frame,) = FrameDecoder().feed(bytes(received))
-            assert decode_message(frame) == make_info()
+            assert decode_message(frame) == make_info(serial=virtual_board_serial(0))
             assert len(received) == board._traffic.idle[1]
 
 

@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pqscope.vboard import VirtualBoard
+from pqscope.vboard import VirtualBoard, virtual_board_serial
 
 ROOT = Path(__file__).resolve().parents[2]
 LABGRID = ROOT / ".venv-labgrid/bin"
@@ -50,8 +50,10 @@ class LabgridFarm(contextlib.ExitStack):
             self._start("coordinator", str(LABGRID / "labgrid-coordinator"), "-l", self.coordinator)
             # The exporter gives up on a coordinator that is not listening yet.
             wait_for(lambda: self.client("places", check=False).returncode == 0, "coordinator")
-            boards = [self.enter_context(VirtualBoard(self.emulator, self.elf, self.directory / f"{place}.stats.json"))
-                      for place in self.places]
+            # Each place a board of its own serial number, as a farm's boards are.
+            boards = [self.enter_context(VirtualBoard(self.emulator, self.elf, self.directory / f"{place}.stats.json",
+                                                      serial=virtual_board_serial(number)))
+                      for number, place in enumerate(self.places)]
             self._config = self.directory / "exporter.yaml"
             self._config.write_text("".join(f"{place}:\n  RawSerialPort:\n    port: {board.port}\n    speed: 115200\n"
                                             for place, board in zip(self.places, boards)))

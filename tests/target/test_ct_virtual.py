@@ -6,6 +6,7 @@ ML-DSA and Falcon's assembly multiplication must not; native-double Falcon again
 probes instead of the profiler (what a real board can show). The long runs (Falcon's emulated
 modes at N and 10 N, the twins at 10^5, ML-DSA through probes) need PQSCOPE_SLOW_TESTS=1."""
 
+import csv
 import json
 import os
 import subprocess
@@ -13,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from pqscope.vboard import virtual_board_serial
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
@@ -78,9 +81,15 @@ def test_shards_measure_each_signature_as_one_board_does(tmp_path):
     for jobs, out in runs.items():
         documents[jobs] = ct("ml-dsa-44", "m4f", 200, out, "--fixed-n", jobs=jobs)
         documents[jobs].pop("run_dir")
+    # Two virtual boards agree: each took half the signatures, and neither stands out.
+    boards = documents[2].pop("boards")
+    assert [(board["signatures"], board["stands_out"]) for board in boards] == [(100, False), (100, False)]
     assert documents[1] == documents[2]
     one, two = ((runs[jobs] / "ml-dsa-44-m4f-200") for jobs in (1, 2))
-    assert (one / "ct.csv").read_bytes() == (two / "ct.csv").read_bytes()
+    rows = {jobs: list(csv.DictReader((path / "ct.csv").open())) for jobs, path in ((1, one), (2, two))}
+    # The same rows but for the board that measured each: a virtual board per shard, in turn by pairs.
+    assert [{**row, "board": None} for row in rows[1]] == [{**row, "board": None} for row in rows[2]]
+    assert all(row["board"] == virtual_board_serial(int(row["index"]) // 2 % 2) for row in rows[2])
     assert sorted((two / "shards").iterdir()) == [two / "shards/0", two / "shards/1"]
     assert _intervals_by_id([one]) == _intervals_by_id(sorted((two / "shards").iterdir()))
 

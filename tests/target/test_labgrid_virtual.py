@@ -12,6 +12,7 @@ import pytest
 
 from conftest import EMULATOR, IMAGES, ROOT
 from labgrid_farm import LabgridFarm, free_port, labgrid_installed, wait_for
+from pqscope.vboard import virtual_board_serial
 
 SCHEME, IMPL = "control-branch", "ct"
 PLACES = ("pqscope-a", "pqscope-b")
@@ -34,6 +35,16 @@ def farm(tmp_path_factory):
 def on_places(farm: LabgridFarm, *places: str) -> tuple[str, ...]:
     return ("--board", "stm32f4discovery", "--labgrid-coordinator", farm.coordinator,
             *(arg for place in places for arg in ("--labgrid-place", place)))
+
+
+def ct_csv(path) -> list[dict]:
+    with (path / "ct.csv").open() as stream:
+        return list(csv.DictReader(stream))
+
+
+def without_board(rows: list[dict]) -> list[dict]:
+    """ct.csv but for the column naming the board that measured each signature."""
+    return [{key: value for key, value in row.items() if key != "board"} for row in rows]
 
 
 def ct_rows(path) -> int:
@@ -61,9 +72,14 @@ def test_ct_across_two_places_equals_one_virtual_board(farm, tmp_path):
     farmed = pqscope(*CT, "-n", "200", *on_places(farm, *PLACES), "--out", str(tmp_path / "farm"))
     assert farmed.returncode == 0, farmed.stderr
     assert json.loads(farmed.stdout)["verdict"] == local["verdict"]
-    assert (tmp_path / "farm/ct.csv").read_bytes() == (tmp_path / "local/ct.csv").read_bytes()
+    assert without_board(ct_csv(tmp_path / "farm")) == without_board(ct_csv(tmp_path / "local"))
     meta = json.loads((tmp_path / "farm/meta.json").read_text())
     assert [(shard["target"], shard["place"]) for shard in meta["shards"]] == [("labgrid", place) for place in PLACES]
+    # Which board measured each signature: the place's board (its serial number, from its INFO).
+    serials = [shard["board_serial"] for shard in meta["shards"]]
+    assert serials == [virtual_board_serial(number) for number in range(len(PLACES))]
+    assert {serial: board["place"] for serial, board in meta["boards"].items()} == dict(zip(serials, PLACES))
+    assert all(row["board"] == serials[int(row["index"]) // 2 % 2] for row in ct_csv(tmp_path / "farm"))
     assert all(shard["port"].startswith("rfc2217://127.0.0.1:") for shard in meta["shards"])
     assert ct_rows(tmp_path / "farm") == 200
     # Both places were released: they can be acquired again.
@@ -121,4 +137,4 @@ def test_a_place_that_drops_out_stops_the_test_and_resume_completes_it(farm, tmp
     resumed = pqscope("ct", "--resume", str(out), *on_places(farm, *PLACES)[2:], "--json")
     assert resumed.returncode == 0, resumed.stderr
     local_ct(1000, tmp_path / "local")
-    assert (out / "ct.csv").read_bytes() == (tmp_path / "local/ct.csv").read_bytes()
+    assert without_board(ct_csv(out)) == without_board(ct_csv(tmp_path / "local"))

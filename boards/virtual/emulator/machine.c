@@ -593,6 +593,8 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		e = uc_mem_map(m->uc, SRAM_BASE, SRAM_SIZE, UC_PROT_ALL);
 	if (e == UC_ERR_OK) /* CCM is on the data bus only: no instruction fetch */
 		e = uc_mem_map(m->uc, CCM_BASE, CCM_SIZE, UC_PROT_READ | UC_PROT_WRITE);
+	if (e == UC_ERR_OK)
+		e = uc_mem_map(m->uc, SYSTEM_PAGE_BASE, SYSTEM_PAGE_SIZE, UC_PROT_READ);
 	if (e != UC_ERR_OK) {
 		fprintf(stderr, "vboard: error: unicorn set-up failed: %s\n", uc_strerror(e));
 		return -1;
@@ -637,6 +639,18 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	set_reg(m, UC_ARM_REG_PC, pc & ~1u);
 	m->cur_addr = pc & ~1u; /* reset fetch is part of the start-up, not a taken branch */
 	machine_schedule(m);
+	return 0;
+}
+
+int machine_set_unique_id(struct machine *m, const uint32_t words[3])
+{
+	uint8_t bytes[12];
+	for (int i = 0; i < 12; i++)
+		bytes[i] = (uint8_t)(words[i / 4] >> (8 * (i % 4)));
+	if (uc_mem_write(m->uc, UNIQUE_ID_BASE, bytes, sizeof bytes) != UC_ERR_OK) {
+		fprintf(stderr, "vboard: error: cannot set the unique ID\n");
+		return -1;
+	}
 	return 0;
 }
 

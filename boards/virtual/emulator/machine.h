@@ -18,6 +18,10 @@
 #define SRAM_SIZE (128u << 10)
 #define CCM_BASE 0x10000000u
 #define CCM_SIZE (64u << 10)
+/* The system memory page holding the device's 96-bit unique ID (RM0090 39.1), read-only. */
+#define SYSTEM_PAGE_BASE 0x1FFF7000u
+#define SYSTEM_PAGE_SIZE 0x1000u
+#define UNIQUE_ID_BASE 0x1FFF7A10u
 
 enum stop_reason {
 	STOP_NONE,
@@ -109,6 +113,8 @@ struct machine {
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
 		 uint64_t max_cycles, struct profile *prof);
+/* Sets the device's unique ID, words 0..2 at UNIQUE_ID_BASE (all zero unless set). */
+int machine_set_unique_id(struct machine *m, const uint32_t words[3]);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */
 int machine_run(struct machine *m);
 void machine_free(struct machine *m);

@@ -20,7 +20,7 @@ static struct machine machine;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH]\n"
+		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH] [--uid HEX24]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
@@ -64,6 +64,20 @@ static int profile_track_list(struct profile *prof, const char *list)
 	return 0;
 }
 
+/* --uid: 24 hex digits, the highest word (word 2) first, as the firmware prints it. */
+static int parse_unique_id(const char *text, uint32_t words[3])
+{
+	if (strlen(text) != 24 || strspn(text, "0123456789abcdefABCDEF") != 24)
+		return -1;
+	for (int word = 0; word < 3; word++) {
+		char digits[9];
+		memcpy(digits, text + 8 * (2 - word), 8);
+		digits[8] = '\0';
+		words[word] = (uint32_t)strtoul(digits, NULL, 16);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
@@ -73,6 +87,7 @@ int main(int argc, char **argv)
 	int npublic = 0;
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
+	uint32_t unique_id[3] = {0, 0, 0};
 
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i];
@@ -99,6 +114,11 @@ int main(int argc, char **argv)
 			}
 		} else if (!strcmp(opt, "--pty-link")) {
 			pty_link = val;
+		} else if (!strcmp(opt, "--uid")) {
+			if (parse_unique_id(val, unique_id)) {
+				usage();
+				return 2;
+			}
 		} else if (!strcmp(opt, "--max-cycles")) {
 			char *end;
 			max_cycles = strtoull(val, &end, 0);
@@ -160,7 +180,8 @@ int main(int argc, char **argv)
 
 	int rc = 1;
 	double t0 = monotonic_seconds();
-	if (machine_init(&machine, &elf, &uart, max_cycles, prof) == 0)
+	if (machine_init(&machine, &elf, &uart, max_cycles, prof) == 0 &&
+	    machine_set_unique_id(&machine, unique_id) == 0)
 		rc = machine_run(&machine);
 	double wall = monotonic_seconds() - t0;
 

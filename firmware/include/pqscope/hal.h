@@ -28,6 +28,9 @@ void hal_cycles_restart_period(void);
 /* Board name, e.g. "stm32f4discovery". */
 const char *hal_board_name(void);
 
+/* This board's own serial number (the chip's unique ID), which tells boards of a kind apart. */
+const char *hal_board_serial(void);
+
 /* Bulk data the harness keeps outside the stack's RAM if the board has a second RAM: the board's
  * linker script places this (uninitialised) section, e.g. in the STM32F4's CCM. */
 #define PQS_BULK_DATA __attribute__((section(".pqscope_bulk")))

@@ -483,6 +483,11 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
                    f"flipped: the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")
     for function in document.get("top_functions", [])[:5]:
         click.echo(f"  {function_line(function)}")
+    for board in document.get("boards", []):
+        if board["stands_out"]:
+            click.echo(f"  board {board['board']} ({board.get('place') or board.get('port')}) stands out: its cycles "
+                       f"differ from the boards' consensus (|t| {abs(float(board['t_against_the_boards'])):.1f}); see "
+                       f"the report")
     confirm = document.get("confirm_on_board")
     if confirm:
         click.echo(f"confirm on a board with probes of {', '.join(confirm['probes']) or 'none of them'}:\n"

@@ -13,6 +13,7 @@ other slots random keys, optionally regenerated every `key_refresh` uses.
 import csv
 import hashlib
 import json
+import math
 import random
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
@@ -60,6 +61,7 @@ class CtSample:
     stack_bytes: int
     status: Status
     probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
+    board: str = ""  # the serial number of the board that measured it (INFO.board_serial)
 
 
 @dataclass(frozen=True)
@@ -143,18 +145,18 @@ def capture_ct(
         seed = derive_seed(master_seed, "sign", signing.index)
         sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
         yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
-                       sample.stack_bytes, sample.status, sample.probes)
+                       sample.stack_bytes, sample.status, sample.probes, info.board_serial)
 
 
 INTERVALS_FILE = "intervals.jsonl"
-CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status")
+CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status", "board")
 STATUS_BY_LABEL = {status.label: status for status in Status}
 
 
 def ct_record(sample: CtSample) -> tuple:
     """A signature's row of ct.csv."""
     return (sample.index, sample.key_class, sample.key_id, sample.seed.hex(), sample.cycles, sample.stack_bytes,
-            sample.status.label, *probe_values(sample.probes))
+            sample.status.label, sample.board, *probe_values(sample.probes))
 
 
 def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: bool) -> list[CtSample]:
@@ -177,10 +179,10 @@ def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: 
         try:
             if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
                 raise ValueError(f"{len(record)} fields")
-            index, key_class, key_id, seed, cycles, stack_bytes, status = record[:len(CT_FIELDS)]
+            index, key_class, key_id, seed, cycles, stack_bytes, status, board = record[:len(CT_FIELDS)]
             sample = CtSample(int(index), int(key_class), int(key_id), bytes.fromhex(seed), int(cycles),
                               int(stack_bytes), STATUS_BY_LABEL[status],
-                              readings_from_values(record[len(CT_FIELDS):]))
+                              readings_from_values(record[len(CT_FIELDS):]), board)
         except (ValueError, KeyError) as error:
             raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
         if not 0 <= sample.index < samples or sample.seed != derive_seed(master_seed, "sign", sample.index):
@@ -331,6 +333,9 @@ class CtCapture(Capture):
                     "sequential": {"looks": self.looks, "stopped": meta.stopped_early}}
         if self.bound is not None:
             document["bound_requested"] = {"share_of_mean": self.bound, "shown": self._bound_shown(result)}
+        boards = board_summaries(records, meta.boards or {})
+        if len(boards) > 1:
+            document["boards"] = boards
         if probes is not None:
             timed = [s for s in records if s.status.timed]
             document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])
@@ -348,6 +353,44 @@ class CtCapture(Capture):
             document, plot_t_vs_n(leakstats.t_against_n(evidence.classes, evidence.values)),
             class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
         return document
+
+
+def board_summaries(records: list[CtSample], boards: dict[str, dict]) -> list[dict]:
+    """Per board that measured some of `records`: its signatures, median cycles per class, and
+    whether its cycles differ from the boards' consensus: per class, t = (the board's mean - the
+    median of the boards' means) / the standard error of its mean; the larger |t| of the two
+    classes is reported, and `stands_out` past the evidence threshold. Every board signs the same
+    keys and messages in the same proportions, so sound boards agree; the median keeps one
+    misbehaving board from moving the consensus (with two boards, both differ alike). `boards`:
+    meta.json's description of each board by its serial number."""
+    timed = [record for record in records if record.status.timed]
+    serials = sorted({record.board for record in timed})
+    cycles = {(serial, key_class): np.array([r.cycles for r in timed if r.board == serial and r.key_class == key_class],
+                                            dtype=np.float64)
+              for serial in serials for key_class in (FIXED, RANDOM)}
+    consensus = {key_class: np.median([values.mean() for (_, each), values in cycles.items()
+                                       if each == key_class and values.size])
+                 for key_class in (FIXED, RANDOM)}
+    summaries = []
+    for serial in serials:
+        largest = None
+        for key_class in (FIXED, RANDOM):
+            values = cycles[serial, key_class]
+            if len(serials) < 2 or values.size < leakstats.MIN_SAMPLES_PER_TEST:
+                continue
+            error = values.std(ddof=1) / np.sqrt(values.size)
+            difference = values.mean() - consensus[key_class]
+            t = difference / error if error > 0 else (0.0 if difference == 0 else math.copysign(math.inf, difference))
+            if largest is None or abs(t) > abs(largest):
+                largest = float(t)
+        summaries.append({"board": serial, **boards.get(serial, {}),
+                          "signatures": sum(1 for r in records if r.board == serial),
+                          "median_cycles": {name: float(np.median(cycles[serial, key_class]))
+                                            if cycles[serial, key_class].size else None
+                                            for key_class, name in ((FIXED, "fixed"), (RANDOM, "random"))},
+                          "t_against_the_boards": leakstats.json_number(largest),
+                          "stands_out": largest is not None and abs(largest) > leakstats.LEAK_EVIDENCE_T})
+    return summaries
 
 
 def _sort_by_index(samples_path: Path) -> None:

@@ -12,7 +12,7 @@ from typing import ClassVar
 from .errors import PqscopeError
 from .frames import Frame, encode_frame
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3
 SEED_BYTES = 32
 DIGEST_BYTES = 32
 RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
@@ -215,6 +215,7 @@ class Info:
     probes: int = 0  # functions the image probes (their names: PROBE)
     probe_self_cycles: int = 0  # taken out of each probed call's cycles by the device
     probe_call_cycles: int = 0  # what one probed call adds to the code around it
+    board_serial: str = ""  # which board of its kind (the STM32's unique ID)
 
     _PROBES: ClassVar = struct.Struct("<BII")
 
@@ -225,7 +226,7 @@ class Info:
         )
         strings = (self.board, self.scheme, self.impl, self.build_id, self.compiler)
         probes = self._PROBES.pack(self.probes, self.probe_self_cycles, self.probe_call_cycles)
-        return fixed + b"".join(_pack_string(s) for s in strings) + probes
+        return fixed + b"".join(_pack_string(s) for s in strings) + probes + _pack_string(self.board_serial)
 
     @classmethod
     def parse(cls, payload: bytes) -> "Info":
@@ -235,8 +236,12 @@ class Info:
         for _ in range(5):
             text, offset = _unpack_string(payload, offset, "INFO")
             strings.append(text)
-        probes = _unpack_fixed(cls._PROBES, payload[offset:], "INFO probes")
-        return cls(version, *numbers, *strings, key_slots, *probes)
+        end = offset + cls._PROBES.size
+        probes = _unpack_fixed(cls._PROBES, payload[offset:end], "INFO probes")
+        board_serial, offset = _unpack_string(payload, end, "INFO")
+        if offset != len(payload):
+            raise ProtocolError(f"malformed INFO: {len(payload) - offset} bytes after its last field")
+        return cls(version, *numbers, *strings, key_slots, *probes, board_serial)
 
 
 @dataclass(frozen=True)

@@ -229,6 +229,32 @@ img {{ max-width: 100%; }}
 """
 
 
+BOARDS_NOTE = ("Each board signed the same keys and messages in the same proportions: its cycles should not differ "
+               "from the other boards'. t: per key class, the board's mean cycles less the median of the boards' means, "
+               "over the standard error of its mean; the larger of the two. A board past |t| = 4.5 stands out (another "
+               "clock, firmware or chip revision) and its signatures deserve a look before the verdict is trusted; "
+               "with two boards, both stand out alike.")
+
+
+def _boards_html(boards: list[dict]) -> str:
+    """The per-board summary of a test measured on several boards."""
+    if not boards:
+        return ""
+
+    def median(value) -> str:
+        return "-" if value is None else f"{value:,.0f}"
+
+    body = "".join(
+        f"<tr><td>{html.escape(board['board'])}</td>"
+        f"<td>{html.escape(board.get('place') or board.get('port') or board.get('target') or '-')}</td>"
+        f"<td>{board['signatures']:,}</td><td>{median(board['median_cycles']['fixed'])}</td>"
+        f"<td>{median(board['median_cycles']['random'])}</td><td>{'-' if board['t_against_the_boards'] is None else _rounded(board['t_against_the_boards'])}</td>"
+        f"<td>{'stands out' if board['stands_out'] else ''}</td></tr>" for board in boards)
+    return ("<h2>Boards</h2><table><tr><th>serial number</th><th>place or port</th><th>signatures</th>"
+            "<th>median cycles (fixed key)</th><th>median cycles (random keys)</th><th>t against the boards</th>"
+            f"<th></th></tr>{body}</table><p>{html.escape(BOARDS_NOTE)}</p>")
+
+
 def bound_text(bound: dict) -> str:
     """A TOST bound (leakstats.LeakBound's JSON) in words."""
     share = bound.get("share_of_mean")
@@ -276,7 +302,6 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
                       f"(mean attempts fixed {correction['mean_attempts']['fixed']:.2f}, "
                       f"random {correction['mean_attempts']['random']:.2f}); "
                       f"uncorrected verdict: {document['uncorrected']['verdict']}"))
-    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
     def number(value, spec: str) -> str:
         return value if isinstance(value, str) else "-" if value is None else format(value, spec)
 
@@ -293,6 +318,7 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
         share = inflation["share_of_total"]
         facts.append(("probe inflation", f"{inflation['mean_cycles']:,.0f} cycles per signature"
                       + (f" ({share:.2%} of the total)" if share is not None else "")))
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
     localisation = (f"<h2>Where the time differs ({html.escape(str(document.get('localised_by')))})</h2>"
                     f"<table><tr><th>function</th>"
                     f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
@@ -304,6 +330,7 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
         localisation += (f"<h2>Confirm on a board</h2><p>Probes of {html.escape(', '.join(confirm['probes']))} time "
                          f"these functions on the board itself:</p><pre>{html.escape(confirm['command'])}</pre>"
                          + (f"<ul>{unreachable}</ul>" if unreachable else ""))
+    localisation += _boards_html(document.get("boards", []))
     encode = base64.b64encode
     plotted = html.escape(document.get("plotted", "signing cycles"))
     return f"""<!DOCTYPE html>

@@ -41,6 +41,9 @@ class RunMeta:
     port: str | None = None
     place: str | None = None  # the labgrid place of the board
     shards: list[dict] | None = None  # a sharded measurement's boards: each one's target, port and emulator_stats
+    # Every board that measured in this directory, resumes included, by its serial number (INFO):
+    # its target, port and place. The samples name their board by that number.
+    boards: dict[str, dict] | None = None
     elf: str | None = None
     image: dict | None = None  # build.ImageSize
     clock_hz: int | None = None

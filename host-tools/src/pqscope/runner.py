@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
 from typing import ClassVar
@@ -92,8 +92,9 @@ class Capture:
         return None
 
     def records(self, session: DeviceSession, info: Info, kept: list, shard: "Shard") -> Iterator:
-        """Captures the records of `shard` not in `kept`, yielding each once it is complete. Runs
-        in the shard's own thread: what it learns for meta.json waits for `update`."""
+        """Captures the records of `shard` not in `kept` from the board answering `session`
+        (`info` is its INFO), yielding each once it is complete. Runs in the shard's own thread:
+        what it learns for meta.json waits for `update`."""
         raise NotImplementedError
 
     def update(self, meta: RunMeta) -> None:
@@ -213,21 +214,25 @@ class Runner:
                         connections.append(stack.enter_context(shard_target.connect(
                             image.elf, console, stats_dir=directory, on_receive=run_dir.raw_writer(directory),
                             profiling=what.profiling(implementation, directory) if profiled else None)))
-                    info = self._start(connections, implementation, what)
-                    probe_names = connections[0].session.probe_names
+                    infos = self._start(connections, implementation, what)
+                    info, probe_names = infos[0], connections[0].session.probe_names
                     meta.clock_hz, meta.info = info.clock_hz, asdict(info)
+                    meta.boards = {**(meta.boards or {}), **{
+                        shard_info.board_serial: {**shard_target.describe(), "port": connection.port}
+                        for shard_info, shard_target, connection in zip(infos, self.targets, connections)}}
                     if len(shards) == 1:
                         meta.port = connections[0].port
                     else:  # each board's target and port, in the order of the shards
                         meta.port, meta.place = None, None
-                        meta.shards = [{**shard_target.describe(), "port": connection.port}
-                                       for shard_target, connection in zip(self.targets, connections)]
+                        meta.shards = [{**shard_target.describe(), "port": connection.port,
+                                        "board_serial": shard_info.board_serial}
+                                       for shard_target, connection, shard_info in zip(self.targets, connections, infos)]
                     meta.probes = ProbeSet.of(info, probe_names).to_json() if probe_names else None
                     run_dir.start_samples(what.fields + probe_columns(probe_names))
                     write_meta(path, meta)
                     with progress(console) as bar:
                         task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
-                        for record in _gathered(what, info, kept, shards, connections,
+                        for record in _gathered(what, infos, kept, shards, connections,
                                                 [shard_target.where() for shard_target in self.targets]):
                             what.write(run_dir, record)
                             records.append(record)
@@ -261,17 +266,24 @@ class Runner:
                 write_meta(path, meta)
         return outcome
 
-    def _start(self, connections: list[Connection], implementation: Implementation, what: Capture) -> Info:
-        """Each board's INFO, checked to be the image meant (the same on every shard)."""
+    def _start(self, connections: list[Connection], implementation: Implementation, what: Capture) -> list[Info]:
+        """Each board's INFO, checked to be the image meant (the same on every shard but for the
+        board's serial number)."""
         infos = []
         for connection in connections:
             info = connection.session.hello()
             check_info(info, self.target.board, implementation, what.msg_len)
-            infos.append((info, connection.session.probe_names))
-        if any(other != infos[0] for other in infos[1:]):
+            infos.append(info)
+        images = [(replace(info, board_serial=""), connection.session.probe_names)
+                  for info, connection in zip(infos, connections)]
+        if any(other != images[0] for other in images[1:]):
             raise PqscopeError("the boards of the shards run different images (their INFO or probes differ): "
                                "flash the same image onto each")
-        return infos[0][0]
+        serials = [info.board_serial for info in infos]
+        if len(set(serials)) < len(serials):
+            raise PqscopeError(f"two shards reach the same board (serial number {max(serials, key=serials.count)}): "
+                               "give each shard a board of its own")
+        return infos
 
     @staticmethod
     def _keep_stats(meta: RunMeta, connections: list[Connection]) -> None:
@@ -304,7 +316,7 @@ class Runner:
         )
 
 
-def _gathered(what: Capture, info: Info, kept: list, shards: list[Shard], connections: list[Connection],
+def _gathered(what: Capture, infos: list[Info], kept: list, shards: list[Shard], connections: list[Connection],
               boards: list[str]) -> Iterator:
     """The shards' records as they come, each shard capturing in a thread of its own that asks
     its board for the next record only once the runner has taken (and written) the last one; a
@@ -316,7 +328,7 @@ def _gathered(what: Capture, info: Info, kept: list, shards: list[Shard], connec
 
     def capture_shard(shard: Shard, session: DeviceSession, taken: threading.Semaphore) -> None:
         try:
-            for record in what.records(session, info, kept, shard):
+            for record in what.records(session, infos[shard.index], kept, shard):
                 arrivals.put((taken, record))
                 taken.acquire()
                 if stop.is_set():

@@ -8,6 +8,7 @@ The kinds, by the board's `runner` in board.json: "vboard" (the emulator, Virtua
 whichever kind the place holds, when the command names places."""
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,7 +27,7 @@ from .farm import Place, labgrid_client
 from .flash import flash as openocd_flash
 from .metadata import load_json
 from .transport import open_port
-from .vboard import VirtualBoard
+from .vboard import VirtualBoard, virtual_board_serial
 
 STATS_FILE = "vboard-stats.json"
 
@@ -148,23 +149,25 @@ class VirtualTarget(Target):
 
     @classmethod
     def for_shards(cls, root, board, links, jobs) -> list[Target]:
-        """An emulator per shard, as many as the machine has cores unless `jobs` says."""
-        target = cls(root, board, links[0])
-        return [target] * (jobs or os.cpu_count() or 1)
+        """An emulator per shard, as many as the machine has cores unless `jobs` says, each a board
+        with a serial number of its own."""
+        return [cls(root, board, links[0], number=number) for number in range(jobs or os.cpu_count() or 1)]
 
     def flash(self, elf: Path, console: Console) -> None:
         raise PqscopeError(f"board {self.board.name} is emulated: it loads the image itself, there is nothing "
                            "to flash")
 
-    def __init__(self, root: Path, board: Board, link: Link = Link(), *, emulator: Path | None = None):
+    def __init__(self, root: Path, board: Board, link: Link = Link(), *, emulator: Path | None = None,
+                 number: int = 0):
         super().__init__(root, board, link)
         self._emulator = emulator  # None: built from the host tree
+        self.serial = virtual_board_serial(number)
 
     def prepare(self, console: Console) -> None:
         if self._emulator is not None:
             return
         with working(console, "building the emulator"):
-            self._emulator = build_emulator(self.root)
+            self._emulator = _emulator_built(self.root)
 
     @contextlib.contextmanager
     def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
@@ -173,13 +176,19 @@ class VirtualTarget(Target):
         args = profiling.emulator_args() if profiling else ()
         connection = None
         try:
-            with VirtualBoard(self._emulator, elf, stats_path, extra_args=args) as vboard:
+            with VirtualBoard(self._emulator, elf, stats_path, extra_args=args, serial=self.serial) as vboard:
                 with vboard.open_uart() as port:
                     connection = Connection(self._session(port, on_receive), vboard.port)
                     yield connection
         finally:
             if connection is not None and stats_path.exists():
                 connection.stats = load_json(stats_path)
+
+
+@functools.cache
+def _emulator_built(root: Path) -> Path:
+    """The emulator, built once per process (every shard's target runs the same one)."""
+    return build_emulator(root)
 
 
 class SerialTarget(Target):

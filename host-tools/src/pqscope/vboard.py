@@ -38,6 +38,12 @@ def _end_with_parent() -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+def virtual_board_serial(number: int) -> str:
+    """The serial number (96-bit unique ID, 24 hex digits) of the `number`th virtual board a
+    measurement starts: "VIRTUAL" in ASCII, then the number."""
+    return f"{b'VIRTUAL'.hex().upper()}{number:010X}"
+
+
 class VirtualBoard:
     """Context manager: starts the emulator, exposes `port` (its pty) and `open_uart`, and on exit
     stops it and loads `stats`.
@@ -55,8 +61,10 @@ class VirtualBoard:
         max_cycles: int | None = None,
         startup_timeout: float = 10.0,
         extra_args: tuple[str, ...] = (),
+        serial: str = virtual_board_serial(0),
     ):
-        self.command = [str(emulator), "--elf", str(elf), "--uart", "pty", "--stats", str(stats_path), *extra_args]
+        self.command = [str(emulator), "--elf", str(elf), "--uart", "pty", "--stats", str(stats_path),
+                        "--uid", serial, *extra_args]
         if max_cycles is not None:
             self.command += ["--max-cycles", str(max_cycles)]
         self.stats_path = stats_path
