@@ -14,6 +14,7 @@ from pqscope.capture import sample_seed
 from pqscope.cli import BENCH_SAMPLES, BENCH_SEED, cli
 from pqscope.frames import FrameDecoder
 from pqscope.protocol import PROTOCOL_VERSION, Info, Op, decode_message
+from pqscope.vboard import virtual_board_serial
 
 
 def invoke(*args: str):
@@ -105,6 +106,25 @@ def test_boards_and_schemes_json(fake_repo):
     assert [(s["scheme"], s["impl"], s["stack_bytes"]) for s in schemes] == [("ml-dsa-44", "m4f", 65536)]
 
 
+def test_a_run_on_two_boards_is_the_run_on_one(fake_repo, fake_toolchain, pty_device, tmp_path):
+    """`run` deals its samples to the boards in pairs: samples.csv holds the same rows in the same
+    order, each naming the board that measured it, and meta.json names both boards."""
+    rows = {}
+    for boards in (1, 2):
+        devices, paths = zip(*(pty_device() for _ in range(boards)))  # each with a serial number of its own
+        ports = [arg for path in paths for arg in ("--port", path)]
+        out = tmp_path / f"on-{boards}"
+        result = invoke(*RUN, "--board", "stm32f4discovery", "--no-flash", *ports, "-n", "9", "--seed", "c0ffee",
+                        "--out", str(out), "--json")
+        assert result.exit_code == 0, result.stderr
+        with (out / "samples.csv").open() as stream:
+            rows[boards] = list(csv.DictReader(stream))
+        serials = [device.info.board_serial for device in devices]
+        assert all(row["board"] == serials[int(row["sample_id"]) // 2 % boards] for row in rows[boards])
+        assert sorted(json.loads((out / "meta.json").read_text())["boards"]) == sorted(serials)
+    assert [{**row, "board": None} for row in rows[1]] == [{**row, "board": None} for row in rows[2]]
+
+
 def test_run_on_the_virtual_board(fake_repo, fake_toolchain, tiny_elf, tmp_path):
     out = tmp_path / "run"
     result = invoke(*RUN, "-n", "4", "--seed", "c0ffee", "--ops", "sign,keygen", "--out", str(out), "--json")
@@ -128,7 +148,7 @@ def test_run_on_the_virtual_board(fake_repo, fake_toolchain, tiny_elf, tmp_path)
     assert [(r["sample_id"], r["op"]) for r in rows] == [(str(i), op) for i in range(4) for op in ("keygen", "sign")]
     assert rows[3] == {"sample_id": "1", "op": "sign", "seed": seeds[1].hex(),
                        "cycles": str(fake_cycles(seeds[1], Op.SIGN)), "stack_bytes": str(fake_stack(Op.SIGN)),
-                       "status": "ok", "verified": "true"}
+                       "status": "ok", "verified": "true", "board": virtual_board_serial(0)}
 
     records = [decode_message(f) for f in FrameDecoder().feed((out / "raw.bin").read_bytes())]
     infos = sum(isinstance(r, Info) for r in records)

@@ -73,7 +73,7 @@ def test_a_run_without_probes_has_no_probe_columns(fake_repo, fake_toolchain, pt
     out = tmp_path / "run"
     result = CliRunner().invoke(cli, [*RUN, "-n", "2", "--port", port, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
-    assert (out / "samples.csv").read_text().splitlines()[0] == "sample_id,op,seed,cycles,stack_bytes,status,verified"
+    assert (out / "samples.csv").read_text().splitlines()[0] == "sample_id,op,seed,cycles,stack_bytes,status,verified,board"
     assert all("probes" not in r for r in json.loads(result.stdout)["results"])
     assert "probes" not in json.loads((out / "meta.json").read_text())
 

@@ -15,6 +15,8 @@ import pytest
 from fakedevice import fake_cycles, fake_stack
 from pqscope.capture import sample_seed
 from pqscope.protocol import Op
+from pqscope.rundir import CSV_FIELDS, keep_complete_samples, read_samples
+from pqscope.vboard import virtual_board_serial
 from test_cli import RUN, assert_one_line_error, invoke
 
 SAMPLES = 200
@@ -74,7 +76,7 @@ def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_tool
         op = Op[row["op"].upper()]
         assert row == {"sample_id": row["sample_id"], "op": row["op"], "seed": seed.hex(),
                        "cycles": str(fake_cycles(seed, op)), "stack_bytes": str(fake_stack(op)),
-                       "status": "ok", "verified": "true"}
+                       "status": "ok", "verified": "true", "board": virtual_board_serial(0)}
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["samples_completed"] == SAMPLES and len(meta["resumed_at"]) == 1
     assert all(result["n"] == SAMPLES for result in json.loads(result.stdout)["results"])
@@ -203,3 +205,17 @@ def test_resume_refuses_an_image_whose_code_changed(fake_repo, fake_toolchain, t
     before = (out / "samples.csv").read_bytes()
     assert_one_line_error(invoke("run", "--resume", str(out)), "changed since the run started")
     assert (out / "samples.csv").read_bytes() == before
+
+
+def test_a_run_from_before_samples_named_their_board_is_read_and_resumed(tmp_path):
+    """samples.csv without the board column (an older pqscope's): its rows read with an empty
+    board, and a resume writes the kept ones back in today's columns."""
+    seeds = [sample_seed(b"\x07", index) for index in range(3)]
+    samples = tmp_path / "samples.csv"
+    samples.write_text("sample_id,op,seed,cycles,stack_bytes,status,verified\n" + "".join(
+        f"{index},sign,{seed.hex()},{1000 + index},64,ok,true\n" for index, seed in enumerate(seeds)))
+    rows, _ = read_samples(samples)
+    assert [(row.sample_id, row.cycles, row.board) for row in rows] == [(0, 1000, ""), (1, 1001, ""), (2, 1002, "")]
+    assert [row.sample_id for row in keep_complete_samples(samples, b"\x07")] == [0, 1]
+    assert samples.read_text().splitlines()[0] == ",".join(CSV_FIELDS)
+    assert [row.board for row in read_samples(samples)[0]] == ["", ""]

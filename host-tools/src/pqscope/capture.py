@@ -23,6 +23,7 @@ class Row:
     status: Status
     verified: bool  # the whole sample succeeded: its signature verified, the corrupted one did not
     probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
+    board: str = ""  # the serial number of the board that measured it (INFO.board_serial)
 
 
 def check_info(info: Info, board: Board, implementation: Implementation, msg_len: int) -> None:
@@ -51,10 +52,11 @@ def sample_seed(master_seed: bytes, index: int) -> bytes:
 
 def capture(
     session: DeviceSession, *, ops: tuple[Op, ...], samples: int, msg_len: int, master_seed: bytes,
-    skip: Collection[int] = (), owns: Callable[[int], bool] = lambda index: True,
+    skip: Collection[int] = (), owns: Callable[[int], bool] = lambda index: True, board: str = "",
 ) -> Iterator[list[Row]]:
     """Runs the samples that `owns` selects one by one, except those in `skip` (a resumed run's
-    completed samples), yielding each one's rows as soon as it is done."""
+    completed samples), yielding each one's rows as soon as it is done; `board` is the serial
+    number of the board `session` reaches."""
     for index in range(samples):
         if index in skip or not owns(index):
             continue
@@ -62,6 +64,6 @@ def capture(
         result = session.run_sample(seed, msg_len, ops, index)
         verified = result.done.status == Status.OK
         yield [
-            Row(index, sample.op, seed, sample.cycles, sample.stack_bytes, sample.status, verified, sample.probes)
+            Row(index, sample.op, seed, sample.cycles, sample.stack_bytes, sample.status, verified, sample.probes, board)
             for sample in result.samples
         ]

@@ -262,25 +262,31 @@ def _parse_seed(text: str | None) -> bytes:
 @SEED_OPTION
 @MSG_LEN_OPTION
 @_probe_options
-@_connection_options(timeout=60.0)
+@_connection_options(timeout=60.0, shards=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
 @click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Continue an interrupted run (or default suite) in this directory to its -n samples, with "
-                   "its parameters (meta.json, suite.json); --port, --baud, --timeout and --flash may be given again.")
+                   "its parameters (meta.json, suite.json), on any boards: -j, --port, --labgrid-place and the other "
+                   "connection options may be given again.")
 @click.option("--report/--no-report", "with_report", default=True, show_default=True,
               help="Write report.md and report.html (`pqscope report --format md|html` prints them later).")
 @JSON_OPTION
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, probed,
-        probe_names, port, baud, timeout, flash, out, resume_path, with_report, as_json) -> None:
-    """Measure an implementation, or the default suite: build, run samples on the board, save and report."""
+        probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out, resume_path, with_report,
+        as_json) -> None:
+    """Measure an implementation, or the default suite: build, run samples on the board (or boards:
+    the samples are dealt to them), save and report."""
     root = repo_root()
+    if jobs is None and not ports and not places:
+        jobs = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
     if resume_path is not None:
         _refuse_fixed_options(ctx, RESUME_FIXED)
         board_name, what, members = resumed_run(root, resume_path)
-        _measure_members(ctx, _runner(root, get_board(root, board_name), port, baud, timeout, flash), members, what,
-                         resume_path, with_report, as_json)
+        runner = _shard_runner(root, get_board(root, board_name), ports, baud, timeout, flash, jobs, adapters, places,
+                               coordinator)
+        _measure_members(ctx, runner, members, what, resume_path, with_report, as_json)
         return
     board = get_board(root, board_name)
     catalogue = load_catalogue(root)
@@ -292,7 +298,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         selected = [row for row in catalogue if (row.scheme, row.impl) in DEFAULT_SUITE and row.status == "ok"]
     else:
         selected = [find_implementation(catalogue, scheme, impl)]
-    runner = _runner(root, board, port, baud, timeout, flash)
+    runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters, places, coordinator)
     what = SampleCapture(_parse_ops(ops_text), samples, _parse_seed(seed), msg_len,
                          variant=_variant(probed, probe_names))
     stamp = time.strftime("%Y%m%d-%H%M%S")

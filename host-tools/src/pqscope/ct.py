@@ -31,7 +31,7 @@ from .catalogue import Implementation
 from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_profile,
                      probe_values, readings_from_values)
 from .report import ct_page
-from .rundir import RunDirectory, csv_lines, read_header, write_atomically
+from .rundir import RunDirectory, csv_lines, read_header, sort_by_sample, write_atomically
 from .runner import Capture, shard_directories
 from .targets import Profiling
 
@@ -347,7 +347,7 @@ class CtCapture(Capture):
             document["confirm_on_board"] = confirmation(leaking, implementation.probed_functions, Path(meta.elf),
                                                         meta.info["board"], selection)
         evidence = result.evidence
-        _sort_by_index(path / self.samples_name)
+        sort_by_sample(path / self.samples_name)
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
         write_atomically(path / "report.html", ct_page(
             document, plot_t_vs_n(leakstats.t_against_n(evidence.classes, evidence.values)),
@@ -391,13 +391,6 @@ def board_summaries(records: list[CtSample], boards: dict[str, dict]) -> list[di
                           "t_against_the_boards": leakstats.json_number(largest),
                           "stands_out": largest is not None and abs(largest) > leakstats.LEAK_EVIDENCE_T})
     return summaries
-
-
-def _sort_by_index(samples_path: Path) -> None:
-    """ct.csv in the schedule's order (shards write their signatures as they come): the same file
-    for the same test, however many shards measured it."""
-    header, *rows = samples_path.read_text().splitlines(keepends=True)
-    write_atomically(samples_path, header + "".join(sorted(rows, key=lambda row: int(row.split(",", 1)[0]))))
 
 
 def _look_summary(result: "CtResult", count: int) -> str:

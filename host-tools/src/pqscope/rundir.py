@@ -15,7 +15,10 @@ from .probes import names_from_columns, probe_columns, probe_values, readings_fr
 from .protocol import Op, Status
 from .runmeta import RESUME_NEEDS, MetaProblem, RunMeta
 
-CSV_FIELDS = ("sample_id", "op", "seed", "cycles", "stack_bytes", "status", "verified")
+CSV_FIELDS = ("sample_id", "op", "seed", "cycles", "stack_bytes", "status", "verified", "board")
+# The columns of runs measured before samples named their board: still read (board ""); a resume
+# writes the samples it keeps back with CSV_FIELDS.
+FIELDS_WITHOUT_BOARD = CSV_FIELDS[:-1]
 OPS_BY_LABEL = {op.label: op for op in Op}
 STATUS_BY_LABEL = {status.label: status for status in Status}
 
@@ -47,9 +50,11 @@ def read_samples(path: Path) -> tuple[list[Row], tuple[str, ...]]:
     if not lines:
         return [], ()
     reader = csv.reader(lines)
-    names = read_header(path, next(reader), CSV_FIELDS)
+    header = next(reader)
+    fields = CSV_FIELDS if tuple(header[:len(CSV_FIELDS)]) == CSV_FIELDS else FIELDS_WITHOUT_BOARD
+    names = read_header(path, header, fields)
     try:
-        return [_row(record) for record in reader], names
+        return [_row(record, len(fields)) for record in reader], names
     except (KeyError, ValueError, csv.Error) as error:
         raise PqscopeError(f"{path} is damaged at line {reader.line_num}: {error}") from None
 
@@ -65,15 +70,16 @@ def read_header(path: Path, header: list[str], fields: tuple[str, ...]) -> tuple
                            "(then probe:<name>:cycles,probe:<name>:calls for each probe)") from None
 
 
-def _row(record: list[str]) -> Row:
-    fixed = len(CSV_FIELDS)
+def _row(record: list[str], fixed: int) -> Row:
+    """A row of a CSV whose first `fixed` columns are CSV_FIELDS' (or FIELDS_WITHOUT_BOARD)."""
     if len(record) < fixed or (len(record) - fixed) % 2:
         raise ValueError(f"{len(record)} fields")
-    sample_id, op, seed, cycles, stack_bytes, status, verified = record[:fixed]
+    values = record[:fixed] + [""] * (len(CSV_FIELDS) - fixed)  # without a board column: ""
+    sample_id, op, seed, cycles, stack_bytes, status, verified, board = values
     return Row(
         sample_id=int(sample_id), op=OPS_BY_LABEL[op], seed=bytes.fromhex(seed), cycles=int(cycles),
         stack_bytes=int(stack_bytes), status=STATUS_BY_LABEL[status], verified=verified == "true",
-        probes=readings_from_values(record[fixed:]),
+        probes=readings_from_values(record[fixed:]), board=board,
     )
 
 
@@ -241,7 +247,14 @@ class RunDirectory:
 
 def _csv_values(row: Row) -> tuple:
     return (row.sample_id, row.op.label, row.seed.hex(), row.cycles, row.stack_bytes, row.status.label,
-            "true" if row.verified else "false", *probe_values(row.probes))
+            "true" if row.verified else "false", row.board, *probe_values(row.probes))
+
+
+def sort_by_sample(samples_path: Path) -> None:
+    """A CSV whose first column is the sample number, in sample order (shards write their samples
+    as they come; a sample's rows keep their order): the same file however many shards measured."""
+    header, *rows = samples_path.read_text().splitlines(keepends=True)
+    write_atomically(samples_path, header + "".join(sorted(rows, key=lambda row: int(row.split(",", 1)[0]))))
 
 
 def csv_lines(records) -> str:

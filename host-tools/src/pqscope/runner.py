@@ -26,7 +26,7 @@ from .errors import PqscopeError
 from .probes import ProbeSet, probe_columns, probe_inflation
 from .protocol import Info, Op
 from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
-                     start_suite, suite_parameters, write_meta)
+                     sort_by_sample, start_suite, suite_parameters, write_meta)
 from .runmeta import RunMeta
 from .targets import Connection, Profiling, Target
 
@@ -135,14 +135,16 @@ class SampleCapture(Capture):
         return list(samples.values())
 
     def records(self, session, info, kept, shard) -> Iterator[list[Row]]:
-        return capture(session, ops=self.ops, samples=self.samples, msg_len=self.msg_len,
-                       master_seed=self.master_seed, skip={rows[0].sample_id for rows in kept}, owns=shard.owns)
+        return capture(session, ops=self.ops, samples=self.samples, msg_len=self.msg_len, master_seed=self.master_seed,
+                       skip={rows[0].sample_id for rows in kept}, owns=shard.owns, board=info.board_serial)
 
     def write(self, run_dir: RunDirectory, record: list[Row]) -> None:
         run_dir.write_rows(record)
 
     def finish(self, implementation, path, records, meta, profiled) -> dict | None:
-        """With probes: what they added to each operation's total (meta.json's "result")."""
+        """samples.csv in sample order; with probes, what they added to each operation's total
+        (meta.json's "result")."""
+        sort_by_sample(path / self.samples_name)
         if not meta.probes:
             return None
         probes = ProbeSet.from_json(meta.probes)
@@ -192,12 +194,14 @@ class Runner:
             raise PqscopeError(f"cannot resume {path}: the code of {image.elf.name} changed since the run started, "
                                f"and its samples would mix two builds; start a new run (or rebuild the code it "
                                f"began with)")
-        for each in self.targets:
+        # A shard per pair of samples at most: a board without samples would only be started.
+        targets = self.targets[:max(1, (what.samples + 1) // 2)]
+        for each in targets:
             each.prepare(console)
         profiled = target.profiles and not what.variant.probed
         kept = what.keep(path, profiled) if resumed else []
         records = list(kept)
-        shards = [Shard(index, len(self.targets)) for index in range(len(self.targets))]
+        shards = [Shard(index, len(targets)) for index in range(len(targets))]
         with RunDirectory(path, what.samples_name, resuming=bool(resumed)) as run_dir:
             meta = resumed or self._new_meta(implementation, image, what)
             meta.code_sha256 = code
@@ -208,7 +212,7 @@ class Runner:
             connections: list[Connection] = []
             try:
                 with contextlib.ExitStack() as stack:
-                    for shard, shard_target in zip(shards, self.targets):
+                    for shard, shard_target in zip(shards, targets):
                         directory = shard.directory(path)
                         directory.mkdir(parents=True, exist_ok=True)
                         connections.append(stack.enter_context(shard_target.connect(
@@ -219,21 +223,21 @@ class Runner:
                     meta.clock_hz, meta.info = info.clock_hz, asdict(info)
                     meta.boards = {**(meta.boards or {}), **{
                         shard_info.board_serial: {**shard_target.describe(), "port": connection.port}
-                        for shard_info, shard_target, connection in zip(infos, self.targets, connections)}}
+                        for shard_info, shard_target, connection in zip(infos, targets, connections)}}
                     if len(shards) == 1:
                         meta.port = connections[0].port
                     else:  # each board's target and port, in the order of the shards
                         meta.port, meta.place = None, None
                         meta.shards = [{**shard_target.describe(), "port": connection.port,
                                         "board_serial": shard_info.board_serial}
-                                       for shard_target, connection, shard_info in zip(self.targets, connections, infos)]
+                                       for shard_target, connection, shard_info in zip(targets, connections, infos)]
                     meta.probes = ProbeSet.of(info, probe_names).to_json() if probe_names else None
                     run_dir.start_samples(what.fields + probe_columns(probe_names))
                     write_meta(path, meta)
                     with progress(console) as bar:
                         task = bar.add_task(what.label(implementation), total=what.samples, completed=len(records))
                         for record in _gathered(what, infos, kept, shards, connections,
-                                                [shard_target.where() for shard_target in self.targets]):
+                                                [shard_target.where() for shard_target in targets]):
                             what.write(run_dir, record)
                             records.append(record)
                             what.update(meta)
