@@ -8,16 +8,10 @@
 #include <unicorn/unicorn.h>
 
 #include "elf.h"
+#include "memmap.h"
 #include "peripherals.h"
 #include "timing.h"
 #include "uart.h"
-
-#define FLASH_BASE 0x08000000u
-#define FLASH_SIZE (1u << 20)
-#define SRAM_BASE 0x20000000u
-#define SRAM_SIZE (128u << 10)
-#define CCM_BASE 0x10000000u
-#define CCM_SIZE (64u << 10)
 
 enum stop_reason {
 	STOP_NONE,
