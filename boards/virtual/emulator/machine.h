@@ -46,6 +46,7 @@ struct access_map {
 
 struct div_hook;
 struct profile;
+struct taint;
 
 struct machine {
 	/* hot: read and written for every block */
@@ -94,6 +95,7 @@ struct machine {
 	struct periph *periph;
 	struct uart_host *uart;
 	struct profile *prof;
+	struct taint *taint;          /* --taint: a code hook on every instruction, else NULL */
 	/* the peripherals' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {
 		struct machine *m;
@@ -102,7 +104,7 @@ struct machine {
 };
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
-		 uint64_t max_cycles, struct profile *prof);
+		 uint64_t max_cycles, struct profile *prof, struct taint *taint);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */
 int machine_run(struct machine *m);
 void machine_free(struct machine *m);
