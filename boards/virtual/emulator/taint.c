@@ -862,6 +862,7 @@ void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 				*s = v;
 		}
 	}
+	t->r[TAINT_LR] = 0; /* EXC_RETURN */
 	t->in_handler = true;
 	update_recording(t);
 }

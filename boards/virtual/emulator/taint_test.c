@@ -340,7 +340,9 @@ static void test_exception_keeps_register_taint(void)
 	uint32_t frame = regs[13] - 0x20;
 	taint_set(t, 0, S);
 	taint_set(t, 12, D);
+	taint_set(t, TAINT_LR, S);
 	taint_exception_entry(t, frame, false);
+	CHECK(taint_get(t, TAINT_LR) == 0);  /* EXC_RETURN */
 	CHECK(taint_memory(t, frame) == S && taint_memory(t, frame + 16) == D &&
 	      taint_memory(t, frame + 4) == 0);
 	taint_set(t, 0, 0);      /* the handler overwrites r0 ... */
@@ -348,7 +350,8 @@ static void test_exception_keeps_register_taint(void)
 	RUN(t, 0, 0xb10b);       /* cbz r3 */
 	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
 	taint_exception_return(t);
-	CHECK(taint_get(t, 0) == S && taint_get(t, 3) == 0 && taint_get(t, 12) == D);
+	CHECK(taint_get(t, 0) == S && taint_get(t, 3) == 0 && taint_get(t, 12) == D &&
+	      taint_get(t, TAINT_LR) == S);
 	RUN(t, 0, 0xb10b);
 	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
 	taint_free(t);
