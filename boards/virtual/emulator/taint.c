@@ -903,6 +903,9 @@ static int add_watch(struct taint *t, const char *name, unsigned roles, unsigned
 		if (option)
 			fprintf(stderr, "vboard: error: %s function symbol '%s' in the ELF (%s)\n",
 				found ? "more than one" : "no", name, option);
+		else if (found) /* an optional mark function, but not a unique one: say so */
+			fprintf(stderr, "vboard: warning: more than one function symbol '%s' in the ELF: "
+					"its calls are ignored\n", name);
 		return -1;
 	}
 	if (t->nwatch == MAX_WATCHES) {

@@ -364,6 +364,9 @@ static void test_declassify(void)
 	taint_mark(t, BUF + 2, 4, 0);
 	CHECK(taint_memory(t, BUF + 1) == S && taint_memory(t, BUF + 2) == D &&
 	      taint_memory(t, BUF + 5) == 0);
+	taint_mark(t, CCM_BASE + CCM_SIZE - 1, 1, S);   /* CCM is shadowed too ... */
+	taint_mark(t, FLASH_BASE, 4, S);                /* ... flash never (a warning) */
+	CHECK(taint_memory(t, CCM_BASE + CCM_SIZE - 1) == S && taint_memory(t, FLASH_BASE) == 0);
 	taint_free(t);
 }
 
