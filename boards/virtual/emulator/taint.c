@@ -480,6 +480,14 @@ static bool decode_memory(struct insn *d, const cs_insn *in, const cs_arm *a, ui
 	return true;
 }
 
+static bool loads_pc(const struct insn *d)
+{
+	for (unsigned i = 0; d->cls == CLASS_LOAD && i < d->nxfer; i++)
+		if (d->xfer[i] == SLOT_PC)
+			return true;
+	return false;
+}
+
 /* Fills `d` from a decoded instruction; `in_it`: made conditional by an IT block. */
 static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_it)
 {
@@ -493,7 +501,10 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 	uint64_t cond = conditional ? BIT(TAINT_APSR) : 0;
 
 	if (decode_memory(d, in, a, at)) {
-		d->reads = cond;
+		/* a conditional load that also loads PC (POPHI {r4, r5, pc}) is a conditional return:
+		 * control flow, which the IT instruction reports; what it restores does not depend on
+		 * the flags as a selected value does */
+		d->reads = loads_pc(d) ? 0 : cond;
 		return;
 	}
 	d->cls = CLASS_DATA;
@@ -634,10 +645,13 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 	d->writes = writes & ~BIT(SLOT_PC);
 }
 
-/* Registers an instruction may write (the IT block rule). */
+/* Registers an instruction may write whose value the flags select when it is IT-conditional
+ * (the IT block rule); not those of a conditional return. */
 static uint64_t destinations(const struct insn *d)
 {
 	uint64_t m = d->writes | d->merges | d->zeroes;
+	if (loads_pc(d))
+		return 0;
 	if (d->cls == CLASS_LOAD || d->cls == CLASS_PAIRS)
 		for (unsigned i = 0; i < d->nxfer; i++)
 			m |= BIT(d->xfer[i]);

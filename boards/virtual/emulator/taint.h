@@ -29,7 +29,11 @@
  * - VMOV core<->FP registers pairwise; VCMP writes the FPSCR flags; VMRS APSR_nzcv, FPSCR moves
  *   them to the APSR flags; VMSR/VMRS FPSCR move them from/to a core register.
  * - IT: the registers that the block's instructions write get the flags' taint ORed in, because
- *   a skipped instruction leaves its destination depending on the flags too.
+ *   a skipped instruction leaves its destination depending on the flags too; an executed
+ *   IT-conditional instruction reads the flags (a select). Except a conditional return or jump
+ *   (POPHI {r4, r5, pc}, LDREQ PC): that is control flow, reported at the IT instruction, and the
+ *   registers it restores do not take the flags' taint (else every callee-saved register of a
+ *   variable-time routine with conditional returns, as libgcc's soft double, would).
  *
  * Precision and what over-approximates: a register is tainted as a whole (a byte of secret in
  * r0 taints all of r0, and `and r0, r1, #0` stays tainted); a loaded register takes the OR of

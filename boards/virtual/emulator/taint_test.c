@@ -217,6 +217,15 @@ static void test_it_block(void)
 	CHECK(taint_finding(t, CODE + 2, TAINT_BRANCH, NULL) == 0);
 	taint_free(t);
 
+	/* a conditional return restores registers: control flow, not a select */
+	t = fresh();
+	taint_set(t, TAINT_APSR, S);
+	RUN(t, 0, 0xbf88, 0xbd30);  /* it hi; pophi {r4, r5, pc} */
+	CHECK(finding(t, 0, TAINT_BRANCH, false));
+	CHECK(taint_get(t, 4) == 0 && taint_get(t, 5) == 0);
+	CHECK(taint_finding(t, code_base + 2, TAINT_JUMP, NULL) == 0);
+	taint_free(t);
+
 	/* inside IT, 16-bit "adds" is "addeq" and leaves the flags alone */
 	t = fresh();
 	taint_set(t, 1, S);
