@@ -91,6 +91,18 @@ void elf_free(struct elf_image *img)
 	memset(img, 0, sizeof *img);
 }
 
+size_t elf_find_function(const struct elf_image *img, const char *name, size_t *index)
+{
+	size_t found = 0;
+	for (size_t i = 0; i < img->nfuncs; i++) {
+		if (!strcmp(img->funcs[i].name, name)) {
+			*index = i;
+			found++;
+		}
+	}
+	return found;
+}
+
 size_t elf_find_object(const struct elf_image *img, const char *name, uint32_t *addr,
 		       uint32_t *size)
 {

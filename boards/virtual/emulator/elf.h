@@ -34,6 +34,9 @@ struct elf_image {
 int elf_load(const char *path, struct elf_image *img);
 void elf_free(struct elf_image *img);
 
+/* Function symbols named `name`: returns how many, and the index in `funcs` of the last one. */
+size_t elf_find_function(const struct elf_image *img, const char *name, size_t *index);
+
 /* Data symbols (STT_OBJECT) named `name`: returns how many, and the address and size of the
  * last one. */
 size_t elf_find_object(const struct elf_image *img, const char *name, uint32_t *addr,

@@ -15,7 +15,12 @@
  *   stays in Thread mode for Unicorn throughout, so it never runs its own exception return.
  * - The FPU works without a CPACR write; the real chip faults. We check CPACR ourselves when a
  *   block containing FP instructions is first priced.
- * - The UC_HOOK_MEM_INVALID callback sees the exact PC. */
+ * - The UC_HOOK_MEM_INVALID callback sees the exact PC.
+ * - Taint tracking (--taint) adds a UC_HOOK_CODE on every instruction and a second UC_HOOK_BLOCK.
+ *   Hooks run in the order they were added; once a callback calls uc_emu_stop(), the callbacks
+ *   after it and the code hooks of the instructions that do not run are skipped, so the taint
+ *   tracker sees a block stopped by the timing hook only when it runs again. Unicorn does not
+ *   call the code hook of an IT-block instruction whose condition fails. */
 #include "machine.h"
 
 #include <stdarg.h>
@@ -24,6 +29,7 @@
 #include <string.h>
 
 #include "profile.h"
+#include "taint.h"
 
 #define CACHE_MASK ((1u << COST_CACHE_BITS) - 1)
 #define ACCESS_CACHE_MASK ((1u << ACCESS_CACHE_BITS) - 1)
@@ -434,6 +440,8 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 		return -1;
 	}
 	m->exc_return = fp ? EXC_RETURN_FP : EXC_RETURN_BASIC;
+	if (m->taint)
+		taint_exception_entry(m->taint, frame, fp);
 	set_reg(m, UC_ARM_REG_SP, frame);
 	set_reg(m, UC_ARM_REG_LR, m->exc_return);
 	set_reg(m, UC_ARM_REG_CONTROL, control & ~CONTROL_FPCA);
@@ -486,6 +494,8 @@ static int exception_return(struct machine *m)
 	m->cur_size = 0;
 	if (m->prof)
 		profile_exception_return(m->prof, m->cycles);
+	if (m->taint)
+		taint_exception_return(m->taint);
 	machine_schedule(m);
 	return 0;
 }
@@ -520,6 +530,43 @@ static uint32_t core_link_register(void *m)
 static bool core_read_word(void *m, uint32_t addr, uint32_t *value)
 {
 	return read_word(m, addr, value) == 0;
+}
+
+static uint32_t core_register(void *m, int n)
+{
+	return reg(m, core_regs[n]);
+}
+
+static uint32_t core_code(void *core, uint32_t addr, uint8_t *buf, uint32_t len)
+{
+	struct machine *m = core;
+	if (addr - FLASH_BASE < FLASH_SIZE) {
+		uint32_t n = FLASH_SIZE - (addr - FLASH_BASE) < len ? FLASH_SIZE - (addr - FLASH_BASE) : len;
+		memcpy(buf, m->flash + (addr - FLASH_BASE), n);
+		return n;
+	}
+	for (; len >= 2; len -= 2) /* elsewhere (SRAM): as much as is mapped */
+		if (uc_mem_read(m->uc, addr, buf, len) == UC_ERR_OK)
+			return len;
+	return 0;
+}
+
+/* ---- taint tracking (--taint) ---- */
+
+static void on_taint_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	taint_block(m->taint, (uint32_t)address);
+}
+
+static void on_taint_insn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	if (!taint_insn(m->taint, (uint32_t)address))
+		machine_fail(m, "cannot decode the instruction at address 0x%08x for taint tracking",
+			     (uint32_t)address);
 }
 
 static uint64_t mmio_read(uc_engine *uc, uint64_t off, unsigned size, void *user)
@@ -563,12 +610,13 @@ static int map_peripherals(struct machine *m)
 /* ---- set-up ---- */
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
-		 uint64_t max_cycles, struct profile *prof)
+		 uint64_t max_cycles, struct profile *prof, struct taint *taint)
 {
 	memset(m, 0, sizeof *m);
 	m->elf = elf;
 	m->uart = uart;
 	m->prof = prof;
+	m->taint = taint;
 	m->max_cycles = max_cycles;
 	m->resumed_block = UINT64_MAX;
 	m->found_block = UINT64_MAX;
@@ -625,6 +673,15 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	}
 	if (prof && profile_attach(prof, &(struct profile_core){m, core_link_register, core_read_word}))
 		return -1;
+	if (taint) {
+		if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_taint_block, m, 1, 0) != UC_ERR_OK ||
+		    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_taint_insn, m, 1, 0) != UC_ERR_OK) {
+			fprintf(stderr, "vboard: error: cannot install the taint hooks\n");
+			return -1;
+		}
+		if (taint_attach(taint, &(struct taint_core){m, core_register, core_code}))
+			return -1;
+	}
 
 	/* Reset: SP from vector 0, PC from vector 1 (boot from flash, aliased at 0). */
 	uint32_t sp = 0, pc = 0;

@@ -8,20 +8,10 @@
 #include <unicorn/unicorn.h>
 
 #include "elf.h"
+#include "memmap.h"
 #include "peripherals.h"
 #include "timing.h"
 #include "uart.h"
-
-#define FLASH_BASE 0x08000000u
-#define FLASH_SIZE (1u << 20)
-#define SRAM_BASE 0x20000000u
-#define SRAM_SIZE (128u << 10)
-#define CCM_BASE 0x10000000u
-#define CCM_SIZE (64u << 10)
-/* The system memory page holding the device's 96-bit unique ID (RM0090 39.1), read-only. */
-#define SYSTEM_PAGE_BASE 0x1FFF7000u
-#define SYSTEM_PAGE_SIZE 0x1000u
-#define UNIQUE_ID_BASE 0x1FFF7A10u
 
 enum stop_reason {
 	STOP_NONE,
@@ -56,6 +46,7 @@ struct access_map {
 
 struct div_hook;
 struct profile;
+struct taint;
 
 struct machine {
 	/* hot: read and written for every block */
@@ -104,6 +95,7 @@ struct machine {
 	struct periph *periph;
 	struct uart_host *uart;
 	struct profile *prof;
+	struct taint *taint;          /* --taint: a code hook on every instruction, else NULL */
 	/* the peripherals' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {
 		struct machine *m;
@@ -112,7 +104,7 @@ struct machine {
 };
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
-		 uint64_t max_cycles, struct profile *prof);
+		 uint64_t max_cycles, struct profile *prof, struct taint *taint);
 /* Sets the device's unique ID, words 0..2 at UNIQUE_ID_BASE (all zero unless set). */
 int machine_set_unique_id(struct machine *m, const uint32_t words[3]);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */

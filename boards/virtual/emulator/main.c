@@ -11,9 +11,11 @@
 #include "clock.h"
 #include "machine.h"
 #include "profile.h"
+#include "taint.h"
 #include "uart.h"
 
 #define MAX_PUBLIC_FUNCTIONS 16
+#define MAX_TAINT_OPTIONS 16
 
 static struct machine machine;
 
@@ -24,7 +26,10 @@ static void usage(void)
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
-		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n");
+		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
+		"                      [--taint FILE.json --taint-function NAME\n"
+		"                       [--taint-public-return NAME]...\n"
+		"                       [--taint-public-argument NAME:INDEX:BYTES]...]\n");
 }
 
 static void on_signal(int sig)
@@ -37,19 +42,24 @@ static void on_signal(int sig)
  * emulator's. */
 static int write_stats(const char *path, const struct machine *m, double wall, double host_wait)
 {
+	char taint_line[64] = "";
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "vboard: error: cannot write %s\n", path);
 		return -1;
 	}
 	double run = wall - host_wait;
+	if (m->taint) /* instructions checked inside calls of the --taint-function */
+		snprintf(taint_line, sizeof taint_line, ", \"taint_instructions\": %llu",
+			 (unsigned long long)taint_instructions(m->taint));
 	fprintf(f,
 		"{\"model_cycles\": %llu, \"instructions\": %llu, \"blocks\": %llu, "
 		"\"wall_seconds\": %.6f, \"host_wait_seconds\": %.6f, \"run_seconds\": %.6f, "
-		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu}\n",
+		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu%s}\n",
 		(unsigned long long)m->cycles, (unsigned long long)m->insns,
 		(unsigned long long)m->blocks, wall, host_wait, run,
-		run > 0 ? (double)m->cycles / run : 0.0, (unsigned long long)m->replayed_accesses);
+		run > 0 ? (double)m->cycles / run : 0.0, (unsigned long long)m->replayed_accesses,
+		taint_line);
 	return fclose(f) == 0 ? 0 : -1;
 }
 
@@ -78,6 +88,32 @@ static int parse_unique_id(const char *text, uint32_t words[3])
 	return 0;
 }
 
+/* --taint-public-argument NAME:INDEX:BYTES (an argument register r0..r3, BYTES > 0) */
+static int taint_argument_option(struct taint *t, const char *spec)
+{
+	char name[256];
+	unsigned index;
+	unsigned long bytes;
+	char *end;
+	const char *last = strrchr(spec, ':');
+	const char *colon = last && last > spec ? memrchr(spec, ':', (size_t)(last - spec)) : NULL;
+	if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof name)
+		goto bad;
+	memcpy(name, spec, (size_t)(colon - spec));
+	name[colon - spec] = 0;
+	index = (unsigned)strtoul(colon + 1, &end, 10);
+	if (end != last || end == colon + 1 || index > 3)
+		goto bad;
+	bytes = strtoul(last + 1, &end, 0);
+	if (*end || end == last + 1 || !bytes || bytes > UINT32_MAX)
+		goto bad;
+	return taint_public_argument(t, name, index, (uint32_t)bytes);
+bad:
+	fprintf(stderr, "vboard: error: --taint-public-argument '%s': want NAME:INDEX:BYTES with "
+			"INDEX 0..3 (r0..r3) and BYTES > 0\n", spec);
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
@@ -85,6 +121,9 @@ int main(int argc, char **argv)
 	const char *interval_id_symbol = NULL;
 	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
 	int npublic = 0;
+	const char *taint_path = NULL, *taint_function = NULL;
+	const char *taint_returns[MAX_TAINT_OPTIONS], *taint_arguments[MAX_TAINT_OPTIONS];
+	int nreturns = 0, narguments = 0;
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 	uint32_t unique_id[3] = {0, 0, 0};
@@ -144,13 +183,30 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			public_functions[npublic++] = val;
+		} else if (!strcmp(opt, "--taint")) {
+			taint_path = val;
+		} else if (!strcmp(opt, "--taint-function")) {
+			taint_function = val;
+		} else if (!strcmp(opt, "--taint-public-return")) {
+			if (nreturns == MAX_TAINT_OPTIONS) {
+				usage();
+				return 2;
+			}
+			taint_returns[nreturns++] = val;
+		} else if (!strcmp(opt, "--taint-public-argument")) {
+			if (narguments == MAX_TAINT_OPTIONS) {
+				usage();
+				return 2;
+			}
+			taint_arguments[narguments++] = val;
 		} else {
 			usage();
 			return 2;
 		}
 	}
 	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
-	    ((npublic || interval_id_symbol) && !intervals_path)) {
+	    ((npublic || interval_id_symbol) && !intervals_path) || (!taint_path != !taint_function) ||
+	    ((nreturns || narguments) && !taint_path)) {
 		usage();
 		return 2;
 	}
@@ -171,6 +227,15 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npublic; i++)
 		if (profile_public_function(prof, public_functions[i]))
 			return 1;
+	struct taint *taint = taint_path ? taint_new(&elf) : NULL;
+	if (taint_path && (!taint || taint_scope_function(taint, taint_function)))
+		return 1;
+	for (int i = 0; i < nreturns; i++)
+		if (taint_public_return(taint, taint_returns[i]))
+			return 1;
+	for (int i = 0; i < narguments; i++)
+		if (taint_argument_option(taint, taint_arguments[i]))
+			return 1;
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -180,7 +245,7 @@ int main(int argc, char **argv)
 
 	int rc = 1;
 	double t0 = monotonic_seconds();
-	if (machine_init(&machine, &elf, &uart, max_cycles, prof) == 0 &&
+	if (machine_init(&machine, &elf, &uart, max_cycles, prof, taint) == 0 &&
 	    machine_set_unique_id(&machine, unique_id) == 0)
 		rc = machine_run(&machine);
 	double wall = monotonic_seconds() - t0;
@@ -189,9 +254,12 @@ int main(int argc, char **argv)
 		rc = 1;
 	if (profile_path && profile_write(prof, profile_path, machine.cycles) && rc == 0)
 		rc = 1;
+	if (taint_path && taint_write(taint, taint_path) && rc == 0)
+		rc = 1;
 	uart_close(&uart);
 	machine_free(&machine);
 	profile_free(prof);
+	taint_free(taint);
 	elf_free(&elf);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "elf.h"
 
 #define MAX_DEPTH 1024
@@ -18,7 +19,7 @@ struct func_stats {
 };
 
 struct frame {
-	uint32_t func, ret;
+	struct call_frame call;  /* func: index in elf->funcs */
 	uint64_t entry;
 	bool counts;            /* outermost activation of its function */
 	bool public_root;       /* opened a public-input function's subtree */
@@ -89,13 +90,8 @@ struct profile *profile_new(const struct elf_image *elf)
 
 static int func_by_name(const struct profile *p, const char *name, uint32_t *func)
 {
-	int found = 0;
-	for (size_t i = 0; i < p->elf->nfuncs; i++) {
-		if (!strcmp(p->elf->funcs[i].name, name)) {
-			*func = (uint32_t)i;
-			found++;
-		}
-	}
+	size_t index = 0, found = elf_find_function(p->elf, name, &index);
+	*func = (uint32_t)index;
 	if (found != 1)
 		fprintf(stderr, "vboard: error: %s function symbol '%s' in the ELF\n",
 			found ? "more than one" : "no", name);
@@ -264,17 +260,17 @@ static uint32_t find_func(const struct profile *p, uint32_t addr)
 static void pop(struct profile *p, uint64_t now)
 {
 	struct frame *fr = &p->stack[--p->depth];
-	struct func_stats *s = &p->stats[fr->func];
+	struct func_stats *s = &p->stats[fr->call.func];
 	if (fr->counts) {
 		s->inclusive += now - fr->entry;
 		for (uint32_t i = 0; i < p->ntracked; i++)
-			if (p->tracked[i].func == fr->func)
+			if (p->tracked[i].func == fr->call.func)
 				histogram_add(&p->tracked[i], now - fr->entry, 1);
 	}
 	s->active--;
 	if (fr->interval_outermost) {
-		p->iv.activation_open[fr->func] = false;
-		p->iv.inclusive[fr->func] += now - fr->entry;
+		p->iv.activation_open[fr->call.func] = false;
+		p->iv.inclusive[fr->call.func] += now - fr->entry;
 	}
 	if (fr->public_root)
 		p->iv.public_depth--;
@@ -288,7 +284,7 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	if (now < start) /* model time was rewound to replay a cycle-counter read */
 		now = start;
 	p->last_cycles = now;
-	while (p->depth && p->stack[p->depth - 1].ret == addr)
+	while (call_returns(p->depth ? &p->stack[p->depth - 1].call : NULL, addr))
 		pop(p, start);
 
 	uint32_t slot = (addr >> 1) & ((1u << LOOKUP_BITS) - 1);
@@ -312,7 +308,7 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	if (addr != p->elf->funcs[f].addr)
 		return;
 	uint32_t lr = p->core.link_register(p->core.core) & ~1u;
-	if (p->depth && p->stack[p->depth - 1].func == f && p->stack[p->depth - 1].ret == lr)
+	if (!call_begins(p->depth ? &p->stack[p->depth - 1].call : NULL, f, lr))
 		return; /* a loop back to the entry, not a new call */
 	p->stats[f].calls++;
 	if (p->depth == MAX_DEPTH) {
@@ -321,7 +317,7 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	}
 	bool public_root = p->iv.is_public && p->iv.is_public[f];
 	struct frame *fr = &p->stack[p->depth++];
-	*fr = (struct frame){f, lr, start, p->stats[f].active == 0, public_root, false};
+	*fr = (struct frame){{f, lr}, start, p->stats[f].active == 0, public_root, false};
 	p->stats[f].active++;
 	if (f == p->iv.func && !p->iv.frame) {
 		/* The interval starts with this block, whose cycles were counted just above. */
@@ -353,7 +349,7 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 void profile_exception_return(struct profile *p, uint64_t cycles)
 {
 	uint32_t d = p->depth;
-	while (d && p->stack[d - 1].ret < EXC_RETURN_MIN)
+	while (d && p->stack[d - 1].call.ret < EXC_RETURN_MIN)
 		d--;
 	if (!d)
 		return;
@@ -387,7 +383,7 @@ int profile_write(const struct profile *p, const char *path, uint64_t model_cycl
 	uint64_t *open_incl = calloc(p->elf->nfuncs + 1, sizeof *open_incl);
 	for (uint32_t i = 0; i < p->depth; i++)
 		if (p->stack[i].counts)
-			open_incl[p->stack[i].func] += model_cycles - p->stack[i].entry;
+			open_incl[p->stack[i].call.func] += model_cycles - p->stack[i].entry;
 	fprintf(f, "{\"format\": \"pqscope-vboard-profile\", \"version\": 1, \"model_cycles\": %llu, "
 		   "\"unattributed_cycles\": %llu, \"dropped_frames\": %llu, \"functions\": [",
 		(unsigned long long)model_cycles, (unsigned long long)p->unattributed,

@@ -1,0 +1,1055 @@
+/* Secret-taint tracking: shadow state, propagation over a decoded-instruction description, and
+ * the findings (rules and formats in taint.h). Capstone 5 facts this decoder is built on
+ * (checked on the encodings of taint_test.c):
+ * - cs_regs_access misses some reads: SSAT/USAT's source and shifted second operands (PKHBT,
+ *   UXTAB) have access 0, and the long multiply-accumulates (UMLAL, SMLAL...) do not list their
+ *   accumulator pair as read. Register operands with access 0 are taken as read, and the
+ *   accumulators are added here.
+ * - Flag writes: update_flags is set for ANDS/LSLS/CMP... but regs_access lists CPSR for some
+ *   only (and for ADC.W without S, whose carry it reads anyway). update_flags decides.
+ * - MSR/MRS name APSR as a system-register operand: handled by instruction.
+ * - Inside an IT block a 16-bit data-processing instruction does not set the flags: it decodes
+ *   differently after its IT. cs_disasm starts each call outside any IT block, so an IT
+ *   instruction is decoded together with its block, and the block's instructions are cached
+ *   in that context (control only enters an IT block through its IT instruction). */
+#include "taint.h"
+
+#include <capstone/capstone.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calls.h"
+#include "elf.h"
+#include "memmap.h"
+
+#define SLOT_PC 15
+#define SLOTS 64
+#define BIT(s) (1ull << (s))
+#define CORE_SLOTS 0x7fffull            /* r0..r14 */
+#define XFER_MAX 32                     /* VLDM of 16 d registers */
+#define MAX_WATCHES 64
+#define MAX_FRAMES 256
+#define MAX_WARNINGS 8
+
+enum insn_class {
+	CLASS_DATA,   /* every register written gets the OR of those read */
+	CLASS_LOAD,   /* xfer[k] <- the bytes at the address + k * xbytes */
+	CLASS_STORE,  /* the bytes at the address + k * xbytes <- xfer[k] */
+	CLASS_PAIRS,  /* xfer[k] <- src[k] (VMOV of two registers) */
+};
+enum region { REGION_NONE, REGION_SRAM, REGION_CCM, REGION_FLASH, REGION_PERIPHERAL };
+static const char *const region_names[] = {"", "sram", "ccm", "flash", "peripheral"};
+static const char *const kind_names[TAINT_KINDS] = {"address", "branch", "division", "jump"};
+
+/* One instruction as the propagation sees it, decoded once per address. */
+struct insn {
+	uint32_t key;      /* address | 1; 0: empty slot */
+	uint8_t cls;       /* enum insn_class */
+	uint8_t finding;   /* enum taint_kind + 1 decided by `decides` (data class), or 0 */
+	int8_t base, index; /* address registers (loads/stores), -1: none */
+	uint8_t shift;
+	uint8_t xbytes;    /* bytes per transfer */
+	uint8_t nxfer;
+	int32_t offset;    /* address = offset + base + (index << shift); PC resolved */
+	uint64_t reads;    /* data: the value written is their OR; loads/stores: ORed in too */
+	uint64_t writes;   /* set to the value */
+	uint64_t merges;   /* ORed with the value */
+	uint64_t zeroes;   /* set untainted */
+	uint64_t decides;  /* the finding's deciding slots */
+	uint8_t xfer[XFER_MAX]; /* slot moved at offset k * xbytes (SLOT_PC: a jump target) */
+	uint8_t src[2];    /* CLASS_PAIRS */
+};
+
+struct finding {
+	uint64_t key;      /* address << 8 | kind << 4 | region; count 0: empty slot */
+	uint64_t count;
+	bool secret;
+};
+
+enum role {
+	ROLE_SCOPE = 1,          /* --taint-function */
+	ROLE_SECRET = 2,         /* pqs_taint_secret */
+	ROLE_PUBLIC = 4,         /* pqs_taint_public */
+	ROLE_PUBLIC_RETURN = 8,  /* --taint-public-return */
+	ROLE_PUBLIC_ARGUMENT = 16, /* --taint-public-argument */
+};
+#define FRAME_ROLES (ROLE_SCOPE | ROLE_PUBLIC_RETURN)
+
+struct watch {
+	uint32_t entry;
+	unsigned roles;
+	unsigned index;          /* argument register (ROLE_PUBLIC_ARGUMENT) */
+	uint32_t bytes;
+};
+
+struct frame {
+	struct call_frame call;  /* func: the entry address */
+	unsigned roles;
+};
+
+struct taint {
+	/* hot */
+	uint8_t r[SLOTS];
+	bool any;                /* something may be tainted: else nothing can propagate */
+	bool recording;          /* in a call of the scope function, outside a handler */
+	uint64_t instructions;
+	struct insn *insns;
+	uint32_t insn_mask, insn_used;
+	uint8_t *sram, *ccm;
+
+	struct taint_core core;
+	csh cs;
+	const struct elf_image *elf;
+	struct finding *findings;
+	uint32_t finding_mask, finding_used;
+
+	struct watch watch[MAX_WATCHES];
+	unsigned nwatch;
+	uint32_t watch_lo, watch_hi;
+	bool record_always;      /* taint_record(): the tests, without functions */
+	struct frame stack[MAX_FRAMES];
+	unsigned depth, scope_depth;
+	uint64_t dropped_frames;
+	uint64_t calls;
+
+	bool in_handler;
+	uint8_t saved[SLOTS];
+	unsigned warnings;
+};
+
+/* ---- shadow state ---- */
+
+static uint8_t *shadow(struct taint *t, uint32_t addr)
+{
+	if (addr - SRAM_BASE < SRAM_SIZE)
+		return t->sram + (addr - SRAM_BASE);
+	if (addr - CCM_BASE < CCM_SIZE)
+		return t->ccm + (addr - CCM_BASE);
+	return NULL;
+}
+
+static enum region region_of(uint32_t addr)
+{
+	if (addr - SRAM_BASE < SRAM_SIZE)
+		return REGION_SRAM;
+	if (addr - CCM_BASE < CCM_SIZE)
+		return REGION_CCM;
+	if (addr - FLASH_BASE < FLASH_SIZE || addr < FLASH_SIZE) /* flash and its boot alias */
+		return REGION_FLASH;
+	return REGION_PERIPHERAL;
+}
+
+static uint8_t declassify(uint8_t v)
+{
+	return (v & TAINT_SECRET) ? (uint8_t)((v & ~TAINT_SECRET) | TAINT_DECLASSIFIED) : v;
+}
+
+static inline uint8_t or_slots(const struct taint *t, uint64_t m)
+{
+	uint8_t v = 0;
+	while (m) {
+		v |= t->r[__builtin_ctzll(m)];
+		m &= m - 1;
+	}
+	return v;
+}
+
+static inline void set_slots(struct taint *t, uint64_t m, uint8_t v)
+{
+	while (m) {
+		t->r[__builtin_ctzll(m)] = v;
+		m &= m - 1;
+	}
+}
+
+static inline void merge_slots(struct taint *t, uint64_t m, uint8_t v)
+{
+	while (m) {
+		t->r[__builtin_ctzll(m)] |= v;
+		m &= m - 1;
+	}
+}
+
+static void clear_all(struct taint *t)
+{
+	memset(t->r, 0, sizeof t->r);
+	memset(t->sram, 0, SRAM_SIZE);
+	memset(t->ccm, 0, CCM_SIZE);
+	t->any = false;
+}
+
+void taint_mark(struct taint *t, uint32_t addr, uint32_t n, uint8_t value)
+{
+	uint32_t outside = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *s = shadow(t, addr + i);
+		if (!s)
+			outside++;
+		else if (value)
+			*s |= value;
+		else
+			*s = declassify(*s);
+	}
+	if (value && n > outside)
+		t->any = true;
+	if (value && outside && t->warnings < MAX_WARNINGS) {
+		t->warnings++;
+		fprintf(stderr, "vboard: warning: %u secret bytes at address 0x%08x are outside SRAM "
+				"and CCM: not tainted\n", outside, addr);
+	}
+}
+
+/* ---- findings ---- */
+
+static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secret);
+
+static void findings_grow(struct taint *t)
+{
+	struct finding *old = t->findings;
+	uint32_t n = t->finding_mask + 1;
+	t->finding_mask = 2 * n - 1;
+	t->finding_used = 0;
+	t->findings = calloc(2 * (size_t)n, sizeof *t->findings);
+	for (uint32_t i = 0; i < n; i++)
+		if (old[i].count)
+			finding_put(t, old[i].key, old[i].count, old[i].secret);
+	free(old);
+}
+
+static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secret)
+{
+	if (2 * (t->finding_used + 1) > t->finding_mask + 1)
+		findings_grow(t);
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & t->finding_mask;
+	while (t->findings[i].count && t->findings[i].key != key)
+		i = (i + 1) & t->finding_mask;
+	struct finding *f = &t->findings[i];
+	if (!f->count) {
+		f->key = key;
+		t->finding_used++;
+	}
+	f->count += count;
+	f->secret |= secret;
+}
+
+static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
+		   uint8_t v)
+{
+	finding_put(t, (uint64_t)addr << 8 | (uint64_t)kind << 4 | region, 1, v & TAINT_SECRET);
+}
+
+uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kind,
+		       bool *declassified)
+{
+	uint64_t count = 0;
+	bool secret = false;
+	for (uint32_t i = 0; i <= t->finding_mask; i++) {
+		const struct finding *f = &t->findings[i];
+		if (f->count && f->key >> 8 == addr && (f->key >> 4 & 0xf) == kind) {
+			count += f->count;
+			secret |= f->secret;
+		}
+	}
+	if (declassified)
+		*declassified = count && !secret;
+	return count;
+}
+
+/* ---- decoding ---- */
+
+/* Slots of a capstone register (a d register is two singles). */
+static uint64_t reg_slots(unsigned reg)
+{
+	if (reg >= ARM_REG_R0 && reg <= ARM_REG_R12)
+		return BIT(reg - ARM_REG_R0);
+	if (reg >= ARM_REG_S0 && reg <= ARM_REG_S31)
+		return BIT(TAINT_S0 + reg - ARM_REG_S0);
+	if (reg >= ARM_REG_D0 && reg <= ARM_REG_D15)
+		return 3ull << (TAINT_S0 + 2 * (reg - ARM_REG_D0));
+	switch (reg) {
+	case ARM_REG_SP: return BIT(TAINT_SP);
+	case ARM_REG_LR: return BIT(TAINT_LR);
+	case ARM_REG_PC: return BIT(SLOT_PC);
+	case ARM_REG_APSR: case ARM_REG_APSR_NZCV: case ARM_REG_CPSR: return BIT(TAINT_APSR);
+	case ARM_REG_FPSCR: case ARM_REG_FPSCR_NZCV: return BIT(TAINT_FPSCR);
+	default: return 0; /* ITSTATE, ... */
+	}
+}
+
+static int core_reg(unsigned reg)
+{
+	uint64_t s = reg_slots(reg);
+	return s && !(s & ~(CORE_SLOTS | BIT(SLOT_PC))) ? __builtin_ctzll(s) : -1;
+}
+
+static bool sets_all_nzcv(unsigned id)
+{
+	switch (id) {
+	case ARM_INS_ADD: case ARM_INS_ADC: case ARM_INS_SUB: case ARM_INS_SBC: case ARM_INS_RSB:
+	case ARM_INS_CMP: case ARM_INS_CMN:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Instructions that set GE or the sticky Q (and not NZCV). */
+static bool sets_qge(unsigned id)
+{
+	switch (id) {
+	case ARM_INS_SADD16: case ARM_INS_SADD8: case ARM_INS_SASX: case ARM_INS_SSAX:
+	case ARM_INS_SSUB16: case ARM_INS_SSUB8: case ARM_INS_UADD16: case ARM_INS_UADD8:
+	case ARM_INS_UASX: case ARM_INS_USAX: case ARM_INS_USUB16: case ARM_INS_USUB8:
+	case ARM_INS_QADD: case ARM_INS_QSUB: case ARM_INS_QDADD: case ARM_INS_QDSUB:
+	case ARM_INS_SSAT: case ARM_INS_SSAT16: case ARM_INS_USAT: case ARM_INS_USAT16:
+	case ARM_INS_SMLABB: case ARM_INS_SMLABT: case ARM_INS_SMLATB: case ARM_INS_SMLATT:
+	case ARM_INS_SMLAWB: case ARM_INS_SMLAWT: case ARM_INS_SMLAD: case ARM_INS_SMLADX:
+	case ARM_INS_SMLSD: case ARM_INS_SMLSDX: case ARM_INS_SMUAD: case ARM_INS_SMUADX:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Multiply-accumulates whose accumulator pair capstone does not list as read. */
+static bool accumulates_pair(unsigned id)
+{
+	switch (id) {
+	case ARM_INS_UMLAL: case ARM_INS_SMLAL: case ARM_INS_UMAAL: case ARM_INS_SMLALBB:
+	case ARM_INS_SMLALBT: case ARM_INS_SMLALTB: case ARM_INS_SMLALTT: case ARM_INS_SMLALD:
+	case ARM_INS_SMLALDX: case ARM_INS_SMLSLD: case ARM_INS_SMLSLDX:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool is_apsr_sysreg(int reg)
+{
+	return reg >= ARM_SYSREG_APSR && reg <= ARM_SYSREG_XPSR_NZCVQ;
+}
+
+static unsigned access_bytes(unsigned id)
+{
+	switch (id) {
+	case ARM_INS_LDRB: case ARM_INS_LDRSB: case ARM_INS_LDRBT: case ARM_INS_LDRSBT:
+	case ARM_INS_LDREXB: case ARM_INS_STRB: case ARM_INS_STRBT: case ARM_INS_STREXB:
+	case ARM_INS_TBB:
+		return 1;
+	case ARM_INS_LDRH: case ARM_INS_LDRSH: case ARM_INS_LDRHT: case ARM_INS_LDRSHT:
+	case ARM_INS_LDREXH: case ARM_INS_STRH: case ARM_INS_STRHT: case ARM_INS_STREXH:
+	case ARM_INS_TBH:
+		return 2;
+	default:
+		return 4;
+	}
+}
+
+/* Adds register `reg`'s slots (one per 32-bit word) to the transfers. */
+static void add_xfer(struct insn *d, unsigned reg)
+{
+	uint64_t s = reg_slots(reg);
+	while (s && d->nxfer < XFER_MAX) {
+		d->xfer[d->nxfer++] = (uint8_t)__builtin_ctzll(s);
+		s &= s - 1;
+	}
+}
+
+/* The address of a memory operand; PC-relative addresses are resolved here. */
+static bool mem_address(struct insn *d, const cs_arm_op *m, uint32_t at, bool table_branch)
+{
+	d->base = (int8_t)core_reg(m->mem.base);
+	d->index = m->mem.index == ARM_REG_INVALID ? -1 : (int8_t)core_reg(m->mem.index);
+	d->offset = m->mem.disp;
+	d->shift = 0;
+	if (d->base < 0 || (m->mem.index != ARM_REG_INVALID && d->index < 0))
+		return false;
+	if (d->index >= 0) {
+		if (m->shift.type != ARM_SFT_INVALID && m->shift.type != ARM_SFT_LSL)
+			return false;
+		d->shift = (uint8_t)m->shift.value;
+	}
+	if (d->base == SLOT_PC) { /* Thumb: PC reads as the address + 4, word-aligned for literals */
+		d->base = -1;
+		d->offset += (int32_t)(table_branch ? at + 4 : (at + 4) & ~3u);
+	}
+	return true;
+}
+
+/* A register-list transfer from `base`: ascending from it, or descending to it. */
+static void list_transfer(struct insn *d, const cs_arm *a, int first, unsigned base, bool descending)
+{
+	d->base = (int8_t)core_reg(base);
+	d->index = -1;
+	d->xbytes = 4;
+	for (int i = first; i < a->op_count; i++)
+		if (a->operands[i].type == ARM_OP_REG)
+			add_xfer(d, a->operands[i].reg);
+	d->offset = descending ? -4 * d->nxfer : 0;
+}
+
+static const cs_arm_op *mem_operand(const cs_arm *a)
+{
+	for (int i = 0; i < a->op_count; i++)
+		if (a->operands[i].type == ARM_OP_MEM)
+			return &a->operands[i];
+	return NULL;
+}
+
+/* Loads and stores; false if not one. */
+static bool decode_memory(struct insn *d, const cs_insn *in, const cs_arm *a, uint32_t at)
+{
+	const cs_arm_op *m = mem_operand(a);
+	unsigned id = in->id;
+	switch (id) {
+	case ARM_INS_LDM: case ARM_INS_VLDMIA:
+		d->cls = CLASS_LOAD;
+		list_transfer(d, a, 1, a->operands[0].reg, false);
+		return true;
+	case ARM_INS_LDMDB: case ARM_INS_VLDMDB:
+		d->cls = CLASS_LOAD;
+		list_transfer(d, a, 1, a->operands[0].reg, true);
+		return true;
+	case ARM_INS_STM: case ARM_INS_VSTMIA:
+		d->cls = CLASS_STORE;
+		list_transfer(d, a, 1, a->operands[0].reg, false);
+		return true;
+	case ARM_INS_STMDB: case ARM_INS_VSTMDB:
+		d->cls = CLASS_STORE;
+		list_transfer(d, a, 1, a->operands[0].reg, true);
+		return true;
+	case ARM_INS_POP: case ARM_INS_VPOP:
+		d->cls = CLASS_LOAD;
+		list_transfer(d, a, 0, ARM_REG_SP, false);
+		return true;
+	case ARM_INS_PUSH: case ARM_INS_VPUSH:
+		d->cls = CLASS_STORE;
+		list_transfer(d, a, 0, ARM_REG_SP, true);
+		return true;
+	case ARM_INS_PLD: case ARM_INS_PLDW: case ARM_INS_PLI:
+		return false; /* hints: the Cortex-M4 performs no access */
+	default:
+		break;
+	}
+	if (!m)
+		return false;
+	bool load;
+	int first = 0, ndata = 1;
+	switch (id) {
+	case ARM_INS_LDR: case ARM_INS_LDRB: case ARM_INS_LDRH: case ARM_INS_LDRSB:
+	case ARM_INS_LDRSH: case ARM_INS_LDRT: case ARM_INS_LDRBT: case ARM_INS_LDRHT:
+	case ARM_INS_LDRSBT: case ARM_INS_LDRSHT: case ARM_INS_LDREX: case ARM_INS_LDREXB:
+	case ARM_INS_LDREXH: case ARM_INS_VLDR:
+		load = true;
+		break;
+	case ARM_INS_LDRD:
+		load = true;
+		ndata = 2;
+		break;
+	case ARM_INS_STR: case ARM_INS_STRB: case ARM_INS_STRH: case ARM_INS_STRT:
+	case ARM_INS_STRBT: case ARM_INS_STRHT: case ARM_INS_VSTR:
+		load = false;
+		break;
+	case ARM_INS_STRD:
+		load = false;
+		ndata = 2;
+		break;
+	case ARM_INS_STREX: case ARM_INS_STREXB: case ARM_INS_STREXH:
+		load = false;
+		first = 1; /* operand 0 is the status register */
+		d->writes |= reg_slots(a->operands[0].reg);
+		break;
+	case ARM_INS_TBB: case ARM_INS_TBH:
+		load = true;
+		ndata = 0;
+		break;
+	default:
+		return false;
+	}
+	d->cls = load ? CLASS_LOAD : CLASS_STORE;
+	if (!mem_address(d, m, at, id == ARM_INS_TBB || id == ARM_INS_TBH))
+		return false;
+	if (a->post_index)
+		d->offset = 0;  /* post-indexed: the access is at the base itself */
+	d->xbytes = (uint8_t)access_bytes(id);
+	if (ndata == 0)
+		d->xfer[d->nxfer++] = SLOT_PC;
+	for (int i = first; i < first + ndata; i++)
+		add_xfer(d, a->operands[i].reg);
+	return true;
+}
+
+static bool loads_pc(const struct insn *d)
+{
+	for (unsigned i = 0; d->cls == CLASS_LOAD && i < d->nxfer; i++)
+		if (d->xfer[i] == SLOT_PC)
+			return true;
+	return false;
+}
+
+/* Fills `d` from a decoded instruction; `in_it`: made conditional by an IT block. */
+static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_it)
+{
+	const cs_arm *a = &in->detail->arm;
+	uint32_t at = (uint32_t)in->address;
+	unsigned id = in->id;
+	memset(d, 0, sizeof *d);
+	d->key = at | 1;
+	d->base = d->index = -1;
+	bool conditional = in_it && a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID;
+	uint64_t cond = conditional ? BIT(TAINT_APSR) : 0;
+
+	if (decode_memory(d, in, a, at)) {
+		/* a conditional load that also loads PC (POPHI {r4, r5, pc}) is a conditional return:
+		 * control flow, which the IT instruction reports; what it restores does not depend on
+		 * the flags as a selected value does */
+		d->reads = loads_pc(d) ? 0 : cond;
+		return;
+	}
+	d->cls = CLASS_DATA;
+
+	cs_regs rr, ww;
+	uint8_t nr = 0, nw = 0;
+	uint64_t reads = 0, writes = 0;
+	if (cs_regs_access(t->cs, in, rr, &nr, ww, &nw) == CS_ERR_OK) {
+		for (unsigned i = 0; i < nr; i++)
+			reads |= reg_slots(rr[i]);
+		for (unsigned i = 0; i < nw; i++)
+			writes |= reg_slots(ww[i]);
+	}
+	for (int i = 0; i < a->op_count; i++) {
+		const cs_arm_op *op = &a->operands[i];
+		if (op->type != ARM_OP_REG)
+			continue;
+		if (op->access & CS_AC_WRITE)
+			writes |= reg_slots(op->reg);
+		if ((op->access & CS_AC_READ) || !op->access)
+			reads |= reg_slots(op->reg);
+	}
+	if (accumulates_pair(id))
+		reads |= reg_slots(a->operands[0].reg) | reg_slots(a->operands[1].reg);
+	reads &= ~BIT(SLOT_PC);   /* PC reads as a constant */
+	bool flags_written = a->update_flags || (writes & BIT(TAINT_APSR));
+	writes &= ~BIT(TAINT_APSR);
+
+	/* zeroing idioms: the result does not depend on the register's value */
+	if ((id == ARM_INS_EOR || id == ARM_INS_SUB || id == ARM_INS_BIC || id == ARM_INS_SBC) &&
+	    a->op_count >= 2) {
+		const cs_arm_op *x = &a->operands[a->op_count - 2], *y = &a->operands[a->op_count - 1];
+		if (x->type == ARM_OP_REG && y->type == ARM_OP_REG && x->reg == y->reg &&
+		    y->shift.type == ARM_SFT_INVALID)
+			reads &= id == ARM_INS_SBC ? BIT(TAINT_APSR) : 0;
+	}
+
+	switch (id) {
+	case ARM_INS_B:
+		/* a conditional branch outside IT; inside, the IT instruction decides */
+		if (!in_it && a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID) {
+			d->finding = TAINT_BRANCH + 1;
+			d->decides = BIT(TAINT_APSR);
+		}
+		return;
+	case ARM_INS_BL:
+		d->zeroes = BIT(TAINT_LR);
+		return;
+	case ARM_INS_BX: case ARM_INS_BLX:
+		d->finding = TAINT_JUMP + 1;
+		d->decides = reads & ~BIT(TAINT_APSR);
+		d->zeroes = id == ARM_INS_BLX ? BIT(TAINT_LR) : 0;
+		return;
+	case ARM_INS_CBZ: case ARM_INS_CBNZ:
+		d->finding = TAINT_BRANCH + 1;
+		d->decides = reg_slots(a->operands[0].reg);
+		return;
+	case ARM_INS_IT:
+		d->finding = TAINT_BRANCH + 1;
+		d->decides = d->reads = BIT(TAINT_APSR); /* members' writes: added by decode_at */
+		return;
+	case ARM_INS_UDIV: case ARM_INS_SDIV:
+		d->finding = TAINT_DIVISION + 1;
+		d->decides = reads;
+		break;
+	case ARM_INS_SEL:
+		reads |= BIT(TAINT_APSR_QGE);
+		break;
+	case ARM_INS_MRS: /* only the APSR carries taint; other special registers are untainted */
+		reads = a->op_count == 2 && a->operands[1].type == ARM_OP_SYSREG &&
+				is_apsr_sysreg(a->operands[1].reg)
+			? BIT(TAINT_APSR) | BIT(TAINT_APSR_QGE) : 0;
+		break;
+	case ARM_INS_MSR:
+		writes = 0;
+		flags_written = false;
+		if (a->op_count == 2 && a->operands[0].type == ARM_OP_SYSREG &&
+		    is_apsr_sysreg(a->operands[0].reg)) {
+			int s = a->operands[0].reg;
+			if (s != ARM_SYSREG_APSR_G && s != ARM_SYSREG_IAPSR_G && s != ARM_SYSREG_EAPSR_G &&
+			    s != ARM_SYSREG_XPSR_G)
+				writes |= BIT(TAINT_APSR);
+			d->merges |= BIT(TAINT_APSR_QGE);
+		}
+		break;
+	case ARM_INS_VMRS: /* VMRS APSR_nzcv, FPSCR or VMRS Rt, FPSCR */
+		reads = BIT(TAINT_FPSCR);
+		flags_written = false;
+		writes = a->operands[0].reg == ARM_REG_APSR_NZCV ? BIT(TAINT_APSR)
+								 : reg_slots(a->operands[0].reg);
+		break;
+	case ARM_INS_VMSR:
+		reads &= ~BIT(TAINT_FPSCR);
+		writes = BIT(TAINT_FPSCR);
+		break;
+	case ARM_INS_VMOV:
+		/* two core registers <-> two singles or a d register: moved pairwise, in operand order */
+		if (a->op_count >= 3) {
+			struct insn p = {.nxfer = 0};
+			uint8_t src[XFER_MAX];
+			unsigned nsrc = 0;
+			for (int i = 0; i < a->op_count; i++) {
+				const cs_arm_op *op = &a->operands[i];
+				if (op->access & CS_AC_WRITE) {
+					add_xfer(&p, op->reg);
+				} else {
+					for (uint64_t m = reg_slots(op->reg); m && nsrc < XFER_MAX; m &= m - 1)
+						src[nsrc++] = (uint8_t)__builtin_ctzll(m);
+				}
+			}
+			if (p.nxfer == 2 && nsrc == 2) {
+				d->cls = CLASS_PAIRS;
+				d->nxfer = 2;
+				memcpy(d->xfer, p.xfer, 2);
+				memcpy(d->src, src, 2);
+				d->reads = cond;
+				return;
+			}
+		}
+		break;
+	default:
+		break;
+	}
+	reads |= cond;
+	if (flags_written && !sets_qge(id)) {
+		if (sets_all_nzcv(id))
+			writes |= BIT(TAINT_APSR);
+		else
+			d->merges |= BIT(TAINT_APSR);
+	}
+	if (sets_qge(id))
+		d->merges |= BIT(TAINT_APSR_QGE);
+	if (writes & BIT(SLOT_PC)) { /* MOV PC, ADD PC: a computed jump */
+		d->finding = TAINT_JUMP + 1;
+		d->decides = reads & ~cond;
+	}
+	d->reads = reads;
+	d->writes = writes & ~BIT(SLOT_PC);
+}
+
+/* Registers an instruction may write whose value the flags select when it is IT-conditional
+ * (the IT block rule); not those of a conditional return. */
+static uint64_t destinations(const struct insn *d)
+{
+	uint64_t m = d->writes | d->merges | d->zeroes;
+	if (loads_pc(d))
+		return 0;
+	if (d->cls == CLASS_LOAD || d->cls == CLASS_PAIRS)
+		for (unsigned i = 0; i < d->nxfer; i++)
+			m |= BIT(d->xfer[i]);
+	return m & ~BIT(SLOT_PC);
+}
+
+/* ---- the decoded-instruction cache: open addressing by address ---- */
+
+static uint32_t insn_hash(const struct taint *t, uint32_t addr)
+{
+	return ((addr >> 1) * 0x9e3779b1u >> 8) & t->insn_mask;
+}
+
+static struct insn *insn_slot(struct taint *t, uint32_t addr)
+{
+	uint32_t i = insn_hash(t, addr);
+	while (t->insns[i].key && t->insns[i].key != (addr | 1))
+		i = (i + 1) & t->insn_mask;
+	return &t->insns[i];
+}
+
+static struct insn *insn_put(struct taint *t, const struct insn *d)
+{
+	if (2 * (t->insn_used + 1) > t->insn_mask + 1) {
+		struct insn *old = t->insns;
+		uint32_t n = t->insn_mask + 1;
+		t->insn_mask = 2 * n - 1;
+		t->insns = calloc(2 * (size_t)n, sizeof *t->insns);
+		for (uint32_t i = 0; i < n; i++)
+			if (old[i].key)
+				*insn_slot(t, old[i].key & ~1u) = old[i];
+		free(old);
+	}
+	struct insn *s = insn_slot(t, d->key & ~1u);
+	if (!s->key)
+		t->insn_used++;
+	*s = *d;
+	return s;
+}
+
+/* Decodes the instruction at `addr` (an IT instruction with its block) into the cache. */
+static struct insn *decode_at(struct taint *t, uint32_t addr)
+{
+	uint8_t code[2 + 4 * 4];
+	uint32_t len = t->core.code(t->core.core, addr, code, sizeof code);
+	cs_insn *in = NULL;
+	size_t n = cs_disasm(t->cs, code, len, addr, 1, &in);
+	if (n != 1) {
+		cs_free(in, n);
+		return NULL;
+	}
+	if (in[0].id == ARM_INS_IT) {
+		size_t members = strlen(in[0].mnemonic) - 1;
+		cs_free(in, n);
+		n = cs_disasm(t->cs, code, len, addr, 1 + members, &in);
+		if (n != 1 + members) {
+			cs_free(in, n);
+			return NULL;
+		}
+	}
+	struct insn d, it;
+	decode(t, &it, &in[0], false);
+	for (size_t i = 1; i < n; i++) {
+		decode(t, &d, &in[i], true);
+		it.merges |= destinations(&d);
+		insn_put(t, &d);
+	}
+	cs_free(in, n);
+	return insn_put(t, &it);
+}
+
+/* ---- execution ---- */
+
+static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
+{
+	uint32_t addr = (uint32_t)d->offset;
+	uint8_t at = 0;
+	if (d->base >= 0) {
+		addr += t->core.reg(t->core.core, d->base);
+		at |= t->r[d->base];
+	}
+	if (d->index >= 0) {
+		addr += t->core.reg(t->core.core, d->index) << d->shift;
+		at |= t->r[d->index];
+	}
+	uint8_t extra = at | or_slots(t, d->reads);
+	if (at && t->recording)
+		record(t, pc, TAINT_ADDRESS, region_of(addr), at);
+	for (unsigned k = 0; k < d->nxfer; k++) {
+		uint32_t a = addr + k * d->xbytes;
+		if (d->cls == CLASS_LOAD) {
+			uint8_t v = extra;
+			for (unsigned b = 0; b < d->xbytes; b++) {
+				const uint8_t *s = shadow(t, a + b);
+				v |= s ? *s : 0;
+			}
+			if (d->xfer[k] != SLOT_PC)
+				t->r[d->xfer[k]] = v;
+			else if (v && t->recording)
+				record(t, pc, TAINT_JUMP, REGION_NONE, v);
+		} else {
+			uint8_t v = t->r[d->xfer[k]] | extra;
+			for (unsigned b = 0; b < d->xbytes; b++) {
+				uint8_t *s = shadow(t, a + b);
+				if (s)
+					*s = v;
+			}
+		}
+	}
+	set_slots(t, d->writes, extra);
+}
+
+static void exec(struct taint *t, const struct insn *d, uint32_t pc)
+{
+	if (d->cls == CLASS_LOAD || d->cls == CLASS_STORE) {
+		exec_memory(t, d, pc);
+		return;
+	}
+	if (d->cls == CLASS_PAIRS) {
+		uint8_t c = or_slots(t, d->reads), lo = t->r[d->src[0]], hi = t->r[d->src[1]];
+		t->r[d->xfer[0]] = lo | c;
+		t->r[d->xfer[1]] = hi | c;
+		return;
+	}
+	if (d->finding && t->recording) {
+		uint8_t v = or_slots(t, d->decides);
+		if (v)
+			record(t, pc, (enum taint_kind)(d->finding - 1), REGION_NONE, v);
+	}
+	uint8_t v = or_slots(t, d->reads);
+	set_slots(t, d->writes, v);
+	merge_slots(t, d->merges, v);
+	set_slots(t, d->zeroes, 0);
+}
+
+bool taint_insn(struct taint *t, uint32_t addr)
+{
+	if (!t->any) {
+		t->instructions += t->recording;
+		return true;
+	}
+	struct insn *d = insn_slot(t, addr);
+	if (!d->key && !(d = decode_at(t, addr)))
+		return false;
+	t->instructions += t->recording;
+	exec(t, d, addr);
+	return true;
+}
+
+/* ---- calls, returns and marks ---- */
+
+static void update_recording(struct taint *t)
+{
+	t->recording = (t->scope_depth > 0 || t->record_always) && !t->in_handler;
+}
+
+static void call_returned(struct taint *t, const struct frame *f)
+{
+	if (f->roles & ROLE_PUBLIC_RETURN)
+		t->r[0] = declassify(t->r[0]);
+	if ((f->roles & ROLE_SCOPE) && --t->scope_depth == 0) {
+		clear_all(t);
+		t->calls++;
+	}
+}
+
+void taint_block(struct taint *t, uint32_t addr)
+{
+	while (call_returns(t->depth ? &t->stack[t->depth - 1].call : NULL, addr)) {
+		t->depth--;
+		call_returned(t, &t->stack[t->depth]);
+	}
+	if (addr >= t->watch_lo && addr <= t->watch_hi) {
+		unsigned roles = 0;
+		for (unsigned i = 0; i < t->nwatch; i++) {
+			const struct watch *w = &t->watch[i];
+			if (w->entry != addr)
+				continue;
+			roles |= w->roles;
+			uint32_t r0 = t->core.reg(t->core.core, 0), r1 = t->core.reg(t->core.core, 1);
+			if (w->roles & ROLE_SECRET)
+				taint_mark(t, r0, r1, TAINT_SECRET);
+			if (w->roles & ROLE_PUBLIC)
+				taint_mark(t, r0, r1, 0);
+			if (w->roles & ROLE_PUBLIC_ARGUMENT)
+				taint_mark(t, t->core.reg(t->core.core, (int)w->index), w->bytes, 0);
+		}
+		uint32_t lr = t->core.reg(t->core.core, 14);
+		if ((roles & FRAME_ROLES) &&
+		    call_begins(t->depth ? &t->stack[t->depth - 1].call : NULL, addr, lr)) {
+			if (t->depth == MAX_FRAMES) {
+				t->dropped_frames++;
+			} else {
+				t->stack[t->depth++] = (struct frame){{addr, lr & ~1u}, roles & FRAME_ROLES};
+				if (roles & ROLE_SCOPE)
+					t->scope_depth++;
+			}
+		}
+	}
+	update_recording(t);
+}
+
+void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
+{
+	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, TAINT_APSR};
+	memcpy(t->saved, t->r, sizeof t->saved);
+	for (int i = 0; i < 8; i++) {
+		uint8_t v = stacked[i] < 0 ? 0 : t->r[stacked[i]];
+		if (i == 7)
+			v |= t->r[TAINT_APSR_QGE];
+		for (uint32_t b = 0; b < 4; b++) {
+			uint8_t *s = shadow(t, frame + 4 * (uint32_t)i + b);
+			if (s)
+				*s = v;
+		}
+	}
+	for (int i = 0; fp && i < 18; i++) { /* s0-s15, FPSCR, reserved */
+		uint8_t v = i < 16 ? t->r[TAINT_S0 + i] : i == 16 ? t->r[TAINT_FPSCR] : 0;
+		for (uint32_t b = 0; b < 4; b++) {
+			uint8_t *s = shadow(t, frame + 0x20 + 4 * (uint32_t)i + b);
+			if (s)
+				*s = v;
+		}
+	}
+	t->r[TAINT_LR] = 0; /* EXC_RETURN */
+	t->in_handler = true;
+	update_recording(t);
+}
+
+void taint_exception_return(struct taint *t)
+{
+	memcpy(t->r, t->saved, sizeof t->r);
+	t->in_handler = false;
+	update_recording(t);
+}
+
+/* ---- set-up ---- */
+
+struct taint *taint_new(const struct elf_image *elf)
+{
+	struct taint *t = calloc(1, sizeof *t);
+	t->elf = elf;
+	t->sram = calloc(SRAM_SIZE, 1);
+	t->ccm = calloc(CCM_SIZE, 1);
+	t->insn_mask = (1u << 12) - 1;
+	t->insns = calloc(t->insn_mask + 1, sizeof *t->insns);
+	t->finding_mask = 63;
+	t->findings = calloc(t->finding_mask + 1, sizeof *t->findings);
+	t->watch_lo = UINT32_MAX;
+	if (cs_open(CS_ARCH_ARM, CS_MODE_THUMB | CS_MODE_MCLASS, &t->cs) != CS_ERR_OK) {
+		free(t);
+		return NULL;
+	}
+	cs_option(t->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	return t;
+}
+
+static int add_watch(struct taint *t, const char *name, unsigned roles, unsigned index,
+		     uint32_t bytes, const char *option)
+{
+	size_t f = 0, found = t->elf ? elf_find_function(t->elf, name, &f) : 0;
+	if (found != 1) {
+		if (option)
+			fprintf(stderr, "vboard: error: %s function symbol '%s' in the ELF (%s)\n",
+				found ? "more than one" : "no", name, option);
+		else if (found) /* an optional mark function, but not a unique one: say so */
+			fprintf(stderr, "vboard: warning: more than one function symbol '%s' in the ELF: "
+					"its calls are ignored\n", name);
+		return -1;
+	}
+	if (t->nwatch == MAX_WATCHES) {
+		fprintf(stderr, "vboard: error: at most %d taint functions\n", MAX_WATCHES);
+		return -1;
+	}
+	uint32_t entry = t->elf->funcs[f].addr;
+	t->watch[t->nwatch++] = (struct watch){entry, roles, index, bytes};
+	if (entry < t->watch_lo)
+		t->watch_lo = entry;
+	if (entry > t->watch_hi)
+		t->watch_hi = entry;
+	return 0;
+}
+
+int taint_scope_function(struct taint *t, const char *name)
+{
+	return add_watch(t, name, ROLE_SCOPE, 0, 0, "--taint-function");
+}
+
+int taint_public_return(struct taint *t, const char *name)
+{
+	return add_watch(t, name, ROLE_PUBLIC_RETURN, 0, 0, "--taint-public-return");
+}
+
+int taint_public_argument(struct taint *t, const char *name, unsigned index, uint32_t bytes)
+{
+	return add_watch(t, name, ROLE_PUBLIC_ARGUMENT, index, bytes, "--taint-public-argument");
+}
+
+int taint_attach(struct taint *t, const struct taint_core *core)
+{
+	t->core = *core;
+	/* the firmware's marks: optional, an image without them has no secrets */
+	add_watch(t, "pqs_taint_secret", ROLE_SECRET, 0, 0, NULL);
+	add_watch(t, "pqs_taint_public", ROLE_PUBLIC, 0, 0, NULL);
+	update_recording(t);
+	return 0;
+}
+
+/* ---- output ---- */
+
+static int by_address_kind_region(const void *pa, const void *pb)
+{
+	const struct finding *a = pa, *b = pb;
+	uint32_t x = (uint32_t)(a->key >> 8), y = (uint32_t)(b->key >> 8);
+	if (x != y)
+		return x < y ? -1 : 1;
+	int k = strcmp(kind_names[a->key >> 4 & 0xf], kind_names[b->key >> 4 & 0xf]);
+	if (k)
+		return k;
+	return (a->key & 0xf) < (b->key & 0xf) ? -1 : (a->key & 0xf) > (b->key & 0xf);
+}
+
+int taint_write(const struct taint *t, const char *path)
+{
+	struct finding *list = malloc((t->finding_used + 1) * sizeof *list);
+	size_t n = 0;
+	for (uint32_t i = 0; i <= t->finding_mask; i++)
+		if (t->findings[i].count)
+			list[n++] = t->findings[i];
+	qsort(list, n, sizeof *list, by_address_kind_region);
+
+	char tmp[4096];
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	if (!f) {
+		fprintf(stderr, "vboard: error: cannot write %s\n", tmp);
+		free(list);
+		return -1;
+	}
+	fprintf(f, "{\"format\": \"pqscope-vboard-taint\", \"version\": 1, \"calls\": %llu, "
+		   "\"instructions\": %llu, \"findings\": [",
+		(unsigned long long)t->calls, (unsigned long long)t->instructions);
+	for (size_t i = 0; i < n; i++) {
+		enum taint_kind kind = (enum taint_kind)(list[i].key >> 4 & 0xf);
+		fprintf(f, "%s{\"kind\": \"%s\", \"address\": \"0x%08x\", \"count\": %llu, "
+			   "\"declassified\": %s", i ? ",\n  " : "\n  ", kind_names[kind],
+			(uint32_t)(list[i].key >> 8), (unsigned long long)list[i].count,
+			list[i].secret ? "false" : "true");
+		if (kind == TAINT_ADDRESS)
+			fprintf(f, ", \"region\": \"%s\"", region_names[list[i].key & 0xf]);
+		fputc('}', f);
+	}
+	fprintf(f, "%s]}\n", n ? "\n" : "");
+	free(list);
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		fprintf(stderr, "vboard: error: cannot write %s\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+uint64_t taint_instructions(const struct taint *t)
+{
+	return t->instructions;
+}
+
+uint8_t taint_get(const struct taint *t, int slot)
+{
+	return t->r[slot];
+}
+
+void taint_set(struct taint *t, int slot, uint8_t value)
+{
+	t->r[slot] = value;
+	if (value)
+		t->any = true;
+}
+
+uint8_t taint_memory(const struct taint *t, uint32_t addr)
+{
+	const uint8_t *s = shadow((struct taint *)t, addr);
+	return s ? *s : 0;
+}
+
+void taint_record(struct taint *t, bool on)
+{
+	t->record_always = on;
+	update_recording(t);
+}
+
+void taint_free(struct taint *t)
+{
+	if (t) {
+		cs_close(&t->cs);
+		free(t->insns);
+		free(t->findings);
+		free(t->sram);
+		free(t->ccm);
+		free(t);
+	}
+}

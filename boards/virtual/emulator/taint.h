@@ -1,0 +1,145 @@
+/* Exact secret-taint tracking (--taint): which executed instructions have a timing on the
+ * Cortex-M4 that can depend on a secret. Pure like timing.c: the core reaches it through
+ * `struct taint_core` (machine.c implements it, taint_test.c fakes it), and instructions are
+ * decoded with capstone once per address.
+ *
+ * Taint values are 2 bits, OR-combined: TAINT_SECRET (1) and TAINT_DECLASSIFIED (2), a secret
+ * that the firmware or the command line declared public (it is published, e.g. part of the
+ * signature, or the scheme decides on it in the open, e.g. a rejection).
+ *
+ * State: one taint per core register r0-r12, SP, LR; one for the APSR condition flags NZCV; one
+ * for the APSR Q and GE bits (kept apart from NZCV so that a CMP, which rewrites NZCV, does not
+ * forget a secret GE that a later SEL reads); one per FP single register s0-s31 (d<n> is s<2n>
+ * and s<2n+1>); one for the FPSCR flags; one per byte of SRAM (0x20000000, 128 KiB) and CCM
+ * (0x10000000, 64 KiB). Flash, peripherals and PC are never tainted.
+ *
+ * Propagation, before each executed instruction (Unicorn does not run the code hook of an
+ * IT-block instruction whose condition fails: it did not execute):
+ * - data processing: every register written = OR of the registers read, with the flags among
+ *   them when the instruction reads them (ADC, SBC, RRX, SEL reads GE, MRS APSR, and every
+ *   instruction made conditional by an IT block). Flag-setting instructions write the flags the
+ *   same way: the arithmetic ones that set all of NZCV (ADDS, ADCS, SUBS, SBCS, RSBS, CMP, CMN,
+ *   MSR APSR, VMRS APSR_nzcv) replace the flags' taint, the others (logical, shifts, MOVS,
+ *   MULS...) leave some flags unchanged, so they OR into it. Zeroing idioms are untainted:
+ *   EOR/SUB/BIC Rd, Rn, Rn (SBC Rd, Rn, Rn depends on the carry only) and MOV Rd, #imm.
+ * - loads: each destination register = OR of its loaded bytes' shadow and the taint of the
+ *   address registers; stores: each stored byte's shadow = the source register's taint OR the
+ *   address registers'. LDM/STM/PUSH/POP, LDRD/STRD, VLDM/VSTM/VPUSH/VPOP, VLDR/VSTR move each
+ *   register at its own address, so a PUSH of a secret register taints only its own slot.
+ * - VMOV core<->FP registers pairwise; VCMP writes the FPSCR flags; VMRS APSR_nzcv, FPSCR moves
+ *   them to the APSR flags; VMSR/VMRS FPSCR move them from/to a core register.
+ * - IT: the registers that the block's instructions write get the flags' taint ORed in, because
+ *   a skipped instruction leaves its destination depending on the flags too; an executed
+ *   IT-conditional instruction reads the flags (a select). Except a conditional return or jump
+ *   (POPHI {r4, r5, pc}, LDREQ PC): that is control flow, reported at the IT instruction, and the
+ *   registers it restores do not take the flags' taint (else every callee-saved register of a
+ *   variable-time routine with conditional returns, as libgcc's soft double, would).
+ *
+ * Precision and what over-approximates: a register is tainted as a whole (a byte of secret in
+ * r0 taints all of r0, and `and r0, r1, #0` stays tainted); a loaded register takes the OR of
+ * all its bytes; an instruction writing several registers (UMULL) taints all of them with the
+ * OR of its inputs; the flags are two slots, not one per bit. What under-approximates (not a
+ * finding the check can prove absent): implicit flows, i.e. values that differ because a secret
+ * branch went one way (only the branch itself is reported), including memory that an IT-skipped
+ * store left unwritten; the FPSCR exception bits (IOC...IXC) and rounding mode; one execution
+ * path per call (what the inputs of this run made execute).
+ *
+ * Findings, recorded while a call of the scope function (--taint-function) is active and the
+ * core is not in an exception handler, per (instruction address, kind[, region]):
+ * - "branch": B<cc>, CBZ/CBNZ or IT whose condition depends on a tainted value;
+ * - "jump": BX/BLX Rm, MOV/ADD PC, LDR PC, POP/LDM with PC, TBB/TBH whose target is tainted;
+ * - "division": UDIV/SDIV with a tainted operand (2..12 cycles, operand-dependent);
+ * - "address": a load or store (TBB/TBH included) whose address registers are tainted, with
+ *   the region the access hit ("sram", "ccm", "flash", "peripheral"): every region is constant
+ *   time at 24 MHz, 0 wait states, no cache; the region is there for faster clocks.
+ * Each counts the executions where the deciding value was tainted; it is "declassified" when
+ * that value was never SECRET, only DECLASSIFIED.
+ *
+ * Sources (the firmware's own marks, firmware/include/pqscope/taint.h): at the entry of
+ * pqs_taint_secret(p, n) the n bytes at p become SECRET; at the entry of pqs_taint_public(p, n)
+ * their SECRET becomes DECLASSIFIED. --taint-public-return NAME: when a call of NAME returns, r0's
+ * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
+ * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. When a call of the scope function
+ * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
+ * SysTick exceptions: the register taints are saved at entry (and the stacked frame's shadow is
+ * the registers' taint) and restored at return; no finding inside the handler.
+ *
+ * Output (--taint FILE.json, written when the emulator exits, to FILE.json.tmp then renamed):
+ *   {"format": "pqscope-vboard-taint", "version": 1,
+ *    "calls": N,          // calls of the scope function that returned
+ *    "instructions": N,   // instructions executed inside them (outside exception handlers)
+ *    "findings": [{"kind": "address|branch|division|jump", "address": "0x0800abcd",
+ *                  "count": N, "declassified": false,
+ *                  "region": "sram|ccm|flash|peripheral"}]}   // "region": address only
+ * sorted by address, then kind (by name), then region; an address finding is one entry per
+ * region its instruction touched. */
+#ifndef VBOARD_TAINT_H
+#define VBOARD_TAINT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TAINT_SECRET 1u
+#define TAINT_DECLASSIFIED 2u
+
+/* Shadow slots (taint_get/taint_set): core registers r0..r14 are slots 0..14. */
+enum {
+	TAINT_SP = 13,
+	TAINT_LR = 14,
+	TAINT_APSR = 16,     /* NZCV */
+	TAINT_APSR_QGE = 17, /* Q and GE */
+	TAINT_FPSCR = 18,    /* FPSCR NZCV */
+	TAINT_S0 = 32,       /* s0..s31: slots 32..63 */
+};
+
+enum taint_kind { TAINT_ADDRESS, TAINT_BRANCH, TAINT_DIVISION, TAINT_JUMP, TAINT_KINDS };
+
+struct elf_image;
+struct taint;
+
+/* What the tracker reads from the core (machine.c implements it). */
+struct taint_core {
+	void *core;
+	uint32_t (*reg)(void *core, int n);  /* core register r0..r15 */
+	/* Copies up to `len` bytes of code at `addr` to `buf`; returns how many are readable. */
+	uint32_t (*code)(void *core, uint32_t addr, uint8_t *buf, uint32_t len);
+};
+
+/* `elf` may be NULL (unit tests): no functions then, and taint_record() decides recording. */
+struct taint *taint_new(const struct elf_image *elf);
+/* Findings only during calls of function `name` (--taint-function). -1 after an error message. */
+int taint_scope_function(struct taint *t, const char *name);
+int taint_public_return(struct taint *t, const char *name);
+int taint_public_argument(struct taint *t, const char *name, unsigned index, uint32_t bytes);
+/* Once the core is set up; finds the firmware's pqs_taint_secret/pqs_taint_public if present. */
+int taint_attach(struct taint *t, const struct taint_core *core);
+
+/* Control reached the start of a block at `addr`: calls, returns, marks. */
+void taint_block(struct taint *t, uint32_t addr);
+/* The instruction at `addr` is about to execute. False if it cannot be decoded (the timing
+ * model rejects such a block first, so this does not happen with a priced block). */
+bool taint_insn(struct taint *t, uint32_t addr);
+/* SysTick exception entry with its frame at `frame` (extended FP frame if `fp`), and return. */
+void taint_exception_entry(struct taint *t, uint32_t frame, bool fp);
+void taint_exception_return(struct taint *t);
+
+/* Writes the findings (format above). -1 after an error message. */
+int taint_write(const struct taint *t, const char *path);
+/* Instructions executed inside calls of the scope function (outside handlers). */
+uint64_t taint_instructions(const struct taint *t);
+void taint_free(struct taint *t);
+
+/* Direct access, for the tests. */
+uint8_t taint_get(const struct taint *t, int slot);
+void taint_set(struct taint *t, int slot, uint8_t value);
+uint8_t taint_memory(const struct taint *t, uint32_t addr);
+/* ORs `value` into n bytes' shadow (TAINT_SECRET: as pqs_taint_secret), or declassifies them
+ * (value 0: as pqs_taint_public). */
+void taint_mark(struct taint *t, uint32_t addr, uint32_t n, uint8_t value);
+void taint_record(struct taint *t, bool on);
+/* Executions recorded for (addr, kind); *declassified tells whether none was SECRET. For
+ * TAINT_ADDRESS, summed over regions. */
+uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kind,
+		       bool *declassified);
+
+#endif

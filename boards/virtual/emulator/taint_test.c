@@ -1,0 +1,477 @@
+/* Unit tests of the taint propagation and findings on raw Thumb-2 encodings (no emulator): a fake
+ * core gives the code and the register values that loads and stores use for their addresses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "elf.h"
+#include "memmap.h"
+#include "taint.h"
+
+#define CODE 0x08000100u
+#define BUF (SRAM_BASE + 0x100)
+#define S TAINT_SECRET
+#define D TAINT_DECLASSIFIED
+
+static uint32_t regs[16];
+static uint8_t code[64];
+static uint32_t code_len;
+static uint32_t code_base = CODE; /* where run() places the code; a tracker caches by address */
+
+static uint32_t fake_reg(void *core, int n)
+{
+	(void)core;
+	return regs[n];
+}
+
+static uint32_t fake_code(void *core, uint32_t addr, uint8_t *buf, uint32_t len)
+{
+	(void)core;
+	if (addr - code_base >= code_len)
+		return 0;
+	uint32_t n = code_len - (addr - code_base) < len ? code_len - (addr - code_base) : len;
+	memcpy(buf, code + (addr - code_base), n);
+	return n;
+}
+
+static const struct taint_core fake_core = {NULL, fake_reg, fake_code};
+
+/* A fresh tracker recording findings, as inside a call of the scope function. */
+static struct taint *fresh(void)
+{
+	struct taint *t = taint_new(NULL);
+	taint_attach(t, &fake_core);
+	taint_record(t, true);
+	memset(regs, 0, sizeof regs);
+	regs[13] = SRAM_BASE + 0x1000;
+	code_base = CODE;
+	return t;
+}
+
+/* Runs the instructions of `hw` (little-endian halfwords) at code_base in order, except those
+ * whose index is set in `skip` (an IT-block instruction whose condition failed). A tracker
+ * decodes each address once: other code with the same tracker goes to another code_base. */
+static void run(struct taint *t, const uint16_t *hw, size_t n, uint32_t skip)
+{
+	for (size_t i = 0; i < n; i++) {
+		code[2 * i] = (uint8_t)hw[i];
+		code[2 * i + 1] = (uint8_t)(hw[i] >> 8);
+	}
+	code_len = (uint32_t)(2 * n);
+	for (size_t i = 0, k = 0; i < n; k++) {
+		bool wide = (hw[i] >> 11) >= 0x1d;
+		if (!(skip & (1u << k)))
+			CHECK(taint_insn(t, code_base + 2 * (uint32_t)i));
+		i += wide ? 2 : 1;
+	}
+}
+
+#define RUN(t, skip, ...) \
+	run(t, (const uint16_t[]){__VA_ARGS__}, sizeof((uint16_t[]){__VA_ARGS__}) / 2, skip)
+
+static bool finding(struct taint *t, uint32_t offset, enum taint_kind kind, bool declassified)
+{
+	bool d = !declassified;
+	return taint_finding(t, code_base + offset, kind, &d) == 1 && d == declassified;
+}
+
+static void test_data_processing_and_flags(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 1, S);
+	RUN(t, 0,
+	    0x1888,          /* adds r0, r1, r2: r0 and all of NZCV from r1 */
+	    0x2301,          /* movs r3, #1: r3 clean, N and Z only: the flags stay secret */
+	    0xeb42, 0x0403,  /* adc.w r4, r2, r3: reads the (secret) carry */
+	    0x429a,          /* cmp r2, r3: all of NZCV from clean registers */
+	    0xeb42, 0x0503); /* adc.w r5, r2, r3: clean carry now */
+	CHECK(taint_get(t, 0) == S);
+	CHECK(taint_get(t, 3) == 0);
+	CHECK(taint_get(t, 4) == S);
+	CHECK(taint_get(t, 5) == 0);
+	CHECK(taint_get(t, TAINT_APSR) == 0);
+	taint_free(t);
+}
+
+static void test_zeroing_idioms(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 1, S);
+	taint_set(t, 2, S);
+	taint_set(t, 5, S);
+	taint_set(t, 6, S);
+	taint_set(t, TAINT_APSR, D);
+	RUN(t, 0,
+	    0x4049,          /* eors r1, r1 */
+	    0xeba2, 0x0502,  /* sub.w r5, r2, r2 */
+	    0xf04f, 0x0605,  /* mov.w r6, #5 */
+	    0xf002, 0x0700,  /* and.w r7, r2, #0: not special-cased, stays tainted */
+	    0x4180);         /* sbcs r0, r0: the carry only */
+	CHECK(taint_get(t, 1) == 0 && taint_get(t, 5) == 0 && taint_get(t, 6) == 0);
+	CHECK(taint_get(t, 7) == S);
+	CHECK(taint_get(t, 0) == D);
+	taint_free(t);
+}
+
+static void test_loads_and_stores_per_byte(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 0, S);
+	regs[1] = BUF;
+	RUN(t, 0,
+	    0x7048,   /* strb r0, [r1, #1] */
+	    0x680a,   /* ldr r2, [r1]: a word with a secret byte */
+	    0x780b,   /* ldrb r3, [r1] */
+	    0x784c);  /* ldrb r4, [r1, #1] */
+	CHECK(taint_memory(t, BUF) == 0 && taint_memory(t, BUF + 1) == S &&
+	      taint_memory(t, BUF + 2) == 0);
+	CHECK(taint_get(t, 2) == S && taint_get(t, 3) == 0 && taint_get(t, 4) == S);
+	CHECK(taint_finding(t, CODE, TAINT_ADDRESS, NULL) == 0);
+	taint_free(t);
+}
+
+static void test_secret_address(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 2, S);
+	regs[1] = BUF;
+	regs[2] = 8;
+	RUN(t, 0,
+	    0xf851, 0x3022,  /* ldr.w r3, [r1, r2, lsl #2]: a secret index */
+	    0x508c);         /* str r4, [r1, r2]: clean value, secret address */
+	CHECK(taint_get(t, 3) == S);
+	CHECK(finding(t, 0, TAINT_ADDRESS, false) && finding(t, 4, TAINT_ADDRESS, false));
+	CHECK(taint_memory(t, BUF + 8) == S && taint_memory(t, BUF + 11) == S &&
+	      taint_memory(t, BUF + 12) == 0);
+	taint_free(t);
+}
+
+static void test_push_pop_per_register(void)
+{
+	struct taint *t = fresh();
+	uint32_t sp = regs[13];
+	taint_set(t, 4, S);
+	RUN(t, 0, 0xb530);  /* push {r4, r5, lr}: r4 at sp-12, r5 at sp-8, lr at sp-4 */
+	CHECK(taint_memory(t, sp - 12) == S && taint_memory(t, sp - 9) == S);
+	CHECK(taint_memory(t, sp - 8) == 0 && taint_memory(t, sp - 1) == 0);
+	regs[13] = sp - 12;
+	code_base += 0x40;
+	RUN(t, 0, 0xbdc0);  /* pop {r6, r7, pc}: only r6 is secret, the return is not */
+	CHECK(taint_get(t, 6) == S && taint_get(t, 7) == 0);
+	CHECK(taint_finding(t, code_base, TAINT_JUMP, NULL) == 0);
+	taint_mark(t, sp - 4, 4, S);  /* a secret return address */
+	RUN(t, 0, 0xbdc0);
+	CHECK(finding(t, 0, TAINT_JUMP, false));
+	taint_free(t);
+}
+
+static void test_ldrd_strd(void)
+{
+	struct taint *t = fresh();
+	regs[2] = BUF;
+	taint_mark(t, BUF + 1, 1, S);
+	RUN(t, 0,
+	    0xe9d2, 0x0100,  /* ldrd r0, r1, [r2] */
+	    0xe9c2, 0x0102); /* strd r0, r1, [r2, #8] */
+	CHECK(taint_get(t, 0) == S && taint_get(t, 1) == 0);
+	CHECK(taint_memory(t, BUF + 8) == S && taint_memory(t, BUF + 11) == S &&
+	      taint_memory(t, BUF + 12) == 0);
+	taint_free(t);
+}
+
+static void test_division(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);  /* udiv r0, r1, r2 */
+	CHECK(finding(t, 0, TAINT_DIVISION, false));
+	CHECK(taint_get(t, 0) == S);
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 2, D);
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	CHECK(finding(t, 0, TAINT_DIVISION, true));
+	taint_set(t, 1, S);  /* once secret, the finding is secret */
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	bool declassified = true;
+	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 2 && !declassified);
+	taint_free(t);
+
+	t = fresh();
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	CHECK(taint_finding(t, CODE, TAINT_DIVISION, NULL) == 0);
+	taint_free(t);
+}
+
+static void test_it_block(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, TAINT_APSR, S);
+	/* ite eq; moveq r0, #1; movne r1, #2 (skipped): both depend on the flags */
+	RUN(t, 1u << 2, 0xbf0c, 0x2001, 0x2102);
+	CHECK(finding(t, 0, TAINT_BRANCH, false));
+	CHECK(taint_get(t, 0) == S && taint_get(t, 1) == S);
+	CHECK(taint_finding(t, CODE + 2, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+
+	/* a conditional return restores registers: control flow, not a select */
+	t = fresh();
+	taint_set(t, TAINT_APSR, S);
+	RUN(t, 0, 0xbf88, 0xbd30);  /* it hi; pophi {r4, r5, pc} */
+	CHECK(finding(t, 0, TAINT_BRANCH, false));
+	CHECK(taint_get(t, 4) == 0 && taint_get(t, 5) == 0);
+	CHECK(taint_finding(t, code_base + 2, TAINT_JUMP, NULL) == 0);
+	taint_free(t);
+
+	/* inside IT, 16-bit "adds" is "addeq" and leaves the flags alone */
+	t = fresh();
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xbf08, 0x1840);  /* it eq; addeq r0, r0, r1 */
+	CHECK(taint_get(t, 0) == S && taint_get(t, TAINT_APSR) == 0);
+	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+}
+
+static void test_vmov_core_fp(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 0, S);
+	taint_set(t, 2, D);
+	RUN(t, 0,
+	    0xee01, 0x0a90,  /* vmov s3, r0 */
+	    0xee11, 0x5a90,  /* vmov r5, s3 */
+	    0xec41, 0x0b11,  /* vmov d1, r0, r1: s2 <- r0, s3 <- r1 */
+	    0xec53, 0x2b11,  /* vmov r2, r3, d1: r2 <- s2, r3 <- s3 */
+	    0xec42, 0x3a13); /* vmov s6, s7, r3, r2: s6 <- r3, s7 <- r2 */
+	CHECK(taint_get(t, 5) == S);
+	CHECK(taint_get(t, TAINT_S0 + 2) == S && taint_get(t, TAINT_S0 + 3) == 0);
+	CHECK(taint_get(t, 2) == S && taint_get(t, 3) == 0);
+	CHECK(taint_get(t, TAINT_S0 + 6) == 0 && taint_get(t, TAINT_S0 + 7) == S);
+	taint_free(t);
+}
+
+static void test_vldr_vstr(void)
+{
+	struct taint *t = fresh();
+	uint32_t sp = regs[13];
+	taint_set(t, TAINT_S0 + 3, S);
+	regs[1] = BUF;
+	RUN(t, 0,
+	    0xed81, 0x1b00,  /* vstr d1, [r1]: s2 at BUF, s3 at BUF+4 */
+	    0xedd1, 0x2a01,  /* vldr s5, [r1, #4] */
+	    0xed2d, 0x1a02); /* vpush {s2-s3} */
+	CHECK(taint_memory(t, BUF + 3) == 0 && taint_memory(t, BUF + 4) == S);
+	CHECK(taint_get(t, TAINT_S0 + 5) == S);
+	CHECK(taint_memory(t, sp - 8) == 0 && taint_memory(t, sp - 4) == S);
+	taint_free(t);
+}
+
+static void test_fp_compare_and_branches(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, TAINT_S0, S);
+	taint_set(t, 0, D);
+	RUN(t, 0,
+	    0xeeb4, 0x0a60,  /* vcmp.f32 s0, s1 */
+	    0xeef1, 0xfa10,  /* vmrs APSR_nzcv, fpscr */
+	    0xd100,          /* bne */
+	    0xbf00,          /* nop */
+	    0xb108);         /* cbz r0 */
+	CHECK(taint_get(t, TAINT_FPSCR) == S && taint_get(t, TAINT_APSR) == S);
+	CHECK(finding(t, 8, TAINT_BRANCH, false));
+	CHECK(finding(t, 12, TAINT_BRANCH, true));
+	taint_free(t);
+}
+
+static void test_jumps(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 0, S);
+	taint_set(t, 3, S);
+	RUN(t, 0,
+	    0x2800,   /* cmp r0, #0 */
+	    0xd000,   /* beq */
+	    0xbf00,   /* nop */
+	    0x4718);  /* bx r3 */
+	CHECK(finding(t, 2, TAINT_BRANCH, false));
+	CHECK(finding(t, 6, TAINT_JUMP, false));
+	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 2, S);
+	RUN(t, 0, 0xe8df, 0xf002);  /* tbb [pc, r2]: a secret index */
+	CHECK(finding(t, 0, TAINT_JUMP, false) && finding(t, 0, TAINT_ADDRESS, false));
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 3, S);
+	taint_set(t, TAINT_LR, S);
+	RUN(t, 0,
+	    0xf000, 0xf800,  /* bl: LR holds a return address */
+	    0x4798);         /* blx r3 */
+	CHECK(taint_get(t, TAINT_LR) == 0);
+	CHECK(finding(t, 4, TAINT_JUMP, false));
+	taint_free(t);
+}
+
+static void test_capstone_gaps(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 0, S);
+	taint_set(t, 5, D);
+	RUN(t, 0,
+	    0xfbe2, 0x0103,  /* umlal r0, r1, r2, r3: the accumulator r1:r0 is read */
+	    0xf305, 0x0407); /* ssat r4, #8, r5: capstone does not list r5 as read */
+	CHECK(taint_get(t, 1) == S && taint_get(t, 4) == D);
+	taint_free(t);
+}
+
+static void test_literal_and_indexed_addresses(void)
+{
+	struct taint *t = fresh();
+	regs[2] = BUF + 16;
+	taint_mark(t, BUF + 16, 1, S);
+	RUN(t, 0,
+	    0x4801,          /* ldr r0, [pc, #4]: flash */
+	    0xf852, 0x1b04,  /* ldr.w r1, [r2], #4: post-indexed, at r2 */
+	    0xf852, 0x3d04); /* ldr.w r3, [r2, #-4]!: at r2 - 4 (r2 not advanced here) */
+	CHECK(taint_get(t, 0) == 0 && taint_get(t, 1) == S && taint_get(t, 3) == 0);
+	taint_free(t);
+}
+
+static void test_exception_keeps_register_taint(void)
+{
+	struct taint *t = fresh();
+	uint32_t frame = regs[13] - 0x20;
+	taint_set(t, 0, S);
+	taint_set(t, 12, D);
+	taint_set(t, TAINT_LR, S);
+	taint_exception_entry(t, frame, false);
+	CHECK(taint_get(t, TAINT_LR) == 0);  /* EXC_RETURN */
+	CHECK(taint_memory(t, frame) == S && taint_memory(t, frame + 16) == D &&
+	      taint_memory(t, frame + 4) == 0);
+	taint_set(t, 0, 0);      /* the handler overwrites r0 ... */
+	taint_set(t, 3, S);      /* ... and r3, and branches on it: no finding in a handler */
+	RUN(t, 0, 0xb10b);       /* cbz r3 */
+	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
+	taint_exception_return(t);
+	CHECK(taint_get(t, 0) == S && taint_get(t, 3) == 0 && taint_get(t, 12) == D &&
+	      taint_get(t, TAINT_LR) == S);
+	RUN(t, 0, 0xb10b);
+	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+}
+
+static void test_declassify(void)
+{
+	struct taint *t = fresh();
+	taint_mark(t, BUF, 4, S);
+	taint_mark(t, BUF + 2, 4, 0);
+	CHECK(taint_memory(t, BUF + 1) == S && taint_memory(t, BUF + 2) == D &&
+	      taint_memory(t, BUF + 5) == 0);
+	taint_mark(t, CCM_BASE + CCM_SIZE - 1, 1, S);   /* CCM is shadowed too ... */
+	taint_mark(t, FLASH_BASE, 4, S);                /* ... flash never (a warning) */
+	CHECK(taint_memory(t, CCM_BASE + CCM_SIZE - 1) == S && taint_memory(t, FLASH_BASE) == 0);
+	taint_free(t);
+}
+
+/* Calls, returns and marks through hand-made function symbols. */
+#define SCOPE 0x08001000u
+#define MARK_SECRET 0x08002000u
+#define NORM 0x08003000u
+#define PUBLISH 0x08004000u
+#define CALLER 0x08000500u
+
+static void test_scope_marks_and_returns(void)
+{
+	struct elf_func funcs[] = {
+		{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {MARK_SECRET, 0x4, "pqs_taint_secret"},
+		{NORM, 0x40, "norm"}, {PUBLISH, 0x40, "publish"},
+	};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 5};
+	struct taint *t = taint_new(&elf);
+	code_base = CODE;
+	CHECK(taint_scope_function(t, "sign") == 0);
+	CHECK(taint_public_return(t, "norm") == 0);
+	CHECK(taint_public_argument(t, "publish", 1, 2) == 0);
+	CHECK(taint_scope_function(t, "missing") == -1);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+
+	regs[0] = BUF;
+	regs[1] = 8;
+	regs[14] = CALLER + 4 + 1;
+	taint_block(t, MARK_SECRET);  /* pqs_taint_secret(BUF, 8) */
+	CHECK(taint_memory(t, BUF) == S && taint_memory(t, BUF + 7) == S &&
+	      taint_memory(t, BUF + 8) == 0);
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);  /* udiv outside the scope: no finding */
+	CHECK(taint_finding(t, CODE, TAINT_DIVISION, NULL) == 0);
+
+	regs[14] = CALLER + 8 + 1;
+	taint_block(t, SCOPE);
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	CHECK(finding(t, 0, TAINT_DIVISION, false));
+
+	regs[14] = SCOPE + 0x10 + 1;  /* norm returns a secret r0: public once it returns */
+	taint_block(t, NORM);
+	taint_set(t, 0, S);
+	taint_block(t, SCOPE + 0x10);
+	CHECK(taint_get(t, 0) == D);
+
+	regs[1] = BUF + 4;            /* publish(x, BUF + 4): 2 bytes declassified at entry */
+	regs[14] = SCOPE + 0x20 + 1;
+	taint_block(t, PUBLISH);
+	CHECK(taint_memory(t, BUF + 3) == S && taint_memory(t, BUF + 4) == D &&
+	      taint_memory(t, BUF + 5) == D && taint_memory(t, BUF + 6) == S);
+	taint_block(t, SCOPE + 0x20);
+
+	uint64_t before = taint_instructions(t);
+	taint_block(t, CALLER + 8);   /* sign returns: everything is clean again */
+	CHECK(taint_memory(t, BUF) == 0 && taint_get(t, 1) == 0);
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	CHECK(taint_instructions(t) == before);
+
+	char path[] = "/tmp/vboard-taint-test-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_write(t, path) == 0);
+	char text[512] = {0};
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+	CHECK(!strcmp(text, "{\"format\": \"pqscope-vboard-taint\", \"version\": 1, \"calls\": 1, "
+			    "\"instructions\": 1, \"findings\": [\n"
+			    "  {\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
+			    "\"declassified\": false}\n]}\n"));
+	taint_free(t);
+}
+
+int main(void)
+{
+	test_data_processing_and_flags();
+	test_zeroing_idioms();
+	test_loads_and_stores_per_byte();
+	test_secret_address();
+	test_push_pop_per_register();
+	test_ldrd_strd();
+	test_division();
+	test_it_block();
+	test_vmov_core_fp();
+	test_vldr_vstr();
+	test_fp_compare_and_branches();
+	test_jumps();
+	test_capstone_gaps();
+	test_literal_and_indexed_addresses();
+	test_exception_keeps_register_taint();
+	test_declassify();
+	test_scope_marks_and_returns();
+	return check_summary("taint tests");
+}
