@@ -8,5 +8,6 @@ target_sources(pqscope_harness_core INTERFACE
   ${PQSCOPE_FIRMWARE_DIR}/harness/drbg.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/fault.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/sha3.c
-  ${PQSCOPE_FIRMWARE_DIR}/harness/stackmeter.c)
+  ${PQSCOPE_FIRMWARE_DIR}/harness/stackmeter.c
+  ${PQSCOPE_FIRMWARE_DIR}/harness/taint.c)
 target_include_directories(pqscope_harness_core INTERFACE ${PQSCOPE_FIRMWARE_DIR}/include)

@@ -9,6 +9,7 @@
 #include <pqscope/probe.h>
 #include <pqscope/scheme.h>
 #include <pqscope/stackmeter.h>
+#include <pqscope/taint.h>
 #include <pqscope/transcript.h>
 
 #include <stdbool.h>
@@ -327,6 +328,8 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   }
   message_len = msg_len;
   pqs_drbg_generate(&pqs_global_drbg, message, message_len);
+  /* For the virtual board's exact check (pqscope taint): the key is the secret of this signature. */
+  pqs_taint_secret(pqs_slot_sk(active_slot), pqs_scheme.sk_bytes);
   struct measurement m;
   measure(run_sign, &m);
   uint8_t status = STATUS_OP_FAILED;

@@ -43,6 +43,8 @@ RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
         (("build", "--board", "virtual", "--scheme", "ml-dsa-44", "--impl", "ref"),
          "unknown impl 'ref' of scheme ml-dsa-44; valid: m4f"),
         ((*RUN, "--ops", "sign,encrypt"), "unknown op 'encrypt'; valid: keygen, sign, verify"),
+        (("taint", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f"),
+         "board stm32f4discovery cannot track the key through its instructions: taint runs on the virtual board"),
         ((*RUN, "--seed", "xyz"), "--seed must be hex digits (an odd count is read with a leading 0: 7 is 07), not 'xyz'"),
         ((*RUN, "-n", "many"), "Invalid value for '-n'"),
         ((*RUN, "--board", "stm32f4discovery"), "board stm32f4discovery is reached over a serial port: pass --port"),

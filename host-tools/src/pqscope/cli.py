@@ -25,7 +25,7 @@ from .report import (bound_text, csv_text, function_line, html_page, markdown, p
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
-from .targets import Link, open_shard_targets, open_target, target_kind
+from .targets import Link, VirtualTarget, open_shard_targets, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 
 VIRTUAL_BOARD = "virtual"
@@ -501,6 +501,47 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         for function in confirm["not_probeable"]:
             click.echo(f"  {function['function']}: {function['why']}")
     stderr().print(f"report: {path / 'report.html'}")
+
+
+@cli.command("taint")
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
+@click.option("--scheme")
+@click.option("--impl")
+@IMPL_DIR_OPTION
+@click.option("-n", "signatures", default=2, show_default=True, type=click.IntRange(1, 10_000),
+              help="Signatures, each with a key of its own: each one's path is checked.")
+@SEED_OPTION
+@MSG_LEN_OPTION
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
+@JSON_OPTION
+def taint_command(board_name, scheme, impl, impl_dir, signatures, seed, msg_len, out, as_json) -> None:
+    """Check signing exactly on the virtual board: every executed instruction whose time can depend on the secret key."""
+    from .taint import KINDS, check_signatures
+
+    root = repo_root()
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+    if target_kind(board) is not VirtualTarget:
+        raise PqscopeError(f"board {board.name} cannot track the key through its instructions: taint runs on the "
+                           f"virtual board (--board {VIRTUAL_BOARD})")
+    path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
+                                   f"{implementation.impl}-taint")
+    document = check_signatures(root, board, implementation, signatures, _parse_seed(seed), msg_len, path, stderr())
+    if as_json:
+        _print_json(document)
+        return
+    click.echo(f"{implementation.scheme} {implementation.impl} on {board.name}: {document['verdict']} "
+               f"({document['signatures']} signatures, {document['instructions']:,} instructions checked)")
+    table = Table("kind", "function", "source", "executions", "what", box=None)
+    for finding in document["findings"]:
+        where = f"{finding['file']}:{finding['line']}" if finding["file"] else finding["address"]
+        what = "declassified" if finding["declassified"] else "LEAK" if finding["leak"] else "note"
+        table.add_row(finding["kind"], finding["function"] or "?", where, f"{finding['count']:,}", what)
+    if document["findings"]:
+        _wide_console().print(table)
+        for kind in dict.fromkeys(finding["kind"] for finding in document["findings"]):
+            click.echo(f"  {kind}: {KINDS[kind]}")
+    stderr().print(f"findings: {path / 'taint.json'}")
 
 
 @cli.command("compare-falcon")

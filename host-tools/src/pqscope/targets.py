@@ -158,10 +158,11 @@ class VirtualTarget(Target):
                            "to flash")
 
     def __init__(self, root: Path, board: Board, link: Link = Link(), *, emulator: Path | None = None,
-                 number: int = 0):
+                 number: int = 0, emulator_args: tuple[str, ...] = ()):
         super().__init__(root, board, link)
         self._emulator = emulator  # None: built from the host tree
         self.serial = virtual_board_serial(number)
+        self.emulator_args = emulator_args  # given to every emulator it starts (e.g. --taint)
 
     def prepare(self, console: Console) -> None:
         if self._emulator is not None:
@@ -173,7 +174,7 @@ class VirtualTarget(Target):
     def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
         self.prepare(console)
         stats_path = stats_dir / STATS_FILE
-        args = profiling.emulator_args() if profiling else ()
+        args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args)
         connection = None
         try:
             with VirtualBoard(self._emulator, elf, stats_path, extra_args=args, serial=self.serial) as vboard:
