@@ -97,3 +97,26 @@ FUNC ct_push_pop
 	adds r0, #1
 1:	bx lr
 	.size ct_push_pop, . - ct_push_pop
+
+/* Constant time: newlib memset's start after a compare on a secret whose flags nobody reads.
+ * LSLS on the public pointer sets N, Z and C (not V), and BEQ reads only Z. r0 = secret,
+ * r1 = public pointer. */
+FUNC ct_flags
+	cmp r0, #7
+	lsls r3, r1, #30
+	push {r4, r5, lr}
+	beq 1f
+	adds r0, #1
+1:	pop {r4, r5, pc}
+	.size ct_flags, . - ct_flags
+
+/* The same, but BVS reads V, which LSLS left as the secret compare set it. */
+FUNC leak_flags_overflow
+	cmp r0, #7
+	lsls r3, r1, #30
+	push {r4, r5, lr}
+EXPECT overflow_branch
+	bvs 1f
+	adds r0, #1
+1:	pop {r4, r5, pc}
+	.size leak_flags_overflow, . - leak_flags_overflow

@@ -22,6 +22,8 @@ uint32_t leak_fpu(uint32_t secret);
 uint32_t leak_it(uint32_t secret);
 uint32_t ct_push_pop(uint32_t secret, uint32_t public_value);
 uint32_t leak_across_ticks(uint32_t secret, uint32_t iterations);
+uint32_t ct_flags(uint32_t secret, const void *public_pointer);
+uint32_t leak_flags_overflow(uint32_t secret, const void *public_pointer);
 
 uint8_t key[32];                   /* SECRET */
 static uint8_t guess[32];          /* public */
@@ -150,6 +152,8 @@ NOINLINE uint32_t taint_scope(void)
 	r += ct_select(key[7], 11, 22);
 	r += ct_compare(key, guess, sizeof key);
 	r += ct_push_pop(key[8], 5);
+	r += ct_flags(key[9], &scratch);
+	r += leak_flags_overflow(key[10], &scratch);
 	r += ct_workload(key, 2000);
 	r += declassified_branch(declassified[0]);
 	r += check_then_branch(key);

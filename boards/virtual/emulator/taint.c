@@ -6,7 +6,13 @@
  *   accumulator pair as read. Register operands with access 0 are taken as read, and the
  *   accumulators are added here.
  * - Flag writes: update_flags is set for ANDS/LSLS/CMP... but regs_access lists CPSR for some
- *   only (and for ADC.W without S, whose carry it reads anyway). update_flags decides.
+ *   only; update_flags decides, except for the 32-bit data-processing encodings, where the S bit
+ *   does: capstone sets update_flags (and lists CPSR written) for ADC.W and SBC.W without S.
+ *   Which flags are written follows the instruction (flag_writes()); regs_access's CPSR is all
+ *   of NZCV. Capstone does not say whether a modified immediate (ANDS r0, r1, #0x3fc) was
+ *   encoded rotated, which decides whether C is written: the encoding's i:imm3 does.
+ * - Flag reads: regs_access lists CPSR read for ADC, SBC, RRX (not for an RRX-shifted operand):
+ *   these read C only; a condition reads what cond_flags() says.
  * - MSR/MRS name APSR as a system-register operand: handled by instruction.
  * - Inside an IT block a 16-bit data-processing instruction does not set the flags: it decodes
  *   differently after its IT. cs_disasm starts each call outside any IT block, so an IT
@@ -27,6 +33,11 @@
 #define SLOTS 64
 #define BIT(s) (1ull << (s))
 #define CORE_SLOTS 0x7fffull            /* r0..r14 */
+#define F_N BIT(TAINT_APSR_N)
+#define F_Z BIT(TAINT_APSR_Z)
+#define F_C BIT(TAINT_APSR_C)
+#define F_V BIT(TAINT_APSR_V)
+#define NZCV (F_N | F_Z | F_C | F_V)
 #define XFER_MAX 32                     /* VLDM of 16 d registers */
 #define MAX_WATCHES 64
 #define MAX_FRAMES 256
@@ -271,7 +282,7 @@ static uint64_t reg_slots(unsigned reg)
 	case ARM_REG_SP: return BIT(TAINT_SP);
 	case ARM_REG_LR: return BIT(TAINT_LR);
 	case ARM_REG_PC: return BIT(SLOT_PC);
-	case ARM_REG_APSR: case ARM_REG_APSR_NZCV: case ARM_REG_CPSR: return BIT(TAINT_APSR);
+	case ARM_REG_APSR: case ARM_REG_APSR_NZCV: case ARM_REG_CPSR: return NZCV;
 	case ARM_REG_FPSCR: case ARM_REG_FPSCR_NZCV: return BIT(TAINT_FPSCR);
 	default: return 0; /* ITSTATE, ... */
 	}
@@ -283,15 +294,130 @@ static int core_reg(unsigned reg)
 	return s && !(s & ~(CORE_SLOTS | BIT(SLOT_PC))) ? __builtin_ctzll(s) : -1;
 }
 
-static bool sets_all_nzcv(unsigned id)
+/* The flags that condition `cc` reads (ARMv7-M ARM A7.3). */
+static uint64_t cond_flags(int cc)
 {
-	switch (id) {
-	case ARM_INS_ADD: case ARM_INS_ADC: case ARM_INS_SUB: case ARM_INS_SBC: case ARM_INS_RSB:
-	case ARM_INS_CMP: case ARM_INS_CMN:
-		return true;
-	default:
-		return false;
+	switch (cc) {
+	case ARM_CC_EQ: case ARM_CC_NE: return F_Z;
+	case ARM_CC_HS: case ARM_CC_LO: return F_C;
+	case ARM_CC_MI: case ARM_CC_PL: return F_N;
+	case ARM_CC_VS: case ARM_CC_VC: return F_V;
+	case ARM_CC_HI: case ARM_CC_LS: return F_C | F_Z;
+	case ARM_CC_GE: case ARM_CC_LT: return F_N | F_V;
+	case ARM_CC_GT: case ARM_CC_LE: return F_Z | F_N | F_V;
+	default: return 0; /* AL */
 	}
+}
+
+static uint16_t halfword(const cs_insn *in, int k)
+{
+	return (uint16_t)(in->bytes[2 * k] | in->bytes[2 * k + 1] << 8);
+}
+
+static bool modified_immediate(const cs_insn *in)
+{
+	return in->size == 4 && (halfword(in, 0) & 0xfa00) == 0xf000 && !(halfword(in, 1) & 0x8000);
+}
+
+/* The S bit of a 32-bit data-processing encoding (modified immediate, shifted register, shift
+ * by register), or -1 for other encodings. Capstone sets update_flags for ADC.W and SBC.W
+ * without S too. */
+static int s_bit(const cs_insn *in)
+{
+	if (in->size != 4)
+		return -1;
+	uint16_t hw1 = halfword(in, 0), hw2 = halfword(in, 1);
+	if (modified_immediate(in) || (hw1 & 0xfe00) == 0xea00 ||
+	    ((hw1 & 0xff80) == 0xfa00 && (hw2 & 0xf0f0) == 0xf000))
+		return hw1 >> 4 & 1;
+	return -1;
+}
+
+/* The carry flag a logical instruction with S (ANDS, MOVS, TST...) writes through its last
+ * operand: *set when a shift or a rotated immediate produces a carry out, *merge when it may
+ * (a shift by a register amount, or an immediate of an unknown encoding), else C is unchanged
+ * (no shift, a 16-bit MOVS #imm8, a modified immediate whose encoding does not rotate). */
+static void shifter_carry(const cs_insn *in, const cs_arm *a, uint64_t *set, uint64_t *merge)
+{
+	if (!a->op_count)
+		return;
+	const cs_arm_op *op = &a->operands[a->op_count - 1];
+	if (op->type == ARM_OP_IMM) {
+		if (modified_immediate(in)) {
+			uint16_t hw1 = halfword(in, 0), hw2 = halfword(in, 1);
+			if (((hw1 >> 10 & 1) << 3 | (hw2 >> 12 & 7)) >= 4) /* i:imm3: rotated */
+				*set |= F_C;
+		} else if (in->size == 4) {
+			*merge |= F_C;
+		}
+		return;
+	}
+	switch (op->shift.type) {
+	case ARM_SFT_INVALID:
+		break;
+	case ARM_SFT_ASR: case ARM_SFT_LSL: case ARM_SFT_LSR: case ARM_SFT_ROR:
+		if (op->shift.value)
+			*set |= F_C;
+		break;
+	case ARM_SFT_RRX:
+		*set |= F_C;
+		break;
+	default: /* by a register amount, which may be 0 */
+		*merge |= F_C;
+		break;
+	}
+}
+
+/* The flags a flag-setting instruction writes (*set: to the OR of its inputs) or may write
+ * (*merge: ORed into), as the ARMv7-M ARM defines them; a flag in neither keeps its taint. */
+static void flag_writes(const cs_insn *in, const cs_arm *a, uint64_t *set, uint64_t *merge)
+{
+	*set = *merge = 0;
+	switch (in->id) {
+	case ARM_INS_ADD: case ARM_INS_ADC: case ARM_INS_SUB: case ARM_INS_SBC: case ARM_INS_RSB:
+	case ARM_INS_CMP: case ARM_INS_CMN: case ARM_INS_NEG:
+		*set = NZCV;
+		break;
+	case ARM_INS_MUL: case ARM_INS_MLA:
+		*set = F_N | F_Z;
+		break;
+	case ARM_INS_RRX:
+		*set = F_N | F_Z | F_C;
+		break;
+	case ARM_INS_LSL: case ARM_INS_LSR: case ARM_INS_ASR: case ARM_INS_ROR: {
+		const cs_arm_op *amount = a->op_count ? &a->operands[a->op_count - 1] : NULL;
+		*set = F_N | F_Z;
+		if (amount && amount->type == ARM_OP_IMM) {
+			if (amount->imm)
+				*set |= F_C;
+		} else {
+			*merge = F_C; /* a register amount: C is unchanged when it is 0 */
+		}
+		break;
+	}
+	case ARM_INS_AND: case ARM_INS_BIC: case ARM_INS_ORR: case ARM_INS_ORN: case ARM_INS_EOR:
+	case ARM_INS_MOV: case ARM_INS_MOVS: case ARM_INS_MVN: case ARM_INS_TST: case ARM_INS_TEQ:
+		*set = F_N | F_Z;
+		shifter_carry(in, a, set, merge);
+		break;
+	default: /* not known here: any flag may change */
+		*merge = NZCV;
+		break;
+	}
+}
+
+/* Instructions whose result depends on the carry flag (and on no other flag). */
+static bool reads_carry(const cs_insn *in, const cs_arm *a)
+{
+	if (in->id == ARM_INS_ADC || in->id == ARM_INS_SBC || in->id == ARM_INS_RRX)
+		return true;
+	for (int i = 0; i < a->op_count; i++) {
+		const cs_arm_op *op = &a->operands[i];
+		if (op->type == ARM_OP_REG &&
+		    (op->shift.type == ARM_SFT_RRX || op->shift.type == ARM_SFT_RRX_REG))
+			return true;
+	}
+	return false;
 }
 
 /* Instructions that set GE or the sticky Q (and not NZCV). */
@@ -488,8 +614,10 @@ static bool loads_pc(const struct insn *d)
 	return false;
 }
 
-/* Fills `d` from a decoded instruction; `in_it`: made conditional by an IT block. */
-static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_it)
+/* Fills `d` from a decoded instruction; `in_it`: in an IT block whose condition reads the flags
+ * `it_flags` (a member's condition is the IT's or its inverse, which reads the same flags). */
+static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_it,
+		   uint64_t it_flags)
 {
 	const cs_arm *a = &in->detail->arm;
 	uint32_t at = (uint32_t)in->address;
@@ -498,7 +626,7 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 	d->key = at | 1;
 	d->base = d->index = -1;
 	bool conditional = in_it && a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID;
-	uint64_t cond = conditional ? BIT(TAINT_APSR) : 0;
+	uint64_t cond = conditional ? it_flags : 0;
 
 	if (decode_memory(d, in, a, at)) {
 		/* a conditional load that also loads PC (POPHI {r4, r5, pc}) is a conditional return:
@@ -530,8 +658,12 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 	if (accumulates_pair(id))
 		reads |= reg_slots(a->operands[0].reg) | reg_slots(a->operands[1].reg);
 	reads &= ~BIT(SLOT_PC);   /* PC reads as a constant */
-	bool flags_written = a->update_flags || (writes & BIT(TAINT_APSR));
-	writes &= ~BIT(TAINT_APSR);
+	/* the flags an instruction reads: ADC, SBC, RRX read the carry; MRS, SEL, conditions below */
+	if (reads_carry(in, a))
+		reads = (reads & ~NZCV) | F_C;
+	int s = s_bit(in);
+	bool flags_written = s >= 0 ? s : a->update_flags || (writes & NZCV);
+	writes &= ~NZCV;
 
 	/* zeroing idioms: the result does not depend on the register's value */
 	if ((id == ARM_INS_EOR || id == ARM_INS_SUB || id == ARM_INS_BIC || id == ARM_INS_SBC) &&
@@ -539,7 +671,7 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 		const cs_arm_op *x = &a->operands[a->op_count - 2], *y = &a->operands[a->op_count - 1];
 		if (x->type == ARM_OP_REG && y->type == ARM_OP_REG && x->reg == y->reg &&
 		    y->shift.type == ARM_SFT_INVALID)
-			reads &= id == ARM_INS_SBC ? BIT(TAINT_APSR) : 0;
+			reads &= id == ARM_INS_SBC ? F_C : 0;
 	}
 
 	switch (id) {
@@ -547,7 +679,7 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 		/* a conditional branch outside IT; inside, the IT instruction decides */
 		if (!in_it && a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID) {
 			d->finding = TAINT_BRANCH + 1;
-			d->decides = BIT(TAINT_APSR);
+			d->decides = cond_flags(a->cc);
 		}
 		return;
 	case ARM_INS_BL:
@@ -555,7 +687,7 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 		return;
 	case ARM_INS_BX: case ARM_INS_BLX:
 		d->finding = TAINT_JUMP + 1;
-		d->decides = reads & ~BIT(TAINT_APSR);
+		d->decides = reads & ~NZCV;
 		d->zeroes = id == ARM_INS_BLX ? BIT(TAINT_LR) : 0;
 		return;
 	case ARM_INS_CBZ: case ARM_INS_CBNZ:
@@ -564,7 +696,8 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 		return;
 	case ARM_INS_IT:
 		d->finding = TAINT_BRANCH + 1;
-		d->decides = d->reads = BIT(TAINT_APSR); /* members' writes: added by decode_at */
+		/* its firstcond's flags; members' writes: added by decode_at */
+		d->decides = d->reads = cond_flags(a->cc);
 		return;
 	case ARM_INS_UDIV: case ARM_INS_SDIV:
 		d->finding = TAINT_DIVISION + 1;
@@ -576,7 +709,7 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 	case ARM_INS_MRS: /* only the APSR carries taint; other special registers are untainted */
 		reads = a->op_count == 2 && a->operands[1].type == ARM_OP_SYSREG &&
 				is_apsr_sysreg(a->operands[1].reg)
-			? BIT(TAINT_APSR) | BIT(TAINT_APSR_QGE) : 0;
+			? NZCV | BIT(TAINT_APSR_QGE) : 0;
 		break;
 	case ARM_INS_MSR:
 		writes = 0;
@@ -586,15 +719,14 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 			int s = a->operands[0].reg;
 			if (s != ARM_SYSREG_APSR_G && s != ARM_SYSREG_IAPSR_G && s != ARM_SYSREG_EAPSR_G &&
 			    s != ARM_SYSREG_XPSR_G)
-				writes |= BIT(TAINT_APSR);
+				writes |= NZCV;
 			d->merges |= BIT(TAINT_APSR_QGE);
 		}
 		break;
 	case ARM_INS_VMRS: /* VMRS APSR_nzcv, FPSCR or VMRS Rt, FPSCR */
 		reads = BIT(TAINT_FPSCR);
 		flags_written = false;
-		writes = a->operands[0].reg == ARM_REG_APSR_NZCV ? BIT(TAINT_APSR)
-								 : reg_slots(a->operands[0].reg);
+		writes = a->operands[0].reg == ARM_REG_APSR_NZCV ? NZCV : reg_slots(a->operands[0].reg);
 		break;
 	case ARM_INS_VMSR:
 		reads &= ~BIT(TAINT_FPSCR);
@@ -630,10 +762,10 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 	}
 	reads |= cond;
 	if (flags_written && !sets_qge(id)) {
-		if (sets_all_nzcv(id))
-			writes |= BIT(TAINT_APSR);
-		else
-			d->merges |= BIT(TAINT_APSR);
+		uint64_t set, merge;
+		flag_writes(in, a, &set, &merge);
+		writes |= set;
+		d->merges |= merge;
 	}
 	if (sets_qge(id))
 		d->merges |= BIT(TAINT_APSR_QGE);
@@ -713,9 +845,10 @@ static struct insn *decode_at(struct taint *t, uint32_t addr)
 		}
 	}
 	struct insn d, it;
-	decode(t, &it, &in[0], false);
+	decode(t, &it, &in[0], false, 0);
+	uint64_t it_flags = cond_flags(in[0].detail->arm.cc);
 	for (size_t i = 1; i < n; i++) {
-		decode(t, &d, &in[i], true);
+		decode(t, &d, &in[i], true, it_flags);
 		it.merges |= destinations(&d);
 		insn_put(t, &d);
 	}
@@ -856,12 +989,12 @@ void taint_block(struct taint *t, uint32_t addr)
 
 void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 {
-	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, TAINT_APSR};
-	memcpy(t->saved, t->r, sizeof t->saved);
+	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, -1};
+	memcpy(t->saved, t->r, sizeof t->saved); /* every slot: the four flags and Q/GE too */
 	for (int i = 0; i < 8; i++) {
 		uint8_t v = stacked[i] < 0 ? 0 : t->r[stacked[i]];
-		if (i == 7)
-			v |= t->r[TAINT_APSR_QGE];
+		if (i == 7) /* xPSR */
+			v = or_slots(t, NZCV | BIT(TAINT_APSR_QGE));
 		for (uint32_t b = 0; b < 4; b++) {
 			uint8_t *s = shadow(t, frame + 4 * (uint32_t)i + b);
 			if (s)

@@ -7,42 +7,58 @@
  * that the firmware or the command line declared public (it is published, e.g. part of the
  * signature, or the scheme decides on it in the open, e.g. a rejection).
  *
- * State: one taint per core register r0-r12, SP, LR; one for the APSR condition flags NZCV; one
- * for the APSR Q and GE bits (kept apart from NZCV so that a CMP, which rewrites NZCV, does not
- * forget a secret GE that a later SEL reads); one per FP single register s0-s31 (d<n> is s<2n>
- * and s<2n+1>); one for the FPSCR flags; one per byte of SRAM (0x20000000, 128 KiB) and CCM
- * (0x10000000, 64 KiB). Flash, peripherals and PC are never tainted.
+ * State: one taint per core register r0-r12, SP, LR; one per APSR condition flag N, Z, C, V (so
+ * that a flag an instruction does not write keeps its own taint, and a condition reads only its
+ * flags: after a CMP on a secret, LSLS on a public register rewrites N, Z and C, and a BEQ is
+ * public though V is still secret); one for the APSR Q and GE bits (kept apart from NZCV so
+ * that a CMP, which rewrites NZCV, does not forget a secret GE that a later SEL reads); one per
+ * FP single register s0-s31 (d<n> is s<2n> and s<2n+1>); one for the FPSCR flags (NZCV
+ * together); one per byte of SRAM (0x20000000, 128 KiB) and CCM (0x10000000, 64 KiB). Flash,
+ * peripherals and PC are never tainted.
  *
  * Propagation, before each executed instruction (Unicorn does not run the code hook of an
  * IT-block instruction whose condition fails: it did not execute):
  * - data processing: every register written = OR of the registers read, with the flags among
- *   them when the instruction reads them (ADC, SBC, RRX, SEL reads GE, MRS APSR, and every
- *   instruction made conditional by an IT block). Flag-setting instructions write the flags the
- *   same way: the arithmetic ones that set all of NZCV (ADDS, ADCS, SUBS, SBCS, RSBS, CMP, CMN,
- *   MSR APSR, VMRS APSR_nzcv) replace the flags' taint, the others (logical, shifts, MOVS,
- *   MULS...) leave some flags unchanged, so they OR into it. Zeroing idioms are untainted:
- *   EOR/SUB/BIC Rd, Rn, Rn (SBC Rd, Rn, Rn depends on the carry only) and MOV Rd, #imm.
+ *   them that the instruction reads: C for ADC, SBC, RRX and an RRX-shifted operand; GE for SEL;
+ *   N Z C V Q GE for MRS APSR; the flags of its condition for an instruction made conditional by
+ *   an IT block. Flag-setting instructions set each flag the ARMv7-M ARM says they set to that
+ *   same OR, and a flag they do not set keeps its taint: ADDS, ADCS, SUBS, SBCS, RSBS, NEGS,
+ *   CMP, CMN: N Z C V; ANDS, ORRS, ORNS, EORS, BICS, MOVS, MVNS, TST, TEQ: N Z, and C when their
+ *   operand is shifted (by a non-zero amount, or RRX) or is a modified immediate whose encoding
+ *   rotates (i:imm3 >= 4); LSLS, LSRS, ASRS, RORS: N Z, and C by a non-zero immediate amount,
+ *   or ORed into C by a register amount (which may be 0); RRXS: N Z C; MULS: N Z; MSR APSR_nzcvq
+ *   (and _nzcvqg): N Z C V from the source, ORed into Q/GE; VMRS APSR_nzcv, FPSCR: N Z C V from
+ *   the FPSCR flags. An instruction with S that the tracker does not know ORs into all four.
+ *   For the 32-bit data-processing encodings the S bit decides whether flags are written.
+ *   Zeroing idioms are untainted: EOR/SUB/BIC Rd, Rn, Rn (SBC Rd, Rn, Rn depends on the carry
+ *   only) and MOV Rd, #imm.
  * - loads: each destination register = OR of its loaded bytes' shadow and the taint of the
  *   address registers; stores: each stored byte's shadow = the source register's taint OR the
  *   address registers'. LDM/STM/PUSH/POP, LDRD/STRD, VLDM/VSTM/VPUSH/VPOP, VLDR/VSTR move each
  *   register at its own address, so a PUSH of a secret register taints only its own slot.
  * - VMOV core<->FP registers pairwise; VCMP writes the FPSCR flags; VMRS APSR_nzcv, FPSCR moves
  *   them to the APSR flags; VMSR/VMRS FPSCR move them from/to a core register.
- * - IT: the registers that the block's instructions write get the flags' taint ORed in, because
- *   a skipped instruction leaves its destination depending on the flags too; an executed
- *   IT-conditional instruction reads the flags (a select). Except a conditional return or jump
- *   (POPHI {r4, r5, pc}, LDREQ PC): that is control flow, reported at the IT instruction, and the
- *   registers it restores do not take the flags' taint (else every callee-saved register of a
- *   variable-time routine with conditional returns, as libgcc's soft double, would).
+ * - conditions read only their flags: EQ/NE Z; CS/CC C; MI/PL N; VS/VC V; HI/LS C Z; GE/LT N V;
+ *   GT/LE Z N V; AL none. This holds for B<cc> and for IT, whose firstcond stands for its whole
+ *   block (a member's condition is firstcond or its inverse, which reads the same flags).
+ * - IT: the registers (and flags) that the block's instructions write get the taint of its
+ *   condition's flags ORed in, because a skipped instruction leaves its destination depending on
+ *   them too; an executed IT-conditional instruction reads them (a select). Except a conditional
+ *   return or jump (POPHI {r4, r5, pc}, LDREQ PC): that is control flow, reported at the IT
+ *   instruction, and the registers it restores do not take the flags' taint (else every
+ *   callee-saved register of a variable-time routine with conditional returns, as libgcc's soft
+ *   double, would).
  *
  * Precision and what over-approximates: a register is tainted as a whole (a byte of secret in
  * r0 taints all of r0, and `and r0, r1, #0` stays tainted); a loaded register takes the OR of
  * all its bytes; an instruction writing several registers (UMULL) taints all of them with the
- * OR of its inputs; the flags are two slots, not one per bit. What under-approximates (not a
- * finding the check can prove absent): implicit flows, i.e. values that differ because a secret
- * branch went one way (only the branch itself is reported), including memory that an IT-skipped
- * store left unwritten; the FPSCR exception bits (IOC...IXC) and rounding mode; one execution
- * path per call (what the inputs of this run made execute).
+ * OR of its inputs; a flag an instruction writes takes the OR of all its inputs (a rotated
+ * immediate's C is a constant, still taken as the OR); the FPSCR flags are one slot, and Q and
+ * the four GE bits one slot. What under-approximates (not a finding the check can prove
+ * absent): implicit flows, i.e. values that differ because a secret branch went one way (only
+ * the branch itself is reported), including memory that an IT-skipped store left unwritten; the
+ * FPSCR exception bits (IOC...IXC) and rounding mode; one execution path per call (what the
+ * inputs of this run made execute).
  *
  * Findings, recorded while a call of the scope function (--taint-function) is active and the
  * core is not in an exception handler, per (instruction address, kind[, region]):
@@ -61,8 +77,9 @@
  * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
  * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. When a call of the scope function
  * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
- * SysTick exceptions: the register taints are saved at entry (and the stacked frame's shadow is
- * the registers' taint) and restored at return; no finding inside the handler.
+ * SysTick exceptions: every slot's taint (the four flags and Q/GE each on its own) is saved at
+ * entry and restored at return (the stacked frame's shadow is the registers' taint, the xPSR
+ * word's the OR of N Z C V Q/GE); no finding inside the handler.
  *
  * Output (--taint FILE.json, written when the emulator exits, to FILE.json.tmp then renamed):
  *   {"format": "pqscope-vboard-taint", "version": 1,
@@ -86,9 +103,12 @@
 enum {
 	TAINT_SP = 13,
 	TAINT_LR = 14,
-	TAINT_APSR = 16,     /* NZCV */
-	TAINT_APSR_QGE = 17, /* Q and GE */
-	TAINT_FPSCR = 18,    /* FPSCR NZCV */
+	TAINT_APSR_N = 16,   /* the APSR condition flags, one slot each */
+	TAINT_APSR_Z = 17,
+	TAINT_APSR_C = 18,
+	TAINT_APSR_V = 19,
+	TAINT_APSR_QGE = 20, /* Q and GE */
+	TAINT_FPSCR = 21,    /* FPSCR NZCV */
 	TAINT_S0 = 32,       /* s0..s31: slots 32..63 */
 };
 

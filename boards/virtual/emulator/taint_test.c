@@ -77,13 +77,33 @@ static bool finding(struct taint *t, uint32_t offset, enum taint_kind kind, bool
 	return taint_finding(t, code_base + offset, kind, &d) == 1 && d == declassified;
 }
 
+static bool no_finding(struct taint *t, uint32_t offset, enum taint_kind kind)
+{
+	return taint_finding(t, code_base + offset, kind, NULL) == 0;
+}
+
+/* The APSR condition flags' four slots. */
+static void set_flags(struct taint *t, uint8_t n, uint8_t z, uint8_t c, uint8_t v)
+{
+	taint_set(t, TAINT_APSR_N, n);
+	taint_set(t, TAINT_APSR_Z, z);
+	taint_set(t, TAINT_APSR_C, c);
+	taint_set(t, TAINT_APSR_V, v);
+}
+
+static bool flags_are(struct taint *t, uint8_t n, uint8_t z, uint8_t c, uint8_t v)
+{
+	return taint_get(t, TAINT_APSR_N) == n && taint_get(t, TAINT_APSR_Z) == z &&
+	       taint_get(t, TAINT_APSR_C) == c && taint_get(t, TAINT_APSR_V) == v;
+}
+
 static void test_data_processing_and_flags(void)
 {
 	struct taint *t = fresh();
 	taint_set(t, 1, S);
 	RUN(t, 0,
 	    0x1888,          /* adds r0, r1, r2: r0 and all of NZCV from r1 */
-	    0x2301,          /* movs r3, #1: r3 clean, N and Z only: the flags stay secret */
+	    0x2301,          /* movs r3, #1: r3 clean, N and Z only: C and V stay secret */
 	    0xeb42, 0x0403,  /* adc.w r4, r2, r3: reads the (secret) carry */
 	    0x429a,          /* cmp r2, r3: all of NZCV from clean registers */
 	    0xeb42, 0x0503); /* adc.w r5, r2, r3: clean carry now */
@@ -91,7 +111,7 @@ static void test_data_processing_and_flags(void)
 	CHECK(taint_get(t, 3) == 0);
 	CHECK(taint_get(t, 4) == S);
 	CHECK(taint_get(t, 5) == 0);
-	CHECK(taint_get(t, TAINT_APSR) == 0);
+	CHECK(flags_are(t, 0, 0, 0, 0));
 	taint_free(t);
 }
 
@@ -102,7 +122,7 @@ static void test_zeroing_idioms(void)
 	taint_set(t, 2, S);
 	taint_set(t, 5, S);
 	taint_set(t, 6, S);
-	taint_set(t, TAINT_APSR, D);
+	set_flags(t, S, S, D, S);  /* SBC reads only the carry */
 	RUN(t, 0,
 	    0x4049,          /* eors r1, r1 */
 	    0xeba2, 0x0502,  /* sub.w r5, r2, r2 */
@@ -209,7 +229,7 @@ static void test_division(void)
 static void test_it_block(void)
 {
 	struct taint *t = fresh();
-	taint_set(t, TAINT_APSR, S);
+	set_flags(t, S, S, S, S);
 	/* ite eq; moveq r0, #1; movne r1, #2 (skipped): both depend on the flags */
 	RUN(t, 1u << 2, 0xbf0c, 0x2001, 0x2102);
 	CHECK(finding(t, 0, TAINT_BRANCH, false));
@@ -219,7 +239,7 @@ static void test_it_block(void)
 
 	/* a conditional return restores registers: control flow, not a select */
 	t = fresh();
-	taint_set(t, TAINT_APSR, S);
+	set_flags(t, S, S, S, S);
 	RUN(t, 0, 0xbf88, 0xbd30);  /* it hi; pophi {r4, r5, pc} */
 	CHECK(finding(t, 0, TAINT_BRANCH, false));
 	CHECK(taint_get(t, 4) == 0 && taint_get(t, 5) == 0);
@@ -230,8 +250,196 @@ static void test_it_block(void)
 	t = fresh();
 	taint_set(t, 1, S);
 	RUN(t, 0, 0xbf08, 0x1840);  /* it eq; addeq r0, r0, r1 */
-	CHECK(taint_get(t, 0) == S && taint_get(t, TAINT_APSR) == 0);
+	CHECK(taint_get(t, 0) == S && flags_are(t, 0, 0, 0, 0));
 	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+}
+
+/* newlib's memset: a constant-time `cmp` on a key byte left secret flags; `lsls r3, r0, #30`
+ * on a public pointer sets N, Z and C, not V: a BEQ (Z) is no finding, a BVS (V) is. */
+static void test_flags_memset_pattern(void)
+{
+	static const uint16_t branches[] = {0xd000 /* beq */, 0xd600 /* bvs */};
+	for (int k = 0; k < 2; k++) {
+		struct taint *t = fresh();
+		taint_set(t, 1, S);
+		regs[0] = BUF;
+		RUN(t, 0,
+		    0x2900,          /* cmp r1, #0: N Z C V secret */
+		    0x0783,          /* lsls r3, r0, #30: N Z C from r0 */
+		    0xb530,          /* push {r4, r5, lr} */
+		    branches[k]);
+		CHECK(flags_are(t, 0, 0, 0, S));
+		CHECK(k == 0 ? no_finding(t, 6, TAINT_BRANCH) : finding(t, 6, TAINT_BRANCH, false));
+		taint_free(t);
+	}
+}
+
+/* ADDS/CMP write all four flags, MOVS #imm only N and Z; a branch reads only the flags of its
+ * condition. */
+static void test_flags_arithmetic_and_conditions(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 1, S);
+	RUN(t, 0,
+	    0x1888,   /* adds r0, r1, r2: N Z C V secret */
+	    0xd200,   /* bcs: a secret carry */
+	    0x2301,   /* movs r3, #1: N Z public, C V stay secret */
+	    0xd200,   /* bcs */
+	    0xd000,   /* beq */
+	    0x429a,   /* cmp r2, r3: all public */
+	    0xd200);  /* bcs */
+	CHECK(finding(t, 2, TAINT_BRANCH, false) && finding(t, 6, TAINT_BRANCH, false));
+	CHECK(no_finding(t, 8, TAINT_BRANCH) && no_finding(t, 12, TAINT_BRANCH));
+	taint_free(t);
+
+	/* each condition against a single secret flag */
+	static const struct { uint16_t b; uint8_t reads; } conds[] = {
+		{0xd000, 2}, {0xd100, 2}, {0xd200, 4}, {0xd300, 4}, {0xd400, 1}, {0xd500, 1},
+		{0xd600, 8}, {0xd700, 8}, {0xd800, 6}, {0xd900, 6}, {0xda00, 9}, {0xdb00, 9},
+		{0xdc00, 11}, {0xdd00, 11}, {0xe000, 0} /* b: always */,
+	};  /* reads: N 1, Z 2, C 4, V 8 */
+	for (size_t i = 0; i < sizeof conds / sizeof conds[0]; i++) {
+		for (int f = 0; f < 4; f++) {
+			t = fresh();
+			set_flags(t, f == 0 ? S : 0, f == 1 ? S : 0, f == 2 ? S : 0,
+				  f == 3 ? S : 0);
+			RUN(t, 0, conds[i].b);
+			CHECK((conds[i].reads >> f & 1) ? finding(t, 0, TAINT_BRANCH, false)
+						       : no_finding(t, 0, TAINT_BRANCH));
+			taint_free(t);
+		}
+	}
+}
+
+/* Logical instructions with S write N and Z, and C only through a shift or a rotated
+ * immediate; shifts write C when their amount can be non-zero. */
+static void test_flags_logical_and_shifts(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 1, S);
+	RUN(t, 0,
+	    0x4008,   /* ands r0, r1: no shift, C unchanged (public) */
+	    0xd200,   /* bcs */
+	    0xd000);  /* beq: Z is secret */
+	CHECK(flags_are(t, S, S, 0, 0));
+	CHECK(no_finding(t, 2, TAINT_BRANCH) && finding(t, 4, TAINT_BRANCH, false));
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 2, S);
+	RUN(t, 0, 0xea12, 0x0403);  /* ands.w r4, r2, r3 */
+	CHECK(flags_are(t, S, S, 0, 0));
+	code_base += 0x40;
+	RUN(t, 0, 0xea12, 0x04c3);  /* ands.w r4, r2, r3, lsl #3: the shift's carry */
+	CHECK(flags_are(t, S, S, S, 0));
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 2, S);
+	RUN(t, 0, 0xf012, 0x04ff);  /* ands r4, r2, #0xff: not rotated, C unchanged */
+	CHECK(flags_are(t, S, S, 0, 0));
+	code_base += 0x40;
+	RUN(t, 0, 0xf412, 0x747f);  /* ands r4, r2, #0x3fc: rotated, writes C */
+	CHECK(flags_are(t, S, S, S, 0));
+	taint_free(t);
+
+	t = fresh();
+	set_flags(t, S, S, S, S);
+	RUN(t, 0, 0x4083);          /* lsls r3, r0 by a register: C kept when the amount is 0 */
+	CHECK(flags_are(t, 0, 0, S, S));
+	code_base += 0x40;
+	RUN(t, 0, 0x0803);          /* lsrs r3, r0, #32 */
+	CHECK(flags_are(t, 0, 0, 0, S));
+	set_flags(t, S, S, S, S);
+	code_base += 0x40;
+	RUN(t, 0, 0x4343);          /* muls r3, r0, r3: N and Z only */
+	CHECK(flags_are(t, 0, 0, S, S));
+	code_base += 0x40;
+	RUN(t, 0, 0x2001);          /* movs r0, #1 */
+	CHECK(flags_are(t, 0, 0, S, S));
+	set_flags(t, S, S, S, S);
+	code_base += 0x40;
+	RUN(t, 0, 0x0003);          /* movs r3, r0 (lsls r3, r0, #0; capstone's MOVS): N and Z */
+	CHECK(flags_are(t, 0, 0, S, S));
+	code_base += 0x40;
+	RUN(t, 0, 0xea5f, 0x0330);  /* rrxs r3, r0: N Z C from r0 and the carry */
+	CHECK(flags_are(t, S, S, S, S) && taint_get(t, 3) == S);
+	taint_free(t);
+}
+
+/* An IT block reads the flags of its condition only, at the IT and in its members' selects. */
+static void test_flags_it_condition(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 1, S);
+	RUN(t, 0,
+	    0x1888,   /* adds r0, r1, r2: N Z C V secret */
+	    0x2301);  /* movs r3, #1: N Z public, C V secret */
+	code_base += 0x40;
+	RUN(t, 1u << 2, 0xbf0c, 0x2601, 0x2702);  /* ite eq; moveq r6, #1; movne r7, #2 */
+	CHECK(no_finding(t, 0, TAINT_BRANCH));
+	CHECK(taint_get(t, 6) == 0 && taint_get(t, 7) == 0);
+	code_base += 0x40;
+	RUN(t, 0, 0xbf28, 0x2701);  /* it cs; movcs r7, #1 */
+	CHECK(finding(t, 0, TAINT_BRANCH, false) && taint_get(t, 7) == S);
+	taint_free(t);
+
+	t = fresh();
+	set_flags(t, 0, 0, S, 0);   /* only C */
+	RUN(t, 1u << 1, 0xbf14, 0x2001, 0x2102);  /* ite ne; movne r0, #1 (skipped); moveq r1, #2 */
+	CHECK(no_finding(t, 0, TAINT_BRANCH) && taint_get(t, 0) == 0 && taint_get(t, 1) == 0);
+	taint_free(t);
+
+	/* HI reads C and Z: a secret Z makes the IT a finding and its members selects */
+	t = fresh();
+	set_flags(t, S, 0, 0, S);
+	RUN(t, 0, 0xbf88, 0x2001);  /* it hi; movhi r0, #1 */
+	CHECK(no_finding(t, 0, TAINT_BRANCH) && taint_get(t, 0) == 0);
+	set_flags(t, 0, D, 0, 0);
+	code_base += 0x40;
+	RUN(t, 0, 0xbf88, 0x2001);
+	CHECK(finding(t, 0, TAINT_BRANCH, true) && taint_get(t, 0) == D);
+	taint_free(t);
+}
+
+/* ADC, SBC and RRX read the carry and no other flag; without S they write no flag (capstone
+ * says ADC.W and SBC.W without S update the flags: the S bit of the encoding decides). */
+static void test_flags_carry_readers(void)
+{
+	struct taint *t = fresh();
+	set_flags(t, S, S, 0, S);
+	RUN(t, 0,
+	    0xeb42, 0x0403,  /* adc.w r4, r2, r3 */
+	    0xeb62, 0x0503,  /* sbc.w r5, r2, r3 */
+	    0xea4f, 0x0630); /* rrx r6, r0 */
+	CHECK(taint_get(t, 4) == 0 && taint_get(t, 5) == 0 && taint_get(t, 6) == 0);
+	CHECK(flags_are(t, S, S, 0, S));
+	taint_free(t);
+
+	t = fresh();
+	set_flags(t, 0, 0, D, 0);
+	RUN(t, 0,
+	    0xeb42, 0x0403,  /* adc.w r4, r2, r3 */
+	    0x4143);         /* adcs r3, r0: all four flags from r3, r0 and C */
+	CHECK(taint_get(t, 4) == D && taint_get(t, 3) == D);
+	CHECK(flags_are(t, D, D, D, D));
+	taint_free(t);
+}
+
+/* MSR APSR_nzcvq writes the four flags (and ORs into Q/GE); MRS APSR reads them all. */
+static void test_flags_msr_mrs(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 0, S);
+	RUN(t, 0, 0xf380, 0x8800);  /* msr apsr_nzcvq, r0 */
+	CHECK(flags_are(t, S, S, S, S) && taint_get(t, TAINT_APSR_QGE) == S);
+	taint_free(t);
+
+	t = fresh();
+	set_flags(t, 0, 0, 0, D);
+	RUN(t, 0, 0xf3ef, 0x8100);  /* mrs r1, apsr */
+	CHECK(taint_get(t, 1) == D);
 	taint_free(t);
 }
 
@@ -280,7 +488,7 @@ static void test_fp_compare_and_branches(void)
 	    0xd100,          /* bne */
 	    0xbf00,          /* nop */
 	    0xb108);         /* cbz r0 */
-	CHECK(taint_get(t, TAINT_FPSCR) == S && taint_get(t, TAINT_APSR) == S);
+	CHECK(taint_get(t, TAINT_FPSCR) == S && flags_are(t, S, S, S, S));
 	CHECK(finding(t, 8, TAINT_BRANCH, false));
 	CHECK(finding(t, 12, TAINT_BRANCH, true));
 	taint_free(t);
@@ -363,6 +571,19 @@ static void test_exception_keeps_register_taint(void)
 	      taint_get(t, TAINT_LR) == S);
 	RUN(t, 0, 0xb10b);
 	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+
+	/* the four flags and Q/GE are saved and restored each on its own; the stacked xPSR's
+	 * shadow is their OR */
+	t = fresh();
+	set_flags(t, 0, S, D, 0);
+	taint_set(t, TAINT_APSR_QGE, 0);
+	taint_exception_entry(t, frame, false);
+	CHECK(taint_memory(t, frame + 28) == (S | D) && taint_memory(t, frame + 24) == 0);
+	set_flags(t, S, 0, 0, S);  /* the handler's own flags */
+	taint_set(t, TAINT_APSR_QGE, S);
+	taint_exception_return(t);
+	CHECK(flags_are(t, 0, S, D, 0) && taint_get(t, TAINT_APSR_QGE) == 0);
 	taint_free(t);
 }
 
@@ -464,6 +685,12 @@ int main(void)
 	test_ldrd_strd();
 	test_division();
 	test_it_block();
+	test_flags_memset_pattern();
+	test_flags_arithmetic_and_conditions();
+	test_flags_logical_and_shifts();
+	test_flags_it_condition();
+	test_flags_carry_readers();
+	test_flags_msr_mrs();
 	test_vmov_core_fp();
 	test_vldr_vstr();
 	test_fp_compare_and_branches();
