@@ -147,8 +147,10 @@ def check_signatures(root: Path, board: Board, implementation: Implementation, s
         session.hello()
         for index in range(signatures):
             made = session.keygen_slot(0, derive_seed(master_seed, "key", index), KEYGEN_ID_BASE + index)
+            if made.status != Status.OK:
+                raise PqscopeError(f"key generation {index} failed on the device ({made.status.label})")
             signed = session.sign_slot(0, derive_seed(master_seed, "sign", index), msg_len, index)
-            if made.status != Status.OK or signed.status != Status.OK:
+            if signed.status != Status.OK:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
     document, findings = read_findings(raw_path, image.elf, root)
     result = {"scheme": implementation.scheme, "impl": implementation.impl, "board": "virtual",
