@@ -47,7 +47,9 @@ def main() -> int:
     signal.signal(signal.SIGTERM, lambda *_: terminated.set())
     print(f"vboard: uart {os.ttyname(slave)}", file=sys.stderr, flush=True)
     device.start()  # after the line above: its idle lines go to stderr too
-    terminated.wait()
+    # A timed wait: the SIGTERM handler (and pqscope's death signal) runs only between waits.
+    while not terminated.wait(0.1):
+        pass
     device.stop()
     if args.stats:
         wall = time.monotonic() - started
