@@ -118,7 +118,7 @@ def test_a_coordinator_that_does_not_answer_is_one_clear_error(tmp_path):
 
 def test_a_place_that_drops_out_stops_the_test_and_resume_completes_it(farm, tmp_path):
     out = tmp_path / "farm"
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "-n", "1000", *on_places(farm, *PLACES),
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "-n", "600", *on_places(farm, *PLACES),
                                 "--timeout", "20", "--out", str(out)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
     try:
@@ -136,5 +136,5 @@ def test_a_place_that_drops_out_stops_the_test_and_resume_completes_it(farm, tmp
 
     resumed = pqscope("ct", "--resume", str(out), *on_places(farm, *PLACES)[2:], "--json")
     assert resumed.returncode == 0, resumed.stderr
-    local_ct(1000, tmp_path / "local")
+    local_ct(600, tmp_path / "local")
     assert without_board(ct_csv(out)) == without_board(ct_csv(tmp_path / "local"))

@@ -1,4 +1,5 @@
-"""Correctness, like pqm4's test vectors: for fixed seeds and message lengths, each image's
+"""Correctness, like pqm4's test vectors: for fixed seeds and message lengths (one for a row
+that is its own reference), each image's
 transcript digest (SHA3-256 of pk || sk || msg || sig, DIGEST record) equals the one a host build
 of its catalogue "host_reference" prints (firmware/transcripts). So ML-DSA m4f/m4fstack must
 compute exactly what PQClean's clean code computes, FN-DSA m4f what ref computes, all three Falcon
@@ -39,7 +40,10 @@ def _host_digest(scheme: str, impl: str, seed: bytes, msg_len: int) -> bytes:
 def test_device_transcripts_equal_the_host_reference(row, image_session):
     session = image_session(row["scheme"], row["impl"])
     session.hello()
-    for index, msg_len in enumerate(MESSAGE_LENGTHS):
+    # A row that is its own reference runs the host's code on the device: one vector checks the
+    # platform (compiler, libraries, memory); other code (m4f against clean) is checked on both.
+    lengths = MESSAGE_LENGTHS[:1] if row["host_reference"] == row["impl"] else MESSAGE_LENGTHS
+    for index, msg_len in enumerate(lengths):
         seed = sample_seed(MASTER_SEED, index)
         result = session.run_sample(seed, msg_len, (Op.KEYGEN, Op.SIGN, Op.VERIFY), index, digest=True)
         # Each operation succeeded; the device verified the signature and rejected a forgery of it.
