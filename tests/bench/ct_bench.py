@@ -57,7 +57,7 @@ def bench_fpnative(args) -> None:
 
 
 def bench_fpemu_m4(args) -> None:
-    for seed in range(1, args.seeds + 1):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         report(f"falcon-512 fpemu-m4 seed {seed:02x}", *timed_ct("falcon-512", "fpemu-m4", f"{seed:02x}"))
 
 
@@ -134,6 +134,8 @@ def main() -> None:
     parser.add_argument("cases", nargs="*", choices=list(CASES), default=[], metavar="case",
                         help=f"one of {', '.join(CASES)} (default: all)")
     parser.add_argument("--seeds", type=int, default=10, help="fpemu-m4 runs (default 10)")
+    parser.add_argument("--first-seed", type=int, default=1, help="fpemu-m4's first seed (default 1), to continue "
+                        "a series another session began")
     parser.add_argument("-j", "--jobs", type=int, help="shards of every ct (default: pqscope's)")
     args = parser.parse_args()
     if args.jobs:

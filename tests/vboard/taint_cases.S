@@ -42,15 +42,27 @@ EXPECT fpu_branch
 1:	bx lr
 	.size leak_fpu, . - leak_fpu
 
-/* A secret condition for an IT block: the IT instruction is the finding. */
+/* A secret condition for an IT block holding a load (2 cycles executed, 1 skipped): the IT
+ * instruction is the finding. r0 = secret, r1 = a public word's address. */
 FUNC leak_it
 	cmp r0, #5
 EXPECT it_block
 	ite hi
-	movhi r0, #1
+	ldrhi r0, [r1]
 	movls r0, #2
 	bx lr
 	.size leak_it, . - leak_it
+
+/* The same condition selecting between constants: single-cycle members cost the same executed
+ * or skipped, so the IT is a constant-time select (a "select" note, no branch). */
+FUNC select_it
+	cmp r0, #5
+EXPECT it_select
+	ite hi
+	movhi r0, #1
+	movls r0, #2
+	bx lr
+	.size select_it, . - select_it
 
 /* A secret kept in r2 and r3 while SysTick exceptions come and go (the handler uses r2 and r3
  * for public values): still secret afterwards. r0 = secret, r1 = iterations. */

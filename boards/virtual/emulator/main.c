@@ -17,6 +17,24 @@
 #define MAX_PUBLIC_FUNCTIONS 16
 #define MAX_TAINT_OPTIONS 16
 
+/* --taint-public-secret-bytes OFFSET:BYTES (BYTES > 0) */
+static int taint_secret_bytes_option(struct taint *t, const char *spec)
+{
+	char *end;
+	unsigned long offset = strtoul(spec, &end, 0), bytes;
+	if (end == spec || *end != ':' || offset > UINT32_MAX)
+		goto bad;
+	const char *count = end + 1;
+	bytes = strtoul(count, &end, 0);
+	if (*end || end == count || !bytes || bytes > UINT32_MAX)
+		goto bad;
+	return taint_public_secret_bytes(t, (uint32_t)offset, (uint32_t)bytes);
+bad:
+	fprintf(stderr, "vboard: error: --taint-public-secret-bytes '%s': want OFFSET:BYTES with "
+			"BYTES > 0\n", spec);
+	return -1;
+}
+
 static struct machine machine;
 
 static void usage(void)
@@ -29,7 +47,8 @@ static void usage(void)
 		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
 		"                      [--taint FILE.json --taint-function NAME\n"
 		"                       [--taint-public-return NAME]...\n"
-		"                       [--taint-public-argument NAME:INDEX:BYTES]...]\n");
+		"                       [--taint-public-argument NAME:INDEX:BYTES]...\n"
+		"                       [--taint-public-secret-bytes OFFSET:BYTES]...]\n");
 }
 
 static void on_signal(int sig)
@@ -123,7 +142,8 @@ int main(int argc, char **argv)
 	int npublic = 0;
 	const char *taint_path = NULL, *taint_function = NULL;
 	const char *taint_returns[MAX_TAINT_OPTIONS], *taint_arguments[MAX_TAINT_OPTIONS];
-	int nreturns = 0, narguments = 0;
+	const char *taint_secret_bytes[MAX_TAINT_OPTIONS];
+	int nreturns = 0, narguments = 0, nsecret_bytes = 0;
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 	uint32_t unique_id[3] = {0, 0, 0};
@@ -199,6 +219,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			taint_arguments[narguments++] = val;
+		} else if (!strcmp(opt, "--taint-public-secret-bytes")) {
+			if (nsecret_bytes == MAX_TAINT_OPTIONS) {
+				usage();
+				return 2;
+			}
+			taint_secret_bytes[nsecret_bytes++] = val;
 		} else {
 			usage();
 			return 2;
@@ -206,7 +232,7 @@ int main(int argc, char **argv)
 	}
 	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
 	    ((npublic || interval_id_symbol) && !intervals_path) || (!taint_path != !taint_function) ||
-	    ((nreturns || narguments) && !taint_path)) {
+	    ((nreturns || narguments || nsecret_bytes) && !taint_path)) {
 		usage();
 		return 2;
 	}
@@ -235,6 +261,9 @@ int main(int argc, char **argv)
 			return 1;
 	for (int i = 0; i < narguments; i++)
 		if (taint_argument_option(taint, taint_arguments[i]))
+			return 1;
+	for (int i = 0; i < nsecret_bytes; i++)
+		if (taint_secret_bytes_option(taint, taint_secret_bytes[i]))
 			return 1;
 
 	struct sigaction sa = {.sa_handler = on_signal};

@@ -28,6 +28,7 @@
 #include "calls.h"
 #include "elf.h"
 #include "memmap.h"
+#include "timing.h"
 
 #define SLOT_PC 15
 #define SLOTS 64
@@ -42,6 +43,7 @@
 #define MAX_WATCHES 64
 #define MAX_FRAMES 256
 #define MAX_WARNINGS 8
+#define MAX_PUBLIC_RANGES 16
 
 enum insn_class {
 	CLASS_DATA,   /* every register written gets the OR of those read */
@@ -51,7 +53,8 @@ enum insn_class {
 };
 enum region { REGION_NONE, REGION_SRAM, REGION_CCM, REGION_FLASH, REGION_PERIPHERAL };
 static const char *const region_names[] = {"", "sram", "ccm", "flash", "peripheral"};
-static const char *const kind_names[TAINT_KINDS] = {"address", "branch", "division", "jump"};
+static const char *const kind_names[TAINT_KINDS] = {"address", "branch", "division", "jump",
+							"select"};
 
 /* One instruction as the propagation sees it, decoded once per address. */
 struct insn {
@@ -94,6 +97,11 @@ struct watch {
 	uint32_t bytes;
 };
 
+/* --taint-public-secret-bytes: bytes of every region pqs_taint_secret marks that are public. */
+struct public_range {
+	uint32_t offset, bytes;
+};
+
 struct frame {
 	struct call_frame call;  /* func: the entry address */
 	unsigned roles;
@@ -117,6 +125,9 @@ struct taint {
 
 	struct watch watch[MAX_WATCHES];
 	unsigned nwatch;
+	struct public_range public_ranges[MAX_PUBLIC_RANGES];
+	unsigned npublic_ranges;
+	struct block_timing *it_timing; /* prices IT blocks' members (select or branch) */
 	uint32_t watch_lo, watch_hi;
 	bool record_always;      /* taint_record(): the tests, without functions */
 	struct frame stack[MAX_FRAMES];
@@ -824,6 +835,24 @@ static struct insn *insn_put(struct taint *t, const struct insn *d)
 	return s;
 }
 
+/* An IT block whose members each cost one cycle when they execute (single-cycle data
+ * processing: no load or store, branch, division or multi-cycle FP operation, as the timing
+ * model prices them) costs the same whichever way its condition goes, because a skipped
+ * conditional instruction also costs one cycle (timing.c): a constant-time select. */
+static bool it_is_select(struct taint *t, const uint8_t *code, uint32_t size, uint32_t addr,
+			 size_t members)
+{
+	if (!t->it_timing && !(t->it_timing = malloc(sizeof *t->it_timing)))
+		return false;
+	struct block_timing *bt = t->it_timing;
+	if (!timing_analyze(t->cs, code, size, addr, NULL, bt) || bt->ninsns != 1 + members)
+		return false;
+	for (uint32_t i = 1; i < bt->ninsns; i++)
+		if (bt->insn[i].cycles != 1 || bt->insn[i].mem)
+			return false;
+	return true;
+}
+
 /* Decodes the instruction at `addr` (an IT instruction with its block) into the cache. */
 static struct insn *decode_at(struct taint *t, uint32_t addr)
 {
@@ -852,6 +881,9 @@ static struct insn *decode_at(struct taint *t, uint32_t addr)
 		it.merges |= destinations(&d);
 		insn_put(t, &d);
 	}
+	if (n > 1 && it_is_select(t, code, (uint32_t)(in[n - 1].address + in[n - 1].size - addr),
+				  addr, n - 1))
+		it.finding = TAINT_SELECT + 1;
 	cs_free(in, n);
 	return insn_put(t, &it);
 }
@@ -965,8 +997,15 @@ void taint_block(struct taint *t, uint32_t addr)
 				continue;
 			roles |= w->roles;
 			uint32_t r0 = t->core.reg(t->core.core, 0), r1 = t->core.reg(t->core.core, 1);
-			if (w->roles & ROLE_SECRET)
+			if (w->roles & ROLE_SECRET) {
 				taint_mark(t, r0, r1, TAINT_SECRET);
+				for (unsigned k = 0; k < t->npublic_ranges; k++) {
+					const struct public_range *p = &t->public_ranges[k];
+					if (p->offset < r1)
+						taint_mark(t, r0 + p->offset,
+							   p->bytes < r1 - p->offset ? p->bytes : r1 - p->offset, 0);
+				}
+			}
 			if (w->roles & ROLE_PUBLIC)
 				taint_mark(t, r0, r1, 0);
 			if (w->roles & ROLE_PUBLIC_ARGUMENT)
@@ -1083,6 +1122,17 @@ int taint_public_argument(struct taint *t, const char *name, unsigned index, uin
 	return add_watch(t, name, ROLE_PUBLIC_ARGUMENT, index, bytes, "--taint-public-argument");
 }
 
+int taint_public_secret_bytes(struct taint *t, uint32_t offset, uint32_t bytes)
+{
+	if (t->npublic_ranges == MAX_PUBLIC_RANGES) {
+		fprintf(stderr, "vboard: error: at most %d --taint-public-secret-bytes\n",
+			MAX_PUBLIC_RANGES);
+		return -1;
+	}
+	t->public_ranges[t->npublic_ranges++] = (struct public_range){offset, bytes};
+	return 0;
+}
+
 int taint_attach(struct taint *t, const struct taint_core *core)
 {
 	t->core = *core;
@@ -1180,6 +1230,7 @@ void taint_free(struct taint *t)
 	if (t) {
 		cs_close(&t->cs);
 		free(t->insns);
+		free(t->it_timing);
 		free(t->findings);
 		free(t->sram);
 		free(t->ccm);

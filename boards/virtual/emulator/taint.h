@@ -62,7 +62,12 @@
  *
  * Findings, recorded while a call of the scope function (--taint-function) is active and the
  * core is not in an exception handler, per (instruction address, kind[, region]):
- * - "branch": B<cc>, CBZ/CBNZ or IT whose condition depends on a tainted value;
+ * - "branch": B<cc>, CBZ/CBNZ or IT whose condition depends on a tainted value, where the
+ *   IT block holds an instruction whose cost differs executed and skipped (a load or store, a
+ *   branch, a division, a multi-cycle FP operation);
+ * - "select": an IT whose condition depends on a tainted value and whose members are all
+ *   single-cycle (a skipped conditional instruction costs one cycle too, timing.c), a constant-time select such
+ *   as GCC makes of `-(x >> 31)` masks; a note, not a leak;
  * - "jump": BX/BLX Rm, MOV/ADD PC, LDR PC, POP/LDM with PC, TBB/TBH whose target is tainted;
  * - "division": UDIV/SDIV with a tainted operand (2..12 cycles, operand-dependent);
  * - "address": a load or store (TBB/TBH included) whose address registers are tainted, with
@@ -73,7 +78,8 @@
  *
  * Sources (the firmware's own marks, firmware/include/pqscope/taint.h): at the entry of
  * pqs_taint_secret(p, n) the n bytes at p become SECRET; at the entry of pqs_taint_public(p, n)
- * their SECRET becomes DECLASSIFIED. --taint-public-return NAME: when a call of NAME returns, r0's
+ * their SECRET becomes DECLASSIFIED, and with --taint-public-secret-bytes OFFSET:BYTES those bytes
+ * of every pqs_taint_secret region become DECLASSIFIED at once. --taint-public-return NAME: when a call of NAME returns, r0's
  * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
  * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. When a call of the scope function
  * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
@@ -85,7 +91,7 @@
  *   {"format": "pqscope-vboard-taint", "version": 1,
  *    "calls": N,          // calls of the scope function that returned
  *    "instructions": N,   // instructions executed inside them (outside exception handlers)
- *    "findings": [{"kind": "address|branch|division|jump", "address": "0x0800abcd",
+ *    "findings": [{"kind": "address|branch|division|jump|select", "address": "0x0800abcd",
  *                  "count": N, "declassified": false,
  *                  "region": "sram|ccm|flash|peripheral"}]}   // "region": address only
  * sorted by address, then kind (by name), then region; an address finding is one entry per
@@ -112,7 +118,7 @@ enum {
 	TAINT_S0 = 32,       /* s0..s31: slots 32..63 */
 };
 
-enum taint_kind { TAINT_ADDRESS, TAINT_BRANCH, TAINT_DIVISION, TAINT_JUMP, TAINT_KINDS };
+enum taint_kind { TAINT_ADDRESS, TAINT_BRANCH, TAINT_DIVISION, TAINT_JUMP, TAINT_SELECT, TAINT_KINDS };
 
 struct elf_image;
 struct taint;
@@ -131,6 +137,9 @@ struct taint *taint_new(const struct elf_image *elf);
 int taint_scope_function(struct taint *t, const char *name);
 int taint_public_return(struct taint *t, const char *name);
 int taint_public_argument(struct taint *t, const char *name, unsigned index, uint32_t bytes);
+/* --taint-public-secret-bytes OFFSET:BYTES: of every region pqs_taint_secret marks, these bytes
+ * are DECLASSIFIED instead (a public part of a secret key, e.g. ML-DSA's rho). */
+int taint_public_secret_bytes(struct taint *t, uint32_t offset, uint32_t bytes);
 /* Once the core is set up; finds the firmware's pqs_taint_secret/pqs_taint_public if present. */
 int taint_attach(struct taint *t, const struct taint_core *core);
 

@@ -230,11 +230,28 @@ static void test_it_block(void)
 {
 	struct taint *t = fresh();
 	set_flags(t, S, S, S, S);
-	/* ite eq; moveq r0, #1; movne r1, #2 (skipped): both depend on the flags */
+	/* ite eq; moveq r0, #1; movne r1, #2 (skipped): both depend on the flags; single-cycle
+	 * members cost the same executed or skipped: a select, not a branch */
 	RUN(t, 1u << 2, 0xbf0c, 0x2001, 0x2102);
-	CHECK(finding(t, 0, TAINT_BRANCH, false));
+	CHECK(finding(t, 0, TAINT_SELECT, false) && no_finding(t, 0, TAINT_BRANCH));
 	CHECK(taint_get(t, 0) == S && taint_get(t, 1) == S);
 	CHECK(taint_finding(t, CODE + 2, TAINT_BRANCH, NULL) == 0);
+	taint_free(t);
+
+	/* a conditional load costs 2 cycles executed and 1 skipped: a branch */
+	t = fresh();
+	set_flags(t, S, S, S, S);
+	regs[1] = BUF;
+	RUN(t, 0, 0xbf08, 0x6808);  /* it eq; ldreq r0, [r1] */
+	CHECK(finding(t, 0, TAINT_BRANCH, false) && no_finding(t, 0, TAINT_SELECT));
+	CHECK(taint_get(t, 0) == S);
+	taint_free(t);
+
+	/* so does a multi-cycle member among single-cycle ones (udiv: 2..12 cycles) */
+	t = fresh();
+	set_flags(t, S, S, S, S);
+	RUN(t, 0, 0xbf04, 0x2001, 0xfbb1, 0xf0f2);  /* itt eq; moveq r0, #1; udiveq r0, r1, r2 */
+	CHECK(finding(t, 0, TAINT_BRANCH, false) && no_finding(t, 0, TAINT_SELECT));
 	taint_free(t);
 
 	/* a conditional return restores registers: control flow, not a select */
@@ -382,7 +399,7 @@ static void test_flags_it_condition(void)
 	CHECK(taint_get(t, 6) == 0 && taint_get(t, 7) == 0);
 	code_base += 0x40;
 	RUN(t, 0, 0xbf28, 0x2701);  /* it cs; movcs r7, #1 */
-	CHECK(finding(t, 0, TAINT_BRANCH, false) && taint_get(t, 7) == S);
+	CHECK(finding(t, 0, TAINT_SELECT, false) && taint_get(t, 7) == S);
 	taint_free(t);
 
 	t = fresh();
@@ -395,11 +412,11 @@ static void test_flags_it_condition(void)
 	t = fresh();
 	set_flags(t, S, 0, 0, S);
 	RUN(t, 0, 0xbf88, 0x2001);  /* it hi; movhi r0, #1 */
-	CHECK(no_finding(t, 0, TAINT_BRANCH) && taint_get(t, 0) == 0);
+	CHECK(no_finding(t, 0, TAINT_SELECT) && taint_get(t, 0) == 0);
 	set_flags(t, 0, D, 0, 0);
 	code_base += 0x40;
 	RUN(t, 0, 0xbf88, 0x2001);
-	CHECK(finding(t, 0, TAINT_BRANCH, true) && taint_get(t, 0) == D);
+	CHECK(finding(t, 0, TAINT_SELECT, true) && taint_get(t, 0) == D);
 	taint_free(t);
 }
 
@@ -619,6 +636,8 @@ static void test_scope_marks_and_returns(void)
 	CHECK(taint_scope_function(t, "sign") == 0);
 	CHECK(taint_public_return(t, "norm") == 0);
 	CHECK(taint_public_argument(t, "publish", 1, 2) == 0);
+	CHECK(taint_public_secret_bytes(t, 1, 2) == 0);  /* e.g. a key's public seed */
+	CHECK(taint_public_secret_bytes(t, 7, 4) == 0);  /* runs past the region: clipped */
 	CHECK(taint_scope_function(t, "missing") == -1);
 	taint_attach(t, &fake_core);
 	memset(regs, 0, sizeof regs);
@@ -627,7 +646,9 @@ static void test_scope_marks_and_returns(void)
 	regs[1] = 8;
 	regs[14] = CALLER + 4 + 1;
 	taint_block(t, MARK_SECRET);  /* pqs_taint_secret(BUF, 8) */
-	CHECK(taint_memory(t, BUF) == S && taint_memory(t, BUF + 7) == S &&
+	CHECK(taint_memory(t, BUF) == S && taint_memory(t, BUF + 1) == D &&
+	      taint_memory(t, BUF + 2) == D && taint_memory(t, BUF + 3) == S &&
+	      taint_memory(t, BUF + 6) == S && taint_memory(t, BUF + 7) == D &&
 	      taint_memory(t, BUF + 8) == 0);
 	taint_set(t, 1, S);
 	RUN(t, 0, 0xfbb1, 0xf0f2);  /* udiv outside the scope: no finding */

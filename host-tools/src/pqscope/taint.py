@@ -30,6 +30,8 @@ KINDS = {
     "division": "UDIV/SDIV with a secret operand: 2-12 cycles, depending on the operands",
     "address": "a memory access at an address computed from the secret: constant time on this board (no "
                "cache, no wait states), a leak where memory timing varies (caches, flash wait states)",
+    "select": "an IT block on the secret whose instructions each take one cycle, executed or skipped: a "
+              "constant-time select",
 }
 LEAK_KINDS = ("branch", "jump", "division")
 
