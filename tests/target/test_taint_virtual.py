@@ -1,5 +1,8 @@
 """`pqscope taint` on the virtual board (issue #17): the exact check finds each leaky control's
-secret-dependent instruction at its source line, and nothing in its constant-time twin."""
+secret-dependent instruction at its source line, and nothing in its constant-time twin; the
+constant-time schemes' only findings are what their catalogue rows declare public (ML-DSA's
+rejections, Falcon's sampler and restarts, the signature) or notes, while native-double Falcon
+leaks in libgcc's soft-float routines."""
 
 import json
 import os
@@ -41,3 +44,27 @@ def test_a_constant_time_twin_has_no_finding(pattern, tmp_path):
     document = taint(f"control-{pattern}", "ct", tmp_path)
     assert (document["verdict"], document["findings"]) == ("no-leak", [])
     assert document["instructions"] > 0
+
+
+# Each constant-time scheme and a declassification its signatures must exercise (so that a clean
+# result is not an empty one).
+CONSTANT_TIME = {("falcon-512", "fpemu-c"): "falcon-sampler", ("falcon-512", "fpemu-m4"): "falcon-sampler",
+                 ("ml-dsa-44", "m4f"): "ml-dsa-rejection", ("ml-dsa-44", "clean"): "ml-dsa-rejection"}
+
+
+@pytest.mark.parametrize("scheme,impl", CONSTANT_TIME)
+def test_a_constant_time_scheme_has_only_declassified_findings(scheme, impl, tmp_path):
+    document = taint(scheme, impl, tmp_path)
+    assert document["verdict"] == "no-leak" and document["instructions"] > 0
+    undeclassified = [f for f in document["findings"] if not f["declassified"]]
+    assert all(f["kind"] in ("address", "select") for f in undeclassified), undeclassified
+    reasons = {reason for f in document["findings"] for reason in f["declassified_by"]}
+    assert CONSTANT_TIME[scheme, impl] in reasons, reasons
+
+
+def test_native_double_falcon_leaks_in_the_soft_float_routines(tmp_path):
+    document = taint("falcon-512", "fpnative", tmp_path)
+    leaks = {f["function"] for f in document["findings"] if f["leak"]}
+    assert document["verdict"] == "leak"
+    assert {"__aeabi_dadd", "__muldf3", "__divdf3"} <= leaks, leaks
+    assert all(function.startswith("__") for function in leaks), leaks  # libgcc's and libm's only

@@ -7,10 +7,47 @@ firmware/cmake/catalogue.cmake's."""
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 
-from .errors import UnknownNameError
+from .errors import PqscopeError, UnknownNameError
 from .metadata import load_json, require
 
 CATALOGUE = Path("firmware/schemes/catalogue.json")
+# What a declassification names (the exact check's, pqscope taint): a public part of the secret
+# key ("OFFSET:BYTES"), a function argument that holds public data at its entry
+# ("FUNCTION:INDEX:BYTES", INDEX 0..3 = r0..r3), a function whose return value is public, or a
+# function whose branches are public decisions (all of them, or those at "file:line" `lines`).
+DECLASSIFY_KINDS = ("secret_bytes", "argument", "return", "decision")
+
+
+@dataclass(frozen=True)
+class Declassification:
+    """A value or decision the scheme publishes, so that secret-dependent timing caused only by
+    it is reported as declassified, never as a leak."""
+    kind: str    # one of DECLASSIFY_KINDS
+    what: str    # OFFSET:BYTES, FUNCTION:INDEX:BYTES or FUNCTION
+    reason: str  # a key of the catalogue's declassification_reasons
+    why: str     # that reason, in words
+    lines: tuple[str, ...] = ()  # decision: only branches at these file:line (basename) places
+
+    @property
+    def function(self) -> str | None:
+        return None if self.kind == "secret_bytes" else self.what.split(":")[0]
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "what": self.what, "reason": self.reason, "why": self.why,
+                **({"lines": list(self.lines)} if self.lines else {})}
+
+
+def _declassifications(row: dict, reasons: dict, path: Path) -> tuple[Declassification, ...]:
+    found = []
+    for entry in row.get("declassify", ()):
+        kinds = [kind for kind in DECLASSIFY_KINDS if kind in entry]
+        why = reasons.get(entry.get("why"))
+        if len(kinds) != 1 or why is None or (entry.get("lines") and kinds != ["decision"]):
+            raise PqscopeError(f"{path}: {row.get('scheme')} {row.get('impl')}: a declassify entry needs exactly one "
+                               f"of {', '.join(DECLASSIFY_KINDS)}, 'why' naming one of declassification_reasons, and "
+                               f"'lines' only for a decision: {entry}")
+        found.append(Declassification(kinds[0], entry[kinds[0]], entry["why"], why, tuple(entry.get("lines", ()))))
+    return tuple(found)
 
 
 @dataclass(frozen=True)
@@ -33,6 +70,8 @@ class Implementation:
     public_functions: tuple[str, ...] = ()
     # Further functions its probed image times on the device (firmware/PROTOCOL.md, "Probes").
     probes: tuple[str, ...] = ()
+    # Values and decisions it publishes by design, for the exact check (pqscope taint).
+    declassify: tuple[Declassification, ...] = ()
     # Set for a bring-your-own implementation (--impl-dir): built from this directory.
     directory: Path | None = None
 
@@ -44,12 +83,15 @@ class Implementation:
 
 def load_catalogue(root: Path) -> list[Implementation]:
     path = root / CATALOGUE
-    rows = require(load_json(path), "implementations", path)
+    document = load_json(path)
+    rows = require(document, "implementations", path)
+    reasons = document.get("declassification_reasons", {})
     return [
         Implementation(**{
             field.name: require(row, field.name, path) if field.default is MISSING else row.get(field.name, field.default)
             for field in fields(Implementation)
-        } | {"public_functions": tuple(row.get("public_functions", ())), "probes": tuple(row.get("probes", ()))})
+        } | {"public_functions": tuple(row.get("public_functions", ())), "probes": tuple(row.get("probes", ())),
+             "declassify": _declassifications(row, reasons, path)})
         for row in rows
     ]
 

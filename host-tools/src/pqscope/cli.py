@@ -1,6 +1,7 @@
 """The pqscope command line."""
 
 import json
+import re
 import secrets
 import tempfile
 import time
@@ -503,6 +504,11 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
     stderr().print(f"report: {path / 'report.html'}")
 
 
+def _short_source(file: str) -> str:
+    """A source path as a table shows it: a dependency's file by the dependency's name."""
+    return re.sub(r"^build/[^/]+/_deps/([^/]+)-src/", r"\1:", file)
+
+
 @cli.command("taint")
 @click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
 @click.option("--scheme")
@@ -534,13 +540,19 @@ def taint_command(board_name, scheme, impl, impl_dir, signatures, seed, msg_len,
                f"({document['signatures']} signatures, {document['instructions']:,} instructions checked)")
     table = Table("kind", "function", "source", "executions", "what", box=None)
     for finding in document["findings"]:
-        where = f"{finding['file']}:{finding['line']}" if finding["file"] else finding["address"]
-        what = "declassified" if finding["declassified"] else "LEAK" if finding["leak"] else "note"
+        where = f"{_short_source(finding['file'])}:{finding['line']}" if finding["file"] else finding["address"]
+        what = (f"declassified: {', '.join(finding['declassified_by'])}" if finding["declassified"]
+                else "LEAK" if finding["leak"] else "note")
         table.add_row(finding["kind"], finding["function"] or "?", where, f"{finding['count']:,}", what)
     if document["findings"]:
         _wide_console().print(table)
         for kind in dict.fromkeys(finding["kind"] for finding in document["findings"]):
             click.echo(f"  {kind}: {KINDS[kind]}")
+    used = {reason for finding in document["findings"] for reason in finding["declassified_by"]}
+    for item in document["declassifications"]:
+        if item["reason"] in used:
+            click.echo(f"  declassified, {item['reason']}: {item['why']}")
+            used.discard(item["reason"])
     stderr().print(f"findings: {path / 'taint.json'}")
 
 

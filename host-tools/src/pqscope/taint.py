@@ -6,7 +6,7 @@ signatures under it and names each finding's function and source line from the i
 
 import bisect
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
@@ -14,7 +14,7 @@ from elftools.elf.elffile import ELFFile
 from rich.console import Console
 
 from .boards import Board
-from .catalogue import Implementation
+from .catalogue import Declassification, Implementation
 from .ct import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from .errors import PqscopeError
 from .protocol import Status
@@ -41,11 +41,12 @@ class Finding:
     kind: str
     address: int
     count: int
-    declassified: bool  # caused only by values the scheme publishes (declared public)
+    declassified: bool  # caused only by values or decisions the scheme publishes (declared public)
     region: str | None  # memory hit by an "address" finding
     function: str | None
     file: str | None
     line: int | None
+    declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
 
     @property
     def leak(self) -> bool:
@@ -53,7 +54,41 @@ class Finding:
         return self.kind in LEAK_KINDS and not self.declassified
 
     def to_json(self) -> dict:
-        return {**asdict(self), "address": f"0x{self.address:08x}", "leak": self.leak}
+        return {**asdict(self), "address": f"0x{self.address:08x}", "declassified_by": list(self.declassified_by),
+                "leak": self.leak}
+
+
+# The emulator's option for each kind of declassification it applies to values.
+EMULATOR_OPTIONS = {"secret_bytes": "--taint-public-secret-bytes", "argument": "--taint-public-argument",
+                    "return": "--taint-public-return"}
+DECISION_KINDS = ("branch", "select")
+
+
+def emulator_options(declassify: tuple[Declassification, ...]) -> tuple[str, ...]:
+    """The emulator's options that declare the implementation's published values public."""
+    return tuple(arg for item in declassify if item.kind in EMULATOR_OPTIONS
+                 for arg in (EMULATOR_OPTIONS[item.kind], item.what))
+
+
+def attribute(findings: list[Finding], declassify: tuple[Declassification, ...]) -> list[Finding]:
+    """Each finding with the declassifications behind it: a branch that a public decision takes
+    (the catalogue's decision functions, at their lines if it names some) becomes declassified;
+    one the emulator found caused only by declared-public values is credited to the value
+    declassifications of its own function if there are some, else to all of them (the emulator
+    does not say which value it was)."""
+    values = [item for item in declassify if item.kind in EMULATOR_OPTIONS]
+    attributed = []
+    for finding in findings:
+        decisions = [item.reason for item in declassify if item.kind == "decision"
+                     and finding.kind in DECISION_KINDS and finding.function == item.function
+                     and (not item.lines or f"{Path(finding.file or '').name}:{finding.line}" in item.lines)]
+        if decisions:
+            finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
+        elif finding.declassified:
+            own = [item.reason for item in values if item.function == finding.function]
+            finding = replace(finding, declassified_by=tuple(dict.fromkeys(own or [item.reason for item in values])))
+        attributed.append(finding)
+    return attributed
 
 
 class Symbolizer:
@@ -142,7 +177,8 @@ def check_signatures(root: Path, board: Board, implementation: Implementation, s
     tainted; writes taint.json (the findings) into `out` and returns its document."""
     out.mkdir(parents=True, exist_ok=True)
     raw_path = out / "vboard-taint.json"
-    target = VirtualTarget(root, board, emulator_args=("--taint", str(raw_path), "--taint-function", INTERVAL_FUNCTION))
+    target = VirtualTarget(root, board, emulator_args=("--taint", str(raw_path), "--taint-function", INTERVAL_FUNCTION,
+                                                       *emulator_options(implementation.declassify)))
     image = target.image(implementation, console)
     with target.connect(image.elf, console, stats_dir=out) as connection:
         session = connection.session
@@ -155,9 +191,11 @@ def check_signatures(root: Path, board: Board, implementation: Implementation, s
             if signed.status != Status.OK:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
     document, findings = read_findings(raw_path, image.elf, root)
+    findings = attribute(findings, implementation.declassify)
     result = {"scheme": implementation.scheme, "impl": implementation.impl, "board": "virtual",
               "signatures": document["calls"], "instructions": document["instructions"],
               "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
+              "declassifications": [item.to_json() for item in implementation.declassify],
               "findings": [finding.to_json() for finding in findings]}
     write_atomically(out / TAINT_FILE, json.dumps(result, indent=2) + "\n")
     return result

@@ -1,0 +1,42 @@
+"""pqscope taint's host side: the catalogue's declassifications become the emulator's options and
+decide which findings are declassified, and why."""
+
+from pqscope.catalogue import Declassification
+from pqscope.taint import Finding, attribute, emulator_options
+
+SAMPLER = Declassification("decision", "sampler", "sampler", "acceptance is public", ("sign.c:1343",))
+NORM = Declassification("decision", "chknorm", "rejection", "rejection is public")
+SEED = Declassification("secret_bytes", "0:32", "rho", "rho is in the public key")
+SIGNATURE = Declassification("argument", "encode:2:1024", "signature", "the signature is published")
+
+
+def finding(kind="branch", function="sampler", line=1343, declassified=False):
+    return Finding(kind, 0x08000100, 3, declassified, None, function, f"build/x/sources/{function}/sign.c", line)
+
+
+def test_value_declassifications_become_emulator_options_and_decisions_do_not():
+    assert emulator_options((SAMPLER, SEED, SIGNATURE)) == (
+        "--taint-public-secret-bytes", "0:32", "--taint-public-argument", "encode:2:1024")
+
+
+def test_a_decision_declassifies_branches_at_its_lines_only():
+    at_line, elsewhere, a_division = attribute(
+        [finding(), finding(line=602), finding(kind="division")], (SAMPLER,))
+    assert (at_line.declassified, at_line.declassified_by, at_line.leak) == (True, ("sampler",), False)
+    assert (elsewhere.declassified, elsewhere.leak) == (False, True)
+    assert (a_division.declassified, a_division.leak) == (False, True)
+
+
+def test_a_decision_without_lines_covers_its_whole_function():
+    (inside,) = attribute([finding(function="chknorm", line=9)], (NORM,))
+    (other,) = attribute([finding(function="caller", line=9)], (NORM,))
+    assert inside.declassified and not inside.leak
+    assert other.leak and other.declassified_by == ()
+
+
+def test_a_value_declassified_finding_names_its_own_functions_values_or_else_all():
+    own, elsewhere = attribute([finding(function="encode", declassified=True),
+                                finding(function="caller", declassified=True)], (NORM, SEED, SIGNATURE))
+    assert own.declassified_by == ("signature",)
+    assert elsewhere.declassified_by == ("rho", "signature")
+    assert not own.leak and not elsewhere.leak
