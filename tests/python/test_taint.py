@@ -27,8 +27,10 @@ def test_a_decision_declassifies_branches_at_its_lines_only():
     assert (a_division.declassified, a_division.leak) == (False, True)
 
 
-def test_a_decision_without_lines_covers_its_whole_function():
+def test_a_decision_without_lines_covers_its_whole_function_and_its_clones():
     (inside,) = attribute([finding(function="chknorm", line=9)], (NORM,))
+    (clone,) = attribute([finding(function="chknorm.constprop.0", line=9)], (NORM,))
+    assert clone.declassified
     (other,) = attribute([finding(function="caller", line=9)], (NORM,))
     assert inside.declassified and not inside.leak
     assert other.leak and other.declassified_by == ()

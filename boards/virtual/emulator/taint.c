@@ -39,6 +39,8 @@
 #define F_C BIT(TAINT_APSR_C)
 #define F_V BIT(TAINT_APSR_V)
 #define NZCV (F_N | F_Z | F_C | F_V)
+#define F_Q BIT(TAINT_APSR_Q)
+#define F_GE BIT(TAINT_APSR_GE)
 #define XFER_MAX 32                     /* VLDM of 16 d registers */
 #define MAX_WATCHES 64
 #define MAX_FRAMES 256
@@ -116,6 +118,8 @@ struct taint {
 	struct insn *insns;
 	uint32_t insn_mask, insn_used;
 	uint8_t *sram, *ccm;
+	uint8_t *covered;        /* a bit per flash halfword: an instruction there ran in a call */
+	uint64_t newly_covered;  /* instructions first run in the current call */
 
 	struct taint_core core;
 	csh cs;
@@ -134,6 +138,8 @@ struct taint {
 	unsigned depth, scope_depth;
 	uint64_t dropped_frames;
 	uint64_t calls;
+	uint64_t *coverage;      /* per returned call: the instructions it ran first */
+	uint64_t coverage_cap;
 
 	bool in_handler;
 	uint8_t saved[SLOTS];
@@ -432,12 +438,23 @@ static bool reads_carry(const cs_insn *in, const cs_arm *a)
 }
 
 /* Instructions that set GE or the sticky Q (and not NZCV). */
-static bool sets_qge(unsigned id)
+/* The parallel additions and subtractions: they write all four GE bits. */
+static bool sets_ge(unsigned id)
 {
 	switch (id) {
 	case ARM_INS_SADD16: case ARM_INS_SADD8: case ARM_INS_SASX: case ARM_INS_SSAX:
 	case ARM_INS_SSUB16: case ARM_INS_SSUB8: case ARM_INS_UADD16: case ARM_INS_UADD8:
 	case ARM_INS_UASX: case ARM_INS_USAX: case ARM_INS_USUB16: case ARM_INS_USUB8:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The saturating and DSP instructions that can set the sticky Q bit (never clear it). */
+static bool sets_q(unsigned id)
+{
+	switch (id) {
 	case ARM_INS_QADD: case ARM_INS_QSUB: case ARM_INS_QDADD: case ARM_INS_QDSUB:
 	case ARM_INS_SSAT: case ARM_INS_SSAT16: case ARM_INS_USAT: case ARM_INS_USAT16:
 	case ARM_INS_SMLABB: case ARM_INS_SMLABT: case ARM_INS_SMLATB: case ARM_INS_SMLATT:
@@ -715,23 +732,26 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 		d->decides = reads;
 		break;
 	case ARM_INS_SEL:
-		reads |= BIT(TAINT_APSR_QGE);
+		reads |= F_GE;
 		break;
 	case ARM_INS_MRS: /* only the APSR carries taint; other special registers are untainted */
 		reads = a->op_count == 2 && a->operands[1].type == ARM_OP_SYSREG &&
 				is_apsr_sysreg(a->operands[1].reg)
-			? NZCV | BIT(TAINT_APSR_QGE) : 0;
+			? NZCV | F_Q | F_GE : 0;
 		break;
 	case ARM_INS_MSR:
 		writes = 0;
 		flags_written = false;
 		if (a->op_count == 2 && a->operands[0].type == ARM_OP_SYSREG &&
 		    is_apsr_sysreg(a->operands[0].reg)) {
+			/* APSR_nzcvq (plain APSR is that), APSR_g or APSR_nzcvqg: each field it names is
+			 * written from the source register */
 			int s = a->operands[0].reg;
-			if (s != ARM_SYSREG_APSR_G && s != ARM_SYSREG_IAPSR_G && s != ARM_SYSREG_EAPSR_G &&
-			    s != ARM_SYSREG_XPSR_G)
-				writes |= NZCV;
-			d->merges |= BIT(TAINT_APSR_QGE);
+			bool g_only = s == ARM_SYSREG_APSR_G || s == ARM_SYSREG_IAPSR_G ||
+				      s == ARM_SYSREG_EAPSR_G || s == ARM_SYSREG_XPSR_G;
+			bool with_g = g_only || s == ARM_SYSREG_APSR_NZCVQG || s == ARM_SYSREG_IAPSR_NZCVQG ||
+				      s == ARM_SYSREG_EAPSR_NZCVQG || s == ARM_SYSREG_XPSR_NZCVQG;
+			writes |= (g_only ? 0 : NZCV | F_Q) | (with_g ? F_GE : 0);
 		}
 		break;
 	case ARM_INS_VMRS: /* VMRS APSR_nzcv, FPSCR or VMRS Rt, FPSCR */
@@ -772,14 +792,16 @@ static void decode(struct taint *t, struct insn *d, const cs_insn *in, bool in_i
 		break;
 	}
 	reads |= cond;
-	if (flags_written && !sets_qge(id)) {
+	if (flags_written && !sets_ge(id) && !sets_q(id)) {
 		uint64_t set, merge;
 		flag_writes(in, a, &set, &merge);
 		writes |= set;
 		d->merges |= merge;
 	}
-	if (sets_qge(id))
-		d->merges |= BIT(TAINT_APSR_QGE);
+	if (sets_ge(id))
+		writes |= F_GE;
+	if (sets_q(id))
+		d->merges |= F_Q;
 	if (writes & BIT(SLOT_PC)) { /* MOV PC, ADD PC: a computed jump */
 		d->finding = TAINT_JUMP + 1;
 		d->decides = reads & ~cond;
@@ -952,8 +974,21 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 	set_slots(t, d->zeroes, 0);
 }
 
+/* Coverage: which instructions of the checked code ran, so that a report can say whether further
+ * calls still reach new code (taint follows one path per call). */
+static inline void cover(struct taint *t, uint32_t addr)
+{
+	uint32_t half = (addr - FLASH_BASE) >> 1;
+	if (half < FLASH_SIZE / 2 && !(t->covered[half >> 3] & (1u << (half & 7)))) {
+		t->covered[half >> 3] |= (uint8_t)(1u << (half & 7));
+		t->newly_covered++;
+	}
+}
+
 bool taint_insn(struct taint *t, uint32_t addr)
 {
+	if (t->recording)
+		cover(t, addr);
 	if (!t->any) {
 		t->instructions += t->recording;
 		return true;
@@ -979,7 +1014,12 @@ static void call_returned(struct taint *t, const struct frame *f)
 		t->r[0] = declassify(t->r[0]);
 	if ((f->roles & ROLE_SCOPE) && --t->scope_depth == 0) {
 		clear_all(t);
-		t->calls++;
+		if (t->calls == t->coverage_cap) {
+			t->coverage_cap = t->coverage_cap ? 2 * t->coverage_cap : 64;
+			t->coverage = realloc(t->coverage, t->coverage_cap * sizeof *t->coverage);
+		}
+		t->coverage[t->calls++] = t->newly_covered;
+		t->newly_covered = 0;
 	}
 }
 
@@ -1029,11 +1069,11 @@ void taint_block(struct taint *t, uint32_t addr)
 void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 {
 	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, -1};
-	memcpy(t->saved, t->r, sizeof t->saved); /* every slot: the four flags and Q/GE too */
+	memcpy(t->saved, t->r, sizeof t->saved); /* every slot: the four flags, Q and GE too */
 	for (int i = 0; i < 8; i++) {
 		uint8_t v = stacked[i] < 0 ? 0 : t->r[stacked[i]];
 		if (i == 7) /* xPSR */
-			v = or_slots(t, NZCV | BIT(TAINT_APSR_QGE));
+			v = or_slots(t, NZCV | F_Q | F_GE);
 		for (uint32_t b = 0; b < 4; b++) {
 			uint8_t *s = shadow(t, frame + 4 * (uint32_t)i + b);
 			if (s)
@@ -1068,6 +1108,7 @@ struct taint *taint_new(const struct elf_image *elf)
 	t->elf = elf;
 	t->sram = calloc(SRAM_SIZE, 1);
 	t->ccm = calloc(CCM_SIZE, 1);
+	t->covered = calloc(FLASH_SIZE / 16, 1);
 	t->insn_mask = (1u << 12) - 1;
 	t->insns = calloc(t->insn_mask + 1, sizeof *t->insns);
 	t->finding_mask = 63;
@@ -1187,7 +1228,10 @@ int taint_write(const struct taint *t, const char *path)
 			fprintf(f, ", \"region\": \"%s\"", region_names[list[i].key & 0xf]);
 		fputc('}', f);
 	}
-	fprintf(f, "%s]}\n", n ? "\n" : "");
+	fprintf(f, "%s], \"coverage\": [", n ? "\n" : "");
+	for (uint64_t i = 0; i < t->calls; i++)
+		fprintf(f, "%s%llu", i ? ", " : "", (unsigned long long)t->coverage[i]);
+	fprintf(f, "]}\n");
 	free(list);
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		fprintf(stderr, "vboard: error: cannot write %s\n", path);
@@ -1231,6 +1275,8 @@ void taint_free(struct taint *t)
 		cs_close(&t->cs);
 		free(t->insns);
 		free(t->it_timing);
+		free(t->covered);
+		free(t->coverage);
 		free(t->findings);
 		free(t->sram);
 		free(t->ccm);

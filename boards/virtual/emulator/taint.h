@@ -10,8 +10,10 @@
  * State: one taint per core register r0-r12, SP, LR; one per APSR condition flag N, Z, C, V (so
  * that a flag an instruction does not write keeps its own taint, and a condition reads only its
  * flags: after a CMP on a secret, LSLS on a public register rewrites N, Z and C, and a BEQ is
- * public though V is still secret); one for the APSR Q and GE bits (kept apart from NZCV so
- * that a CMP, which rewrites NZCV, does not forget a secret GE that a later SEL reads); one per
+ * public though V is still secret); one for the APSR Q bit and one for the four GE bits (kept
+ * apart from NZCV so that a CMP, which rewrites NZCV, does not forget a secret GE that a later
+ * SEL reads, and apart from each other because UADD8 and the like write all of GE while Q is
+ * sticky: a GE set from constants, as SHA-3 code does before its SELs, is public); one per
  * FP single register s0-s31 (d<n> is s<2n> and s<2n+1>); one for the FPSCR flags (NZCV
  * together); one per byte of SRAM (0x20000000, 128 KiB) and CCM (0x10000000, 64 KiB). Flash,
  * peripherals and PC are never tainted.
@@ -27,7 +29,8 @@
  *   operand is shifted (by a non-zero amount, or RRX) or is a modified immediate whose encoding
  *   rotates (i:imm3 >= 4); LSLS, LSRS, ASRS, RORS: N Z, and C by a non-zero immediate amount,
  *   or ORed into C by a register amount (which may be 0); RRXS: N Z C; MULS: N Z; MSR APSR_nzcvq
- *   (and _nzcvqg): N Z C V from the source, ORed into Q/GE; VMRS APSR_nzcv, FPSCR: N Z C V from
+ *   (and _nzcvqg): N Z C V and Q from the source, _g and _nzcvqg: GE; the parallel additions and
+ *   subtractions (UADD8, SSUB16...) set GE, the saturating and DSP ones ORed into Q; VMRS APSR_nzcv, FPSCR: N Z C V from
  *   the FPSCR flags. An instruction with S that the tracker does not know ORs into all four.
  *   For the 32-bit data-processing encodings the S bit decides whether flags are written.
  *   Zeroing idioms are untainted: EOR/SUB/BIC Rd, Rn, Rn (SBC Rd, Rn, Rn depends on the carry
@@ -53,8 +56,8 @@
  * r0 taints all of r0, and `and r0, r1, #0` stays tainted); a loaded register takes the OR of
  * all its bytes; an instruction writing several registers (UMULL) taints all of them with the
  * OR of its inputs; a flag an instruction writes takes the OR of all its inputs (a rotated
- * immediate's C is a constant, still taken as the OR); the FPSCR flags are one slot, and Q and
- * the four GE bits one slot. What under-approximates (not a finding the check can prove
+ * immediate's C is a constant, still taken as the OR); the FPSCR flags are one slot, and the
+ * four GE bits one slot. What under-approximates (not a finding the check can prove
  * absent): implicit flows, i.e. values that differ because a secret branch went one way (only
  * the branch itself is reported), including memory that an IT-skipped store left unwritten; the
  * FPSCR exception bits (IOC...IXC) and rounding mode; one execution path per call (what the
@@ -83,9 +86,9 @@
  * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
  * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. When a call of the scope function
  * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
- * SysTick exceptions: every slot's taint (the four flags and Q/GE each on its own) is saved at
+ * SysTick exceptions: every slot's taint (the four flags, Q and GE each on its own) is saved at
  * entry and restored at return (the stacked frame's shadow is the registers' taint, the xPSR
- * word's the OR of N Z C V Q/GE); no finding inside the handler.
+ * word's the OR of N Z C V Q GE); no finding inside the handler.
  *
  * Output (--taint FILE.json, written when the emulator exits, to FILE.json.tmp then renamed):
  *   {"format": "pqscope-vboard-taint", "version": 1,
@@ -93,7 +96,9 @@
  *    "instructions": N,   // instructions executed inside them (outside exception handlers)
  *    "findings": [{"kind": "address|branch|division|jump|select", "address": "0x0800abcd",
  *                  "count": N, "declassified": false,
- *                  "region": "sram|ccm|flash|peripheral"}]}   // "region": address only
+ *                  "region": "sram|ccm|flash|peripheral"}],   // "region": address only
+ *    "coverage": [N, ...]}  // per returned call, in order: the distinct flash instruction
+ *                           // addresses it was the first call to run (their sum: all of them)
  * sorted by address, then kind (by name), then region; an address finding is one entry per
  * region its instruction touched. */
 #ifndef VBOARD_TAINT_H
@@ -113,8 +118,9 @@ enum {
 	TAINT_APSR_Z = 17,
 	TAINT_APSR_C = 18,
 	TAINT_APSR_V = 19,
-	TAINT_APSR_QGE = 20, /* Q and GE */
+	TAINT_APSR_Q = 20,   /* the sticky saturation bit */
 	TAINT_FPSCR = 21,    /* FPSCR NZCV */
+	TAINT_APSR_GE = 22,  /* the four GE bits, one slot */
 	TAINT_S0 = 32,       /* s0..s31: slots 32..63 */
 };
 

@@ -444,13 +444,21 @@ static void test_flags_carry_readers(void)
 	taint_free(t);
 }
 
-/* MSR APSR_nzcvq writes the four flags (and ORs into Q/GE); MRS APSR reads them all. */
+/* MSR APSR_nzcvq writes the four flags and Q, MSR APSR_g the GE bits; MRS APSR reads them all. */
 static void test_flags_msr_mrs(void)
 {
 	struct taint *t = fresh();
 	taint_set(t, 0, S);
 	RUN(t, 0, 0xf380, 0x8800);  /* msr apsr_nzcvq, r0 */
-	CHECK(flags_are(t, S, S, S, S) && taint_get(t, TAINT_APSR_QGE) == S);
+	CHECK(flags_are(t, S, S, S, S) && taint_get(t, TAINT_APSR_Q) == S &&
+	      taint_get(t, TAINT_APSR_GE) == 0);
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 0, S);
+	RUN(t, 0, 0xf380, 0x8400);  /* msr apsr_g, r0 */
+	CHECK(flags_are(t, 0, 0, 0, 0) && taint_get(t, TAINT_APSR_Q) == 0 &&
+	      taint_get(t, TAINT_APSR_GE) == S);
 	taint_free(t);
 
 	t = fresh();
@@ -590,17 +598,47 @@ static void test_exception_keeps_register_taint(void)
 	CHECK(taint_finding(t, CODE, TAINT_BRANCH, NULL) == 0);
 	taint_free(t);
 
-	/* the four flags and Q/GE are saved and restored each on its own; the stacked xPSR's
+	/* the four flags, Q and GE are saved and restored each on its own; the stacked xPSR's
 	 * shadow is their OR */
 	t = fresh();
-	set_flags(t, 0, S, D, 0);
-	taint_set(t, TAINT_APSR_QGE, 0);
+	set_flags(t, 0, S, 0, 0);
+	taint_set(t, TAINT_APSR_Q, 0);
+	taint_set(t, TAINT_APSR_GE, D);
 	taint_exception_entry(t, frame, false);
 	CHECK(taint_memory(t, frame + 28) == (S | D) && taint_memory(t, frame + 24) == 0);
 	set_flags(t, S, 0, 0, S);  /* the handler's own flags */
-	taint_set(t, TAINT_APSR_QGE, S);
+	taint_set(t, TAINT_APSR_Q, S);
+	taint_set(t, TAINT_APSR_GE, 0);
 	taint_exception_return(t);
-	CHECK(flags_are(t, 0, S, D, 0) && taint_get(t, TAINT_APSR_QGE) == 0);
+	CHECK(flags_are(t, 0, S, 0, 0) && taint_get(t, TAINT_APSR_Q) == 0 &&
+	      taint_get(t, TAINT_APSR_GE) == D);
+	taint_free(t);
+}
+
+/* UADD8 and the other parallel additions write all of GE, which SEL reads: a GE made from public
+ * constants (as SHA-3 code does before its SELs) is public whatever GE held; Q is sticky. */
+static void test_ge_and_q(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, TAINT_APSR_GE, S);
+	RUN(t, 0,
+	    0xfa87, 0xf747,  /* uadd8 r7, r7, r7: GE from public r7 */
+	    0xfaa8, 0xf88a); /* sel r8, r8, sl */
+	CHECK(taint_get(t, TAINT_APSR_GE) == 0 && taint_get(t, 8) == 0);
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, TAINT_APSR_GE, S);
+	RUN(t, 0, 0xfaa8, 0xf88a);  /* sel r8, r8, sl with a secret GE */
+	CHECK(taint_get(t, 8) == S);
+	taint_free(t);
+
+	t = fresh();
+	taint_set(t, 1, S);
+	taint_set(t, TAINT_APSR_GE, D);
+	RUN(t, 0, 0xfa82, 0xf081);  /* qadd r0, r1, r2: Q ORs in the secret, GE is left alone */
+	CHECK(taint_get(t, 0) == S && taint_get(t, TAINT_APSR_Q) == S &&
+	      taint_get(t, TAINT_APSR_GE) == D);
 	taint_free(t);
 }
 
@@ -692,7 +730,42 @@ static void test_scope_marks_and_returns(void)
 	CHECK(!strcmp(text, "{\"format\": \"pqscope-vboard-taint\", \"version\": 1, \"calls\": 1, "
 			    "\"instructions\": 1, \"findings\": [\n"
 			    "  {\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
-			    "\"declassified\": false}\n]}\n"));
+			    "\"declassified\": false}\n], \"coverage\": [1]}\n"));
+	taint_free(t);
+}
+
+/* Coverage: per call of the scope function, the instructions no earlier call ran. */
+static void test_coverage_per_call(void)
+{
+	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
+	struct taint *t = taint_new(&elf);
+	CHECK(taint_scope_function(t, "sign") == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	for (int call = 0; call < 2; call++) {
+		regs[14] = CALLER + 1;
+		taint_block(t, SCOPE);
+		code_base = CODE;
+		RUN(t, 0, 0x2001, 0x2102);          /* movs r0, #1; movs r1, #2: both calls */
+		if (call == 1) {
+			code_base = CODE + 0x40;
+			RUN(t, 0, 0x2001);          /* a path only the second call takes */
+		}
+		taint_block(t, CALLER);
+	}
+	char path[] = "/tmp/vboard-taint-test-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_write(t, path) == 0);
+	char text[512] = {0};
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+	CHECK(strstr(text, "\"calls\": 2,") && strstr(text, "\"coverage\": [2, 1]}"));
 	taint_free(t);
 }
 
@@ -719,7 +792,9 @@ int main(void)
 	test_capstone_gaps();
 	test_literal_and_indexed_addresses();
 	test_exception_keeps_register_taint();
+	test_ge_and_q();
 	test_declassify();
 	test_scope_marks_and_returns();
+	test_coverage_per_call();
 	return check_summary("taint tests");
 }

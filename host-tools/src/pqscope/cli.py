@@ -548,6 +548,9 @@ def taint_command(board_name, scheme, impl, impl_dir, signatures, seed, msg_len,
         _wide_console().print(table)
         for kind in dict.fromkeys(finding["kind"] for finding in document["findings"]):
             click.echo(f"  {kind}: {KINDS[kind]}")
+    coverage = document["coverage"]
+    click.echo(f"coverage: {coverage['instructions']:,} distinct instructions ran; new ones per signature: "
+               f"{', '.join(f'{n:,}' for n in coverage['new_instructions'])}")
     used = {reason for finding in document["findings"] for reason in finding["declassified_by"]}
     for item in document["declassifications"]:
         if item["reason"] in used:

@@ -70,9 +70,15 @@ def emulator_options(declassify: tuple[Declassification, ...]) -> tuple[str, ...
                  for arg in (EMULATOR_OPTIONS[item.kind], item.what))
 
 
+def _unclone(function: str | None) -> str | None:
+    """A function's name without the suffix of a GCC clone (sign_512.constprop.0 is sign_512)."""
+    return function.split(".")[0] if function else function
+
+
 def attribute(findings: list[Finding], declassify: tuple[Declassification, ...]) -> list[Finding]:
     """Each finding with the declassifications behind it: a branch that a public decision takes
-    (the catalogue's decision functions, at their lines if it names some) becomes declassified;
+    (the catalogue's decision functions, or GCC's clones of them, at their lines if it names some)
+    becomes declassified;
     one the emulator found caused only by declared-public values is credited to the value
     declassifications of its own function if there are some, else to all of them (the emulator
     does not say which value it was)."""
@@ -80,7 +86,7 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
     attributed = []
     for finding in findings:
         decisions = [item.reason for item in declassify if item.kind == "decision"
-                     and finding.kind in DECISION_KINDS and finding.function == item.function
+                     and finding.kind in DECISION_KINDS and _unclone(finding.function) == item.function
                      and (not item.lines or f"{Path(finding.file or '').name}:{finding.line}" in item.lines)]
         if decisions:
             finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
@@ -196,6 +202,8 @@ def check_signatures(root: Path, board: Board, implementation: Implementation, s
               "signatures": document["calls"], "instructions": document["instructions"],
               "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
               "declassifications": [item.to_json() for item in implementation.declassify],
+              # one path per signature: how much code each one reached that no earlier one had
+              "coverage": {"instructions": sum(document["coverage"]), "new_instructions": document["coverage"]},
               "findings": [finding.to_json() for finding in findings]}
     write_atomically(out / TAINT_FILE, json.dumps(result, indent=2) + "\n")
     return result
