@@ -12,7 +12,8 @@ controls (each leaky control -> leak), twins (each constant-time twin at 100,000
 no-leak), shards (ML-DSA-44 with -j 1 and -j 2: the wall times and whether the verdicts agree),
 farm (a control's signatures per second on one and on two places of a labgrid farm on localhost,
 serving virtual boards), analysis (the analysis of 24,000 synthetic signatures with 100 profiled
-functions). -j passes
+functions), taint (the exact check of one Falcon-512 signature per FP mode, issue #17's target: 60 s).
+-j passes
 its shard count to every ct but the shards case's (default: pqscope's, a shard per core)."""
 
 import argparse
@@ -100,6 +101,22 @@ def bench_farm(args) -> None:
             print(f"  {signatures / elapsed:.0f} signatures per second", flush=True)
 
 
+def bench_taint(args) -> None:
+    for impl in ("fpnative", "fpemu-c", "fpemu-m4"):
+        with tempfile.TemporaryDirectory() as scratch:
+            started = time.monotonic()
+            result = subprocess.run(
+                [sys.executable, "-m", "pqscope", "taint", "--scheme", "falcon-512", "--impl", impl, "-n", "1",
+                 "--seed", "c7", "--out", str(Path(scratch) / "taint"), "--json"],
+                capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+            elapsed = time.monotonic() - started
+        if result.returncode != 0:
+            raise SystemExit(f"falcon-512/{impl}: {result.stderr.strip()}")
+        document = json.loads(result.stdout)
+        print(f"taint of one falcon-512 {impl} signature (key generation included): {document['verdict']} in "
+              f"{elapsed:.1f} s ({document['instructions']:,} instructions checked)", flush=True)
+
+
 def bench_controls(args) -> None:
     for pattern in ("early-exit", "branch", "udiv"):
         report(f"control-{pattern} leaky", *timed_ct(f"control-{pattern}", "leaky", "c7"))
@@ -126,7 +143,7 @@ def bench_analysis(args) -> None:
 
 CASES = {"fpnative": bench_fpnative, "fpemu-m4": bench_fpemu_m4, "fpemu-c-bound": bench_fpemu_c_bound,
          "controls": bench_controls, "twins": bench_twins, "shards": bench_shards, "farm": bench_farm,
-         "analysis": bench_analysis}
+         "analysis": bench_analysis, "taint": bench_taint}
 
 
 def main() -> None:

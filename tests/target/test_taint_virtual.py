@@ -71,3 +71,23 @@ def test_native_double_falcon_leaks_in_the_soft_float_routines(tmp_path):
     assert document["verdict"] == "leak"
     assert {"__aeabi_dadd", "__muldf3", "__divdf3"} <= leaks, leaks
     assert all(function.startswith("__") for function in leaks), leaks  # libgcc's and libm's only
+
+
+def test_ct_shows_the_exact_check_beside_its_localisation(tmp_path):
+    """The statistics localise control-branch's leak in the hashing its secret branch calls; the
+    exact check names the branch itself: the report and ct.json carry both."""
+    out = tmp_path / "ct"
+    result = subprocess.run([sys.executable, "-m", "pqscope", "ct", "--scheme", "control-branch", "--impl", "leaky",
+                             "--seed", "c7", "--taint", "--out", str(out)],
+                            capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
+    assert result.returncode == 0, result.stderr
+    document = json.loads((out / "ct.json").read_text())
+    assert document["verdict"] == "leak" and document["taint"]["verdict"] == "leak"
+    inside = document["taint"]["in_top_functions"]
+    leaking = {function for function, found in inside.items() if found["leaks"]}
+    assert leaking == {"key_dependent_value"}, inside
+    assert document["top_functions"][0]["function"] != "key_dependent_value"  # where the time goes
+    assert "exact check (2 signatures): leak" in result.stdout
+    report = (out / "report.html").read_text()
+    assert "The exact check beside it" in report and "control.c:" in report
+    assert (out / "taint" / "taint.json").is_file()

@@ -1,8 +1,8 @@
 """The pqscope command line."""
 
 import json
-import re
 import secrets
+import shutil
 import tempfile
 import time
 from itertools import zip_longest
@@ -22,7 +22,7 @@ from .errors import PqscopeError
 from .paths import repo_root
 from .protocol import Op
 from .report import (bound_text, csv_text, function_line, html_page, markdown, print_results, print_tls_budget,
-                     runs_document, write_reports)
+                     runs_document, taint_source, taint_what, write_reports)
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
@@ -30,6 +30,7 @@ from .targets import Link, VirtualTarget, open_shard_targets, open_target, targe
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 
 VIRTUAL_BOARD = "virtual"
+TAINT_SIGNATURES = 2  # the exact check's default: each signature's path is checked whole
 # What `pqscope run` measures without --scheme: one representative of each family (those the
 # catalogue has), Falcon in its three floating-point modes.
 DEFAULT_SUITE = (
@@ -451,9 +452,12 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
                    "be given again.")
 @JSON_OPTION
 @click.pass_context
+@click.option("--taint", "taint_check", is_flag=True,
+              help="Also run the exact check (pqscope taint, 2 signatures) on the virtual board and show its findings "
+                   "beside the statistical localisation.")
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
                key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out,
-               resume_path, as_json) -> None:
+               resume_path, as_json, taint_check) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
@@ -471,8 +475,17 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
                          fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100)
         meta = None
-    runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters, places, coordinator)
-    outcome = runner.measure(implementation, path, what, resumed=meta)
+    with tempfile.TemporaryDirectory() as scratch:
+        if taint_check:  # first, into scratch: the test's run directory must start empty
+            if target_kind(board) is not VirtualTarget:
+                raise PqscopeError(f"--taint runs on the virtual board (--board {VIRTUAL_BOARD}), not on {board.name}")
+            from .taint import check_signatures
+            what.taint = check_signatures(root, board, implementation, TAINT_SIGNATURES, what.master_seed,
+                                          what.msg_len, Path(scratch) / "taint", stderr())
+        runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters, places, coordinator)
+        outcome = runner.measure(implementation, path, what, resumed=meta)
+        if taint_check:
+            shutil.copytree(Path(scratch) / "taint", path / "taint", dirs_exist_ok=True)
     if outcome.interrupted:
         ctx.exit(130)
     document = outcome.result
@@ -490,6 +503,15 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
                    f"flipped: the verifier accepts more than one encoding of a signature (see ct.csv, corrupt_accepted)")
     for function in document.get("top_functions", [])[:5]:
         click.echo(f"  {function_line(function)}")
+    taint = document.get("taint")
+    if taint:
+        leaks = [finding for finding in taint["findings"] if finding["leak"]]
+        declassified = sum(finding["declassified"] for finding in taint["findings"])
+        click.echo(f"exact check ({taint['signatures']} signatures): {taint['verdict']}, {len(leaks)} leaking "
+                   f"instruction{'' if len(leaks) == 1 else 's'}, {declassified} declassified")
+        for finding in leaks[:5]:
+            click.echo(f"  {finding['kind']} in {finding['function']} at {taint_source(finding)} "
+                       f"({finding['count']:,} executions)")
     for board in document.get("boards", []):
         if board["stands_out"]:
             click.echo(f"  board {board['board']} ({board.get('place') or board.get('port')}) stands out: its cycles "
@@ -504,17 +526,12 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
     stderr().print(f"report: {path / 'report.html'}")
 
 
-def _short_source(file: str) -> str:
-    """A source path as a table shows it: a dependency's file by the dependency's name."""
-    return re.sub(r"^build/[^/]+/_deps/([^/]+)-src/", r"\1:", file)
-
-
 @cli.command("taint")
 @click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
-@click.option("-n", "signatures", default=2, show_default=True, type=click.IntRange(1, 10_000),
+@click.option("-n", "signatures", default=TAINT_SIGNATURES, show_default=True, type=click.IntRange(1, 10_000),
               help="Signatures, each with a key of its own: each one's path is checked.")
 @SEED_OPTION
 @MSG_LEN_OPTION
@@ -540,10 +557,8 @@ def taint_command(board_name, scheme, impl, impl_dir, signatures, seed, msg_len,
                f"({document['signatures']} signatures, {document['instructions']:,} instructions checked)")
     table = Table("kind", "function", "source", "executions", "what", box=None)
     for finding in document["findings"]:
-        where = f"{_short_source(finding['file'])}:{finding['line']}" if finding["file"] else finding["address"]
-        what = (f"declassified: {', '.join(finding['declassified_by'])}" if finding["declassified"]
-                else "LEAK" if finding["leak"] else "note")
-        table.add_row(finding["kind"], finding["function"] or "?", where, f"{finding['count']:,}", what)
+        table.add_row(finding["kind"], finding["function"] or "?", taint_source(finding), f"{finding['count']:,}",
+                      taint_what(finding))
     if document["findings"]:
         _wide_console().print(table)
         for kind in dict.fromkeys(finding["kind"] for finding in document["findings"]):

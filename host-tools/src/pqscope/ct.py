@@ -225,6 +225,9 @@ class CtCapture(Capture):
                  variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
+        # The exact check's result (pqscope taint's document) when it ran beside the test: shown
+        # next to the statistical localisation.
+        self.taint: dict | None = None
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
         self._live: leakstats.OnlineT | None = None  # the raw total's running t
@@ -346,6 +349,8 @@ class CtCapture(Capture):
                          if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
             document["confirm_on_board"] = confirmation(leaking, implementation.probed_functions, Path(meta.elf),
                                                         meta.info["board"], selection)
+        if self.taint is not None:
+            document["taint"] = taint_beside(self.taint, document.get("top_functions", []))
         evidence = result.evidence
         sort_by_sample(path / self.samples_name)
         write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
@@ -353,6 +358,19 @@ class CtCapture(Capture):
             document, plot_t_vs_n(leakstats.t_against_n(evidence.classes, evidence.values)),
             class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
         return document
+
+
+def taint_beside(taint: dict, top_functions: list[dict]) -> dict:
+    """The exact check's findings for the constant-time test's page: its verdict and findings,
+    and, per function the statistics localised, the findings inside it. The two answer different
+    questions: the statistics point at the function where the time goes (a callee doing extra
+    work), the exact check at the instruction that decides on the secret (often in its caller)."""
+    def counts(function: str) -> dict:
+        inside = [f for f in taint["findings"] if f["function"] == function]
+        return {"leaks": sum(f["leak"] for f in inside), "declassified": sum(f["declassified"] for f in inside)}
+
+    return {"verdict": taint["verdict"], "signatures": taint["signatures"], "findings": taint["findings"],
+            "in_top_functions": {f["function"]: counts(f["function"]) for f in top_functions}}
 
 
 def board_summaries(records: list[CtSample], boards: dict[str, dict]) -> list[dict]:

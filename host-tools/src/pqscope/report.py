@@ -5,6 +5,7 @@ import base64
 import csv
 import html
 import io
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -282,6 +283,57 @@ SHARE_NOTE = ("The share is a function's mean difference between the classes (ra
               "the total's; functions can differ in opposite directions, so shares may exceed 100% or be negative.")
 
 
+def taint_html(taint: dict, heading: str) -> str:
+    """The exact check's findings as a report section: each with its function, source line,
+    executions and what it is (a leak, declassified and why, or a note)."""
+    rows = "".join(
+        f"<tr><td>{html.escape(f['kind'])}</td><td>{html.escape(f['function'] or '?')}</td>"
+        f"<td>{html.escape(taint_source(f))}</td><td>{f['count']:,}</td><td>{html.escape(taint_what(f))}</td></tr>"
+        for f in taint["findings"])
+    table = (f"<table><tr><th>kind</th><th>function</th><th>source</th><th>executions</th><th>what</th></tr>{rows}"
+             f"</table>") if rows else "<p>No instruction's timing depends on the key.</p>"
+    return (f"<h2>{html.escape(heading)}</h2><p>{html.escape(taint['verdict'])} over {taint['signatures']} "
+            f"signatures, one execution path each: every instruction whose time can depend on the key. The "
+            f"statistics point at the function where the time goes (a callee doing the extra work); the exact check "
+            f"at the instruction that decides on the secret (often in its caller).</p>{table}")
+
+
+def taint_page(result: dict) -> str:
+    """pqscope taint's page: the findings, the declassifications that applied and the coverage."""
+    title = html.escape(f"pqscope taint: {result['scheme']} {result['impl']} on {result['board']}")
+    coverage = result["coverage"]
+    used = {reason for f in result["findings"] for reason in f["declassified_by"]}
+    reasons = "".join(f"<li>{html.escape(item['reason'])}: {html.escape(item['why'])}</li>"
+                      for item in {item["reason"]: item for item in result["declassifications"]}.values()
+                      if item["reason"] in used)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; }}
+th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }}</style>
+</head><body><h1>{title}</h1>{taint_html(result, "Findings")}
+{f"<h2>Declassified: why</h2><ul>{reasons}</ul>" if reasons else ""}
+<h2>Coverage</h2><p>{coverage['instructions']:,} distinct instructions ran; new ones per signature:
+{html.escape(', '.join(f'{n:,}' for n in coverage['new_instructions']))}. Each signature follows one path: code that
+no signature reached is not checked.</p>
+</body></html>
+"""
+
+
+def taint_source(finding: dict) -> str:
+    """Where a finding is: its source line, a dependency's file by the dependency's name."""
+    if not finding["file"]:
+        return finding["address"]
+    file = re.sub(r"^build/[^/]+/_deps/([^/]+)-src/", r"\1:", finding["file"])
+    return f"{file}:{finding['line']}"
+
+
+def taint_what(finding: dict) -> str:
+    """What a finding is: a leak, declassified (and by which of the catalogue's reasons), or a note."""
+    if finding["declassified"]:
+        return f"declassified: {', '.join(finding['declassified_by'])}"
+    return "LEAK" if finding["leak"] else "note"
+
+
 def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     """The constant-time test's page: verdict, the strongest test, localisation, |t| against N
     and the two classes' cycle distributions."""
@@ -305,9 +357,17 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     def number(value, spec: str) -> str:
         return value if isinstance(value, str) else "-" if value is None else format(value, spec)
 
+    taint = document.get("taint")
+
+    def taint_cell(function: str) -> str:
+        found = (taint or {}).get("in_top_functions", {}).get(function)
+        return "" if taint is None else f"<td>{found['leaks']} leak, {found['declassified']} declassified</td>" \
+            if found and (found["leaks"] or found["declassified"]) else "<td>none</td>"
+
     functions = "".join(
         f"<tr><td>{html.escape(f['function'])}</td><td>{number(f.get('share'), '.0%')}</td>"
-        f"<td>{number(f.get('t'), '.1f')}</td><td>{number(f.get('difference'), '+,.0f')}</td></tr>"
+        f"<td>{number(f.get('t'), '.1f')}</td><td>{number(f.get('difference'), '+,.0f')}</td>"
+        f"{taint_cell(f['function'])}</tr>"
         for f in document.get("top_functions", []))
     if document.get("bound"):
         requested = document.get("bound_requested")
@@ -321,8 +381,11 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in facts)
     localisation = (f"<h2>Where the time differs ({html.escape(str(document.get('localised_by')))})</h2>"
                     f"<table><tr><th>function</th>"
-                    f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th></tr>"
+                    f"<th>share of the difference</th><th>t</th><th>mean difference (cycles)</th>"
+                    + ("<th>exact check's findings inside</th>" if taint else "") + "</tr>"
                     f"{functions}</table><p>{html.escape(SHARE_NOTE)}</p>") if functions else ""
+    if taint is not None:
+        localisation += taint_html(taint, "The exact check beside it (pqscope taint)")
     confirm = document.get("confirm_on_board")
     if confirm:
         unreachable = "".join(f"<li>{html.escape(f['function'])}: {html.escape(f['why'])}</li>"

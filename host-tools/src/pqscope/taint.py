@@ -18,6 +18,7 @@ from .catalogue import Declassification, Implementation
 from .ct import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from .errors import PqscopeError
 from .protocol import Status
+from .report import taint_page
 from .rundir import write_atomically
 from .targets import VirtualTarget
 
@@ -206,4 +207,5 @@ def check_signatures(root: Path, board: Board, implementation: Implementation, s
               "coverage": {"instructions": sum(document["coverage"]), "new_instructions": document["coverage"]},
               "findings": [finding.to_json() for finding in findings]}
     write_atomically(out / TAINT_FILE, json.dumps(result, indent=2) + "\n")
+    write_atomically(out / "report.html", taint_page(result))
     return result
