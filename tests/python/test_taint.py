@@ -1,8 +1,13 @@
 """pqscope taint's host side: the catalogue's declassifications become the emulator's options and
 decide which findings are declassified, and why."""
 
+import subprocess
+
+import pytest
+
 from pqscope.catalogue import Declassification
-from pqscope.taint import Finding, attribute, emulator_options
+from pqscope.errors import PqscopeError
+from pqscope.taint import Finding, attribute, check_decisions, emulator_options
 
 SAMPLER = Declassification("decision", "sampler", "sampler", "acceptance is public", ("sign.c:1343",))
 NORM = Declassification("decision", "chknorm", "rejection", "rejection is public")
@@ -42,3 +47,15 @@ def test_a_value_declassified_finding_names_its_own_functions_values_or_else_all
     assert own.declassified_by == ("signature",)
     assert elsewhere.declassified_by == ("rho", "signature")
     assert not own.leak and not elsewhere.leak
+
+
+def test_a_decision_of_a_function_the_image_lacks_is_refused(tmp_path):
+    """A misspelt decision would declassify nothing: the check names it. The image is a real
+    one, compiled here for the host (its symbol table is what counts)."""
+    source = tmp_path / "image.c"
+    source.write_text("int chknorm(int x) { return x > 3; }\nint main(void) { return chknorm(5); }\n")
+    elf = tmp_path / "image"
+    subprocess.run(["cc", "-o", str(elf), str(source)], check=True)
+    check_decisions((NORM,), elf)  # present: no error
+    with pytest.raises(PqscopeError, match="declassifies decisions of sampler, which .* lacks"):
+        check_decisions((NORM, SAMPLER), elf)

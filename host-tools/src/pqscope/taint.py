@@ -157,6 +157,21 @@ class Symbolizer:
         return name, line
 
 
+def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None:
+    """A decision names a function of the image (or one GCC cloned): else it would declassify
+    nothing, silently. (The emulator refuses a value declassification's unknown function.)"""
+    try:
+        with elf.open("rb") as stream:
+            symbols = ELFFile(stream).get_section_by_name(".symtab")
+            present = {_unclone(symbol.name) for symbol in (symbols.iter_symbols() if symbols else ())
+                       if symbol["st_info"]["type"] == "STT_FUNC"}
+    except (OSError, ELFError) as error:
+        raise PqscopeError(f"cannot read {elf}: {error}") from None
+    missing = sorted({item.function for item in declassify if item.kind == "decision"} - present)
+    if missing:
+        raise PqscopeError(f"the catalogue declassifies decisions of {', '.join(missing)}, which {elf} lacks")
+
+
 def read_findings(path: Path, elf: Path, root: Path) -> tuple[dict, list[Finding]]:
     """The emulator's taint document and its findings, each named from `elf` (source files
     inside the repository `root` relative to it)."""
@@ -187,6 +202,7 @@ def check_signatures(root: Path, board: Board, implementation: Implementation, s
     target = VirtualTarget(root, board, emulator_args=("--taint", str(raw_path), "--taint-function", INTERVAL_FUNCTION,
                                                        *emulator_options(implementation.declassify)))
     image = target.image(implementation, console)
+    check_decisions(implementation.declassify, image.elf)
     with target.connect(image.elf, console, stats_dir=out) as connection:
         session = connection.session
         session.hello()
