@@ -53,6 +53,19 @@ EXPECT it_block
 	bx lr
 	.size leak_it, . - leak_it
 
+/* A computed jump: a table branch indexed by the secret's low bit (its table is in flash, so the
+ * index also makes a secret flash address). r0 = secret. */
+FUNC leak_jump
+	and r0, r0, #1
+EXPECT jump
+	tbb [pc, r0]
+1:	.byte (2f - 1b) / 2, (3f - 1b) / 2
+2:	movs r0, #1
+	bx lr
+3:	movs r0, #2
+	bx lr
+	.size leak_jump, . - leak_jump
+
 /* The same condition selecting between constants: single-cycle members cost the same executed
  * or skipped, so the IT is a constant-time select (a "select" note, no branch). */
 FUNC select_it

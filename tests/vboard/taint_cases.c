@@ -21,6 +21,7 @@ uint32_t leak_memory(uint32_t secret, uint32_t *scratch);
 uint32_t leak_fpu(uint32_t secret);
 uint32_t leak_it(uint32_t secret, const uint32_t *public_word);
 uint32_t select_it(uint32_t secret);
+uint32_t leak_jump(uint32_t secret);
 uint32_t ct_push_pop(uint32_t secret, uint32_t public_value);
 uint32_t leak_across_ticks(uint32_t secret, uint32_t iterations);
 uint32_t ct_flags(uint32_t secret, const void *public_pointer);
@@ -151,6 +152,7 @@ NOINLINE uint32_t taint_scope(void)
 	r += leak_fpu(key[4]);
 	r += leak_it(key[5], &scratch);
 	r += select_it(key[5]);
+	r += leak_jump(key[5]);
 	r += leak_across_ticks(key[6], 20000);
 	r += ct_select(key[7], 11, 22);
 	r += ct_compare(key, guess, sizeof key);

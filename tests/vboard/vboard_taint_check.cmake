@@ -19,13 +19,15 @@ set(EXPECTED
   leak_fpu:branch:false
   leak_it:branch:false
   select_it:select:false
+  leak_jump:jump:false
+  leak_jump:address:false:flash
   leak_flags_overflow:branch:false
   leak_across_ticks:branch:false
   declassified_branch:branch:true
   check_then_branch:branch:true
   publish:branch:true)
 # label:kind
-set(EXPECTED_AT memory_branch:branch fpu_branch:branch it_block:branch it_select:select
+set(EXPECTED_AT memory_branch:branch fpu_branch:branch it_block:branch it_select:select jump:jump
                 ticks_branch:branch overflow_branch:branch)
 
 set(checks 0)
