@@ -15,9 +15,11 @@ from .errors import PqscopeError
 
 CLIENT = "labgrid-client"
 CLIENT_TIMEOUT_SECONDS = 60.0
-# The serial port resources labgrid exports (ser2net behind them) and the debug probes it knows.
+# The serial port resources labgrid exports (ser2net behind them) and the debug probes it knows;
+# pqscope flashes through an exported USB debugger (an ST-LINK) with OpenOCD on its exporter.
 SERIAL_PORTS = ("NetworkSerialPort",)
 DEBUG_PROBES = ("USBDebugger", "NetworkUSBDebugger", "JLinkDevice", "NetworkJLinkDevice")
+FLASHABLE_PROBE = "NetworkUSBDebugger"
 
 
 def labgrid_client(root: Path) -> str:
@@ -29,12 +31,26 @@ def labgrid_client(root: Path) -> str:
 
 
 @dataclass(frozen=True)
+class DebugProbe:
+    """A place's debug probe: its labgrid resource class and, for an exported USB debugger, the
+    exporter's host and the USB port the probe is plugged into there (e.g. 1-1.2)."""
+
+    resource: str
+    host: str | None = None
+    usb_location: str | None = None
+
+    @property
+    def flashable(self) -> bool:
+        return self.resource == FLASHABLE_PROBE and bool(self.host and self.usb_location)
+
+
+@dataclass(frozen=True)
 class Resources:
-    """What a place offers pqscope: its serial port's RFC 2217 URL and whether it has a debug probe."""
+    """What a place offers pqscope: its serial port's RFC 2217 URL and its debug probe, if any."""
 
     serial_url: str
     baud: int | None
-    debug_probe: bool
+    debug_probe: DebugProbe | None
 
 
 @dataclass(frozen=True)
@@ -68,8 +84,10 @@ class Place:
         if port.get("protocol", "rfc2217") != "rfc2217":
             raise PqscopeError(f"labgrid place {self.name}: its serial port speaks {port['protocol']}, not rfc2217")
         # ser2net cannot set modem lines on every port: like labgrid's SerialDriver, do not wait for it to.
+        probes = [DebugProbe(cls, args.get("host"), args.get("path")) for cls, args in entries if cls in DEBUG_PROBES]
+        probes.sort(key=lambda probe: not probe.flashable)
         return Resources(f"rfc2217://{port['host']}:{port['port']}?ign_set_control", port.get("speed"),
-                         any(cls in DEBUG_PROBES for cls, _ in entries))
+                         probes[0] if probes else None)
 
     def _client(self, *args: str) -> str:
         command = [self.client, *(["-x", self.coordinator] if self.coordinator else []), "-p", self.name, *args]

@@ -23,8 +23,9 @@ from .catalogue import Implementation
 from .console import working
 from .device import DeviceSession
 from .errors import PqscopeError
-from .farm import Place, labgrid_client
+from .farm import FLASHABLE_PROBE, DebugProbe, Place, Resources, labgrid_client
 from .flash import flash as openocd_flash
+from .flash import flash_on_exporter
 from .metadata import load_json
 from .transport import open_port
 from .vboard import VirtualBoard, virtual_board_serial
@@ -255,17 +256,39 @@ class LabgridTarget(Target):
             self.place.acquire()
         try:
             resources = self.place.resources()
-            if self.link.flash and resources.debug_probe:
-                raise PqscopeError(f"labgrid place {self.place.name}: pqscope cannot flash through labgrid yet; flash "
-                                   "its board beforehand and pass --no-flash")
+            probe = self._probe(resources) if self.link.flash else None
             # A place without a debug probe keeps its image: the device's INFO is checked instead.
             with open_port(resources.serial_url, self.link.baud or resources.baud or self.board.baud) as port:
+                # Flashed with the port open, so that the new image's boot announcement is not missed.
+                if probe is not None:
+                    self._flash(probe, elf, console)
                 yield Connection(self._session(port, on_receive), resources.serial_url)
         finally:
             self.place.release()
 
     def flash(self, elf: Path, console: Console) -> None:
-        raise PqscopeError(f"pqscope cannot flash through labgrid yet: flash place {self.place.name}'s board itself")
+        with working(console, f"acquiring labgrid place {self.place.name}"):
+            self.place.acquire()
+        try:
+            probe = self._probe(self.place.resources())
+            if probe is None:
+                raise PqscopeError(f"labgrid place {self.place.name} has no debug probe to flash its board with")
+            self._flash(probe, elf, console)
+        finally:
+            self.place.release()
+
+    def _probe(self, resources: Resources) -> DebugProbe | None:
+        """The place's probe if pqscope can flash through it; a probe it cannot use is an error."""
+        probe = resources.debug_probe
+        if probe is not None and not probe.flashable:
+            raise PqscopeError(f"labgrid place {self.place.name}: its debug probe ({probe.resource}) is not an "
+                               f"exported USB debugger ({FLASHABLE_PROBE}) that OpenOCD reaches on its exporter; "
+                               "flash its board beforehand and pass --no-flash")
+        return probe
+
+    def _flash(self, probe: DebugProbe, elf: Path, console: Console) -> None:
+        with working(console, f"flashing {elf.name} onto labgrid place {self.place.name}"):
+            flash_on_exporter(self.board, elf, probe.host, probe.usb_location, self.place.name)
 
     def describe(self) -> dict:
         return {**super().describe(), "place": self.place.name}
