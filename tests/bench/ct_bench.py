@@ -86,19 +86,31 @@ def bench_farm(args) -> None:
     sys.path.insert(0, str(ROOT / "tests/target"))
     from labgrid_farm import LabgridFarm
 
-    scheme, impl, signatures = "control-branch", "ct", 10_000
+    # Each place count runs a short and a long test: the difference of their wall times is the time
+    # of the extra signatures alone, without what every test pays once (acquiring the places,
+    # starting the boards, the analysis).
+    scheme, impl, short, long = "control-branch", "ct", 2_000, 12_000
     subprocess.run([sys.executable, "-m", "pqscope", "build", "--board", "virtual", "--scheme", scheme, "--impl", impl],
                    check=True, capture_output=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
     places = ("bench-a", "bench-b")
     with tempfile.TemporaryDirectory() as scratch, LabgridFarm(
             Path(scratch), ROOT / "build/host/boards/virtual/emulator/pqscope-vboard",
             ROOT / f"build/stm32f4discovery/images/{scheme}/{impl}.elf", places) as farm:
+        rates = {}
         for count in (1, 2):
-            elapsed, document = timed_ct(scheme, impl, "c7", "-n", str(signatures), "--fixed-n", "--board",
-                                         "stm32f4discovery", "--labgrid-coordinator", farm.coordinator,
-                                         *(arg for place in places[:count] for arg in ("--labgrid-place", place)))
-            report(f"{scheme} {impl} on {count} labgrid place{'s' if count > 1 else ''}", elapsed, document)
-            print(f"  {signatures / elapsed:.0f} signatures per second", flush=True)
+            times = {}
+            for signatures in (short, long):
+                times[signatures], document = timed_ct(
+                    scheme, impl, "c7", "-n", str(signatures), "--fixed-n", "--board", "stm32f4discovery",
+                    "--labgrid-coordinator", farm.coordinator,
+                    *(arg for place in places[:count] for arg in ("--labgrid-place", place)))
+                report(f"{scheme} {impl} on {count} labgrid place{'s' if count > 1 else ''}", times[signatures],
+                       document)
+            rates[count] = (long - short) / (times[long] - times[short])
+            print(f"  {rates[count]:.0f} signatures per second ({long - short:,} more signatures took "
+                  f"{times[long] - times[short]:.1f} s more); {long / times[long]:.0f} per second over the whole "
+                  f"{long:,}-signature test", flush=True)
+        print(f"two places / one place: {rates[2] / rates[1]:.2f}x", flush=True)
 
 
 def bench_taint(args) -> None:
