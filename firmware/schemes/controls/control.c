@@ -1,5 +1,5 @@
-/* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH or CONTROL_UDIV,
- * with CONTROL_LEAKY 1 (the textbook leak) or 0 (its constant-time twin). */
+/* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV or
+ * CONTROL_FLASH_TABLE, with CONTROL_LEAKY 1 (the textbook leak) or 0 (its constant-time twin). */
 #include "api.h"
 
 #include <pqscope/sha3.h>
@@ -7,8 +7,8 @@
 #include "randombytes.h"
 
 #if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + \
-                                defined(CONTROL_UDIV) != 1)
-#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV"
+                                defined(CONTROL_UDIV) + defined(CONTROL_FLASH_TABLE) != 1)
+#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE"
 #endif
 
 #define KEY_LIMIT 0xEFu /* early exit at the first key byte above this */
@@ -104,6 +104,38 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
   for (int i = 0; i < DIVISIONS; i++) {
     uint32_t divisor = (load32(sk + 4 * i) >> (sk[i] & 31)) | 1u;
     value += divide(load32(digest + 4 * (i % 8)), divisor);
+  }
+  return value;
+}
+
+#elif defined(CONTROL_FLASH_TABLE)
+/* A key-indexed lookup in a constant table of 256 bytes (16 flash lines of 128 bits). With 0 wait
+ * states (24 MHz) every flash read costs the same, so neither twin leaks there. At 168 MHz a flash
+ * read costs 5 wait states unless the ART's data cache (8 lines of 128 bits, RM0090 3.5.2) holds
+ * its line: which lines the key's bytes select, and so the time, depends on the key. The twin
+ * copies the whole table to SRAM first (the same reads for every key) and looks up there, where
+ * every read costs the same at any clock. */
+#define ENTRY(i) (uint8_t)(((i) * 167u + 13u) ^ ((i) >> 3))
+#define ENTRIES4(i) ENTRY(i), ENTRY((i) + 1), ENTRY((i) + 2), ENTRY((i) + 3)
+#define ENTRIES16(i) ENTRIES4(i), ENTRIES4((i) + 4), ENTRIES4((i) + 8), ENTRIES4((i) + 12)
+#define ENTRIES64(i) ENTRIES16(i), ENTRIES16((i) + 16), ENTRIES16((i) + 32), ENTRIES16((i) + 48)
+static const uint8_t TABLE[256] = {ENTRIES64(0), ENTRIES64(64), ENTRIES64(128), ENTRIES64(192)};
+
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  (void)m;
+  (void)mlen;
+#if CONTROL_LEAKY
+  const uint8_t *table = TABLE;
+#else
+  uint8_t table[sizeof TABLE];
+  for (size_t i = 0; i < sizeof TABLE; i++) {
+    table[i] = TABLE[i];
+  }
+#endif
+  uint32_t value = 0;
+  for (uint32_t i = 0; i < CRYPTO_SECRETKEYBYTES; i++) {
+    value = value * 31u + table[sk[i]];
   }
   return value;
 }

@@ -22,7 +22,7 @@ from .errors import PqscopeError
 from .paths import repo_root
 from .protocol import Op
 from .report import (bound_text, csv_text, function_line, html_page, markdown, print_results, print_tls_budget,
-                     runs_document, taint_source, taint_what, write_reports)
+                     runs_document, taint_kind, taint_source, taint_what, write_reports)
 from .rundir import resume_parameters
 from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
 from .runs import find_runs, load_run, newest_measured_run
@@ -557,7 +557,7 @@ def taint_command(board_name, scheme, impl, impl_dir, signatures, seed, msg_len,
                f"({document['signatures']} signatures, {document['instructions']:,} instructions checked)")
     table = Table("kind", "function", "source", "executions", "what", box=None)
     for finding in document["findings"]:
-        table.add_row(finding["kind"], finding["function"] or "?", taint_source(finding), f"{finding['count']:,}",
+        table.add_row(taint_kind(finding), finding["function"] or "?", taint_source(finding), f"{finding['count']:,}",
                       taint_what(finding))
     if document["findings"]:
         _wide_console().print(table)

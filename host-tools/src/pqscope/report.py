@@ -287,7 +287,7 @@ def taint_html(taint: dict, heading: str) -> str:
     """The exact check's findings as a report section: each with its function, source line,
     executions and what it is (a leak, declassified and why, or a note)."""
     rows = "".join(
-        f"<tr><td>{html.escape(f['kind'])}</td><td>{html.escape(f['function'] or '?')}</td>"
+        f"<tr><td>{html.escape(taint_kind(f))}</td><td>{html.escape(f['function'] or '?')}</td>"
         f"<td>{html.escape(taint_source(f))}</td><td>{f['count']:,}</td><td>{html.escape(taint_what(f))}</td></tr>"
         for f in taint["findings"])
     table = (f"<table><tr><th>kind</th><th>function</th><th>source</th><th>executions</th><th>what</th></tr>{rows}"
@@ -317,6 +317,11 @@ th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }}</s
 no signature reached is not checked.</p>
 </body></html>
 """
+
+
+def taint_kind(finding: dict) -> str:
+    """A finding's kind, with the memory an address finding hit (what its cost depends on)."""
+    return f"{finding['kind']} ({finding['region']})" if finding.get("region") else finding["kind"]
 
 
 def taint_source(finding: dict) -> str:
