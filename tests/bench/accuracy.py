@@ -9,7 +9,8 @@ pinned pqm4 sources the build fetched (benchmarks.md of pqm4 and of its Round3 t
     .venv/bin/python tests/bench/accuracy.py -n 100 --scheme ml-dsa-44
 
 Measurements go to runs/accuracy/<scheme>-<impl>/ and are reused (resumed if cut short) by the
-next call with the same -n and seed, so the table can be printed again at no cost.
+next call with the same -n and seed, so the table can be printed again at no cost (once an image's
+code changes, pqscope refuses to mix builds: remove runs/accuracy to measure again).
 The targets (issue #18): an operation whose published min and max differ by less than 1 % within
 ±2 %, every verification within ±3 %, SPHINCS+-SHA2-128f key generation and signing within ±2 %;
 operations with rejection loops need many samples on both sides before their means compare."""
