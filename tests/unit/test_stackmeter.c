@@ -39,6 +39,19 @@ static void test_repainting_forgets_the_previous_operation(void)
   TEST_ASSERT_EQUAL(40, pqs_stack_used(stack, stack + WORDS, top_of_stack()));
 }
 
+static void test_painting_leaves_every_word_holding_the_pattern(void)
+{
+  /* Pattern words below, between and above overwritten ones, as an earlier painting and an
+   * operation that used the stack unevenly leave them. */
+  for (size_t i = 0; i < WORDS; i++) {
+    stack[i] = (i % 7 == 3 || i > WORDS - 9) ? (uint32_t)i : PQS_STACK_PATTERN;
+  }
+  pqs_stack_paint(stack, stack + WORDS);
+  for (size_t i = 0; i < WORDS; i++) {
+    TEST_ASSERT_EQUAL_HEX32(PQS_STACK_PATTERN, stack[i]);
+  }
+}
+
 static void test_use_above_the_painted_area_reports_its_upper_bound(void)
 {
   /* Only the lower half is painted (the upper half is the measuring code's own frame). */
@@ -59,6 +72,7 @@ int main(void)
   UNITY_BEGIN();
   RUN_TEST(test_measures_exactly_the_bytes_written_below_the_top);
   RUN_TEST(test_repainting_forgets_the_previous_operation);
+  RUN_TEST(test_painting_leaves_every_word_holding_the_pattern);
   RUN_TEST(test_use_above_the_painted_area_reports_its_upper_bound);
   RUN_TEST(test_exhausted_stack_reports_the_whole_region);
   return pqs_test_finish(UNITY_END());
