@@ -28,10 +28,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "flash_art.h"
 #include "profile.h"
 #include "taint.h"
 
 #define CACHE_MASK ((1u << COST_CACHE_BITS) - 1)
+#define FETCH_POOL_SIZE (1u << 20)
 #define ACCESS_CACHE_MASK ((1u << ACCESS_CACHE_BITS) - 1)
 #define SYSTICK_EXCEPTION 15
 #define EXC_RETURN_BASIC 0xfffffff9u  /* Thread mode, main stack, basic frame */
@@ -95,7 +97,8 @@ static void machine_schedule(struct machine *m)
 		if (tick < next)
 			next = tick;
 	}
-	if (m->resume || m->signal)
+	m->flash_timed = art_wait_states(m->art) > 0;
+	if (m->resume || m->signal || (m->flash_timed && !m->flash_hooked))
 		next = 0;
 	m->next_event = next;
 }
@@ -230,12 +233,25 @@ static bool div_hooked(struct machine *m, uint32_t addr)
 	return false;
 }
 
+/* The ART's delays for the flash lines a block runs into, from `start`, the time it begins. */
+static uint32_t fetch_delay(struct machine *m, const struct fetch_point *f, uint32_t n, uint64_t start)
+{
+	uint32_t stall = 0;
+	for (uint32_t i = 0; i < n; i++)
+		stall += art_fetch(m->art, f[i].line, start + f[i].offset + stall);
+	return stall;
+}
+
 static void charge(struct machine *m, uint32_t addr, uint32_t size, uint32_t cycles,
-		   uint32_t ninsns, uint32_t exit_refill)
+		   uint32_t ninsns, uint32_t exit_refill, const struct fetch_point *fetches,
+		   uint32_t nfetches)
 {
 	/* Control reaching anything but the fall-through of the previous block is a taken
 	 * branch: its pipeline refill. */
-	m->cycles += cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
+	uint64_t start = m->cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
+	m->cycles = start + cycles;
+	if (m->flash_timed)
+		m->cycles += fetch_delay(m, fetches, nfetches, start);
 	m->cur_addr = addr;
 	m->cur_size = size;
 	m->cur_exit_refill = exit_refill;
@@ -243,6 +259,54 @@ static void charge(struct machine *m, uint32_t addr, uint32_t size, uint32_t cyc
 	m->insns += ninsns;
 	if (m->prof)
 		profile_block(m->prof, addr, m->cycles);
+}
+
+static bool in_flash(uint32_t addr)
+{
+	return addr < FLASH_SIZE || addr - FLASH_BASE < FLASH_SIZE;
+}
+
+/* The flash lines of an analysed block, as the ART numbers them (nothing outside flash). */
+static uint32_t flash_fetches(const struct block_timing *bt, struct fetch_point *out)
+{
+	if (!in_flash(bt->addr))
+		return 0;
+	for (uint32_t i = 0; i < bt->nfetches; i++)
+		out[i] = (struct fetch_point){
+			art_line((bt->fetch[i].line * TIMING_LINE_BYTES) & (FLASH_SIZE - 1)),
+			bt->fetch[i].offset};
+	return bt->nfetches;
+}
+
+/* Keeps a block's flash lines for its cost entry; a full pool empties the cost cache. */
+static void keep_fetches(struct machine *m, struct cost_entry *e, const struct block_timing *bt)
+{
+	if (m->fetch_used + bt->nfetches > FETCH_POOL_SIZE) {
+		memset(m->cache, 0, (1u << COST_CACHE_BITS) * sizeof *m->cache);
+		m->fetch_used = 0;
+	}
+	e->fetch_first = m->fetch_used;
+	e->nfetches = flash_fetches(bt, &m->fetch_pool[m->fetch_used]);
+	m->fetch_used += e->nfetches;
+}
+
+/* Records the loads of a flash block whose address may lie in flash (not SP-based). */
+static void note_flash_loads(struct machine *m, const struct block_timing *bt)
+{
+	if (!m->flash_hooked || !in_flash(bt->addr))
+		return;
+	for (uint32_t i = 0; i < bt->ninsns; i++) {
+		const struct access_span *span = &bt->insn[i].access;
+		uint32_t *at = &m->load_at[(bt->insn[i].addr & (FLASH_SIZE - 1)) >> 1];
+		if (span->dir != ACCESS_LOAD || span->base == 13 || *at)
+			continue;
+		if (m->nload_spans == m->cap_load_spans) {
+			m->cap_load_spans = m->cap_load_spans ? 2 * m->cap_load_spans : 1024;
+			m->load_spans = realloc(m->load_spans, m->cap_load_spans * sizeof *m->load_spans);
+		}
+		m->load_spans[m->nload_spans++] = *span;
+		*at = m->nload_spans;
+	}
 }
 
 static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
@@ -263,13 +327,19 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		m->resume = false;
 		m->cur_addr = addr;
 		m->cur_size = 0;     /* no refill: execution continues where it stopped */
-		charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill);
+		struct fetch_point fetches[2 * TIMING_MAX_INSNS];
+		charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill, fetches,
+		       flash_fetches(bt, fetches));
 		m->resumed_block = m->blocks;
 		machine_schedule(m);
 		return;
 	}
 	if (m->cycles >= m->max_cycles) {
 		machine_stop(m, STOP_EVENT);
+		return;
+	}
+	if (m->flash_timed && !m->flash_hooked) {
+		machine_stop(m, STOP_FLASH_TIMING);
 		return;
 	}
 	periph_systick_advance(m->periph, m->cycles);
@@ -281,7 +351,8 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 
 	struct cost_entry *e = &m->cache[(addr >> 1) & CACHE_MASK];
 	if (e->addr == addr && e->size == size) {
-		charge(m, addr, size, e->cycles, e->ninsns, e->exit_refill);
+		charge(m, addr, size, e->cycles, e->ninsns, e->exit_refill,
+		       &m->fetch_pool[e->fetch_first], e->nfetches);
 		return;
 	}
 	if (size > sizeof code || uc_mem_read(m->uc, addr, code, size) ||
@@ -306,8 +377,11 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 			return;
 		}
 	}
-	*e = (struct cost_entry){addr, size, bt->cycles, bt->ninsns, bt->exit_refill};
-	charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill);
+	note_flash_loads(m, bt);
+	*e = (struct cost_entry){addr, size, bt->cycles, bt->ninsns, bt->exit_refill, 0, 0};
+	keep_fetches(m, e, bt);
+	charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill,
+	       &m->fetch_pool[e->fetch_first], e->nfetches);
 }
 
 static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
@@ -320,7 +394,10 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 		block_slow(m, addr, size);
 		return;
 	}
-	m->cycles += e->cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
+	uint64_t start = m->cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
+	m->cycles = start + e->cycles;
+	if (__builtin_expect(m->flash_timed, 0))
+		m->cycles += fetch_delay(m, &m->fetch_pool[e->fetch_first], e->nfetches, start);
 	m->cur_addr = addr;
 	m->cur_size = size;
 	m->cur_exit_refill = e->exit_refill;
@@ -328,6 +405,44 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 	m->insns += e->ninsns;
 	if (__builtin_expect(m->prof != NULL, 0))
 		profile_block(m->prof, addr, m->cycles);
+}
+
+/* A load that may read flash is about to execute (a skipped IT-conditional one does not come
+ * here): its wait for the D-Code side of the ART. The registers are as before it runs. */
+static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	uint32_t site = m->load_at[(address & (FLASH_SIZE - 1)) >> 1];
+	if (!site || !m->flash_timed)
+		return;
+	const struct access_span *s = &m->load_spans[site - 1];
+	uint32_t at = (uint32_t)s->offset;
+	if (s->base >= 0)
+		at += reg(m, core_regs[s->base]);
+	if (s->index >= 0)
+		at += reg(m, core_regs[s->index]) << s->shift;
+	if (in_flash(at))
+		m->cycles += art_load(m->art, at & (FLASH_SIZE - 1), s->bytes);
+}
+
+/* Flash wait states are on: a code hook on flash (and its alias) for the loads, then every
+ * block translated and priced again so that the hook and the load table cover it. */
+static int hook_flash(struct machine *m)
+{
+	uc_hook h;
+	m->load_at = calloc(FLASH_SIZE / 2, sizeof *m->load_at);
+	if (!m->load_at ||
+	    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_flash_insn, m, FLASH_BASE,
+			FLASH_BASE + FLASH_SIZE - 1) != UC_ERR_OK ||
+	    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_flash_insn, m, 0, FLASH_SIZE - 1) != UC_ERR_OK)
+		return -1;
+	m->flash_hooked = true;
+	memset(m->cache, 0, (1u << COST_CACHE_BITS) * sizeof *m->cache);
+	m->fetch_used = 0;
+	uc_ctl_flush_tb(m->uc);
+	machine_schedule(m);
+	return 0;
 }
 
 /* Operand-dependent UDIV/SDIV cost: a code hook on just the division instructions. */
@@ -594,6 +709,7 @@ static int map_peripherals(struct machine *m)
 	const struct periph_core core = {m, core_access_time, core_fail, core_stop, core_reschedule,
 					 &m->signal};
 	m->periph = periph_new(&core, m->uart);
+	m->art = periph_flash_art(m->periph);
 	for (size_t i = 0; i < PERIPH_WINDOWS; i++) {
 		const struct periph_window *w = &periph_windows[i];
 		m->mmio[i] = (struct mmio_window){m, w->base};
@@ -621,6 +737,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	m->resumed_block = UINT64_MAX;
 	m->found_block = UINT64_MAX;
 	m->cache = calloc(1u << COST_CACHE_BITS, sizeof *m->cache);
+	m->fetch_pool = calloc(FETCH_POOL_SIZE, sizeof *m->fetch_pool);
 	m->access_cache = calloc(1u << ACCESS_CACHE_BITS, sizeof *m->access_cache);
 	m->bt = malloc(sizeof *m->bt);
 	m->flash = malloc(FLASH_SIZE);
@@ -723,6 +840,9 @@ void machine_free(struct machine *m)
 	free(m->flash);
 	free(m->bt);
 	free(m->cache);
+	free(m->fetch_pool);
+	free(m->load_at);
+	free(m->load_spans);
 	free(m->access_cache);
 }
 
@@ -824,6 +944,11 @@ int machine_run(struct machine *m)
 		case STOP_EXACT_ACCESS:
 			if (exact_access(m, pc) == 0)
 				continue;
+			break;
+		case STOP_FLASH_TIMING:
+			if (hook_flash(m) == 0)
+				continue;
+			machine_fail(m, "cannot hook the loads from flash");
 			break;
 		case STOP_RETRANSLATE:
 			if (add_div_hooks(m, m->pending_divs) == 0)

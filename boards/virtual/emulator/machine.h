@@ -19,6 +19,7 @@ enum stop_reason {
 	STOP_EXACT_ACCESS,  /* a time-dependent register was accessed: find the instruction */
 	STOP_EVENT,         /* at a block start: exception to take, cycle limit, signal */
 	STOP_RETRANSLATE,   /* a block has divisions that need their operand hooks first */
+	STOP_FLASH_TIMING,  /* flash wait states were switched on: hook the loads that can read flash */
 	STOP_HALT,
 	STOP_INPUT_EOF,
 };
@@ -26,6 +27,7 @@ enum stop_reason {
 struct cost_entry {
 	uint32_t addr, size, cycles, ninsns;
 	uint32_t exit_refill; /* refill charged if control leaves the block by a taken branch */
+	uint32_t fetch_first, nfetches; /* its flash lines in machine.fetch_pool */
 };
 #define COST_CACHE_BITS 16
 
@@ -56,6 +58,7 @@ struct machine {
 	uint32_t cur_exit_refill;  /* of the block that ran last */
 	uint64_t blocks, insns;
 	struct cost_entry *cache;
+	bool flash_timed;      /* flash wait states > 0: fetches and loads go through the ART model */
 
 	uc_engine *uc;
 	csh cs;
@@ -91,6 +94,16 @@ struct machine {
 	struct div_hook **divs;
 	uint32_t ndivs, cap_divs;
 	struct block_timing *pending_divs; /* block whose divisions need hooks */
+
+	/* flash timing (flash_art.h): the lines each cached block fetches; the code hook on flash
+	 * and, per flash halfword, the load there (index + 1 into load_spans, 0: none) */
+	struct art *art;
+	struct fetch_point *fetch_pool;
+	uint32_t fetch_used;
+	bool flash_hooked;
+	uint32_t *load_at;
+	struct access_span *load_spans;
+	uint32_t nload_spans, cap_load_spans;
 
 	struct periph *periph;
 	struct uart_host *uart;

@@ -9,6 +9,7 @@
 
 #include "elf.h"
 #include "clock.h"
+#include "flash_art.h"
 #include "machine.h"
 #include "profile.h"
 #include "taint.h"
@@ -62,6 +63,8 @@ static void on_signal(int sig)
 static int write_stats(const char *path, const struct machine *m, double wall, double host_wait)
 {
 	char taint_line[64] = "";
+	const struct art *art = m->art;
+	const struct art_counts *c = &art->counts;
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		fprintf(stderr, "vboard: error: cannot write %s\n", path);
@@ -74,11 +77,23 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 	fprintf(f,
 		"{\"model_cycles\": %llu, \"instructions\": %llu, \"blocks\": %llu, "
 		"\"wall_seconds\": %.6f, \"host_wait_seconds\": %.6f, \"run_seconds\": %.6f, "
-		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu%s}\n",
+		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu%s, "
+		"\"clock\": {\"hclk_hz\": %llu, \"flash_wait_states\": %u, \"prefetch\": %s, "
+		"\"icache\": %s, \"dcache\": %s}, "
+		"\"flash\": {\"fetch_current\": %llu, \"fetch_prefetched\": %llu, "
+		"\"fetch_cached\": %llu, \"fetch_missed\": %llu, \"load_cached\": %llu, "
+		"\"load_missed\": %llu, \"stall_cycles\": %llu}}\n",
 		(unsigned long long)m->cycles, (unsigned long long)m->insns,
 		(unsigned long long)m->blocks, wall, host_wait, run,
 		run > 0 ? (double)m->cycles / run : 0.0, (unsigned long long)m->replayed_accesses,
-		taint_line);
+		taint_line, (unsigned long long)periph_hclk(m->periph), art_wait_states(art),
+		art->acr & FLASH_ACR_PRFTEN ? "true" : "false",
+		art->acr & FLASH_ACR_ICEN ? "true" : "false",
+		art->acr & FLASH_ACR_DCEN ? "true" : "false",
+		(unsigned long long)c->fetch_current, (unsigned long long)c->fetch_prefetched,
+		(unsigned long long)c->fetch_cached, (unsigned long long)c->fetch_missed,
+		(unsigned long long)c->load_cached, (unsigned long long)c->load_missed,
+		(unsigned long long)c->stall_cycles);
 	return fclose(f) == 0 ? 0 : -1;
 }
 

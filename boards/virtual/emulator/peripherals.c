@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "flash_art.h"
 #include "uart.h"
 
-#define CORE_HZ 24000000u
+#define HCLK_MAX_HZ 168000000u /* STM32F407 datasheet */
 #define HSE_HZ 8000000u
 #define HSI_HZ 16000000u
 
@@ -89,7 +90,8 @@ struct periph {
 	/* RCC, PWR, FLASH, GPIOA, USART2 register files (word index = offset / 4) */
 	uint32_t rcc[0x90 / 4];
 	uint32_t pwr[2];
-	uint32_t flash_acr;
+	struct art art;           /* the FLASH interface's ACR and its accelerator */
+	uint64_t hclk;            /* core clock as RCC is set up */
 	uint32_t gpioa[0x28 / 4];
 	uint32_t usart[0x1c / 4];
 	unsigned rx_idle_polls;   /* SR reads in a row that found no input */
@@ -147,21 +149,45 @@ static uint32_t rcc_read(struct periph *p, uint32_t off)
 	return v;
 }
 
-static void rcc_check_sysclk(struct periph *p)
+static uint64_t rcc_hclk(const struct periph *p)
 {
 	uint32_t cfgr = p->rcc[RCC_CFGR / 4];
-	if ((cfgr & 3u) != 2u)
-		return;
 	uint32_t pll = p->rcc[RCC_PLLCFGR / 4];
-	uint32_t pllm = pll & 0x3f, plln = pll >> 6 & 0x1ff, pllp = ((pll >> 16 & 3) + 1) * 2;
-	uint64_t src = (pll >> 22 & 1) ? HSE_HZ : HSI_HZ;
+	uint64_t sysclk = HSI_HZ;
+	if ((cfgr & 3u) == 1u) {
+		sysclk = HSE_HZ;
+	} else if ((cfgr & 3u) == 2u) {
+		uint32_t pllm = pll & 0x3f, plln = pll >> 6 & 0x1ff, pllp = ((pll >> 16 & 3) + 1) * 2;
+		uint64_t src = (pll >> 22 & 1) ? HSE_HZ : HSI_HZ;
+		sysclk = pllm ? src / pllm * plln / pllp : 0;
+	}
 	uint32_t hpre = cfgr >> 4 & 0xf;
 	uint32_t ahb_div = hpre < 8 ? 1 : (hpre < 12 ? 2u << (hpre - 8) : 64u << (hpre - 12));
-	uint64_t hclk = pllm ? src / pllm * plln / pllp / ahb_div : 0;
-	if (hclk != CORE_HZ)
-		fail(p, "core clock set to %llu Hz; the virtual board models the %u Hz benchmark clock "
-			"at address 0x%08x", (unsigned long long)hclk, CORE_HZ,
-		     periph_windows[WIN_RCC].base + RCC_CFGR);
+	return sysclk / ahb_div;
+}
+
+/* The flash needs more wait states the faster HCLK runs (RM0090 table 10); with too few the chip
+ * would read wrong instructions. */
+static void check_flash_timing(struct periph *p, uint32_t reg_addr)
+{
+	unsigned needed = art_required_wait_states(p->hclk);
+	if (art_wait_states(&p->art) < needed)
+		fail(p, "%u flash wait states at HCLK %llu Hz; RM0090 table 10 needs %u at 2.7-3.6 V "
+			"at address 0x%08x", art_wait_states(&p->art), (unsigned long long)p->hclk,
+		     needed, reg_addr);
+}
+
+static void rcc_check_sysclk(struct periph *p)
+{
+	uint64_t hclk = rcc_hclk(p);
+	if (hclk == p->hclk)
+		return;
+	p->hclk = hclk;
+	if (hclk > HCLK_MAX_HZ)
+		fail(p, "core clock set to %llu Hz, above the STM32F407's %u Hz at address 0x%08x",
+		     (unsigned long long)hclk, HCLK_MAX_HZ, periph_windows[WIN_RCC].base + RCC_CFGR);
+	else
+		check_flash_timing(p, periph_windows[WIN_RCC].base + RCC_CFGR);
 }
 
 static void rcc_write(struct periph *p, uint32_t off, uint32_t v)
@@ -215,7 +241,7 @@ static void pwr_write(struct periph *p, uint32_t off, uint32_t v)
 static uint32_t flash_read(struct periph *p, uint32_t off)
 {
 	if (off == 0x00)
-		return p->flash_acr;
+		return p->art.acr;
 	unsupported(p, "read from", WIN_FLASH, off);
 	return 0;
 }
@@ -226,12 +252,9 @@ static void flash_write(struct periph *p, uint32_t off, uint32_t v)
 		unsupported(p, "write to", WIN_FLASH, off);
 		return;
 	}
-	if (v & 0xf) {
-		fail(p, "%u flash wait states requested; the timing model has 0 wait states (24 MHz) "
-			"at address 0x%08x", v & 0xf, periph_windows[WIN_FLASH].base);
-		return;
-	}
-	p->flash_acr = v & ~(3u << 11); /* ICRST/DCRST read back as 0 */
+	art_set_acr(&p->art, v);
+	check_flash_timing(p, periph_windows[WIN_FLASH].base);
+	p->core.reschedule(p->core.core); /* the core prices flash accesses by the new setting */
 }
 
 static uint32_t gpioa_read(struct periph *p, uint32_t off)
@@ -538,6 +561,8 @@ struct periph *periph_new(const struct periph_core *core, struct uart_host *uart
 	p->core = *core;
 	p->uart = uart;
 	p->rcc[RCC_CR / 4] = 0x83;            /* HSION, HSITRIM */
+	p->hclk = HSI_HZ;
+	art_reset(&p->art);
 	p->rcc[RCC_PLLCFGR / 4] = 0x24003010;
 	p->pwr[0] = 0x4000;
 	p->gpioa[0] = 0xa8000000;             /* debug pins in AF mode */
@@ -567,6 +592,16 @@ bool periph_stack_align8(const struct periph *p)
 uint32_t periph_cpacr(const struct periph *p)
 {
 	return p->cpacr;
+}
+
+struct art *periph_flash_art(struct periph *p)
+{
+	return &p->art;
+}
+
+uint64_t periph_hclk(const struct periph *p)
+{
+	return p->hclk;
 }
 
 bool periph_fpu_enabled(const struct periph *p)

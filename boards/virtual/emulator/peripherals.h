@@ -69,4 +69,8 @@ bool periph_stack_align8(const struct periph *p);
 uint32_t periph_cpacr(const struct periph *p);
 bool periph_fpu_enabled(const struct periph *p);
 
+/* The flash interface (FLASH_ACR and the ART accelerator's state) and the core clock. */
+struct art *periph_flash_art(struct periph *p);
+uint64_t periph_hclk(const struct periph *p);
+
 #endif

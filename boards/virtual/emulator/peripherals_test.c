@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "flash_art.h"
 #include "peripherals.h"
 #include "uart.h"
 
@@ -31,6 +32,13 @@
 #define DEMCR_TRCENA (1u << 24)
 #define DWT_CTRL 0xe0001000u
 #define DWT_CYCCNT 0xe0001004u
+#define RCC_PLLCFGR 0x40023804u
+#define RCC_CFGR 0x40023808u
+#define FLASH_ACR 0x40023c00u
+/* RM0090 PLLCFGR: HSE 8 MHz / M=8 * N=336 / P=2 = 168 MHz; the same with P=8 is 42 MHz */
+#define PLL_HSE_168MHZ (8u | 336u << 6 | 0u << 16 | 1u << 22)
+#define PLL_HSE_42MHZ (8u | 336u << 6 | 3u << 16 | 1u << 22)
+#define CFGR_SW_PLL 2u
 
 
 /* The fake core: model time is whatever the test says; every upcall is recorded. */
@@ -274,8 +282,34 @@ static void test_an_unsupported_register_fails_with_its_address(void)
 	periph_free(p);
 }
 
+static void test_the_pll_clock_needs_the_flash_wait_states_of_rm0090(void)
+{
+	struct periph *p = new_board("", false);
+	CHECK(periph_hclk(p) == 16000000u); /* HSI after reset */
+	write_at(p, 0, RCC_PLLCFGR, PLL_HSE_168MHZ);
+	write_at(p, 0, FLASH_ACR, 0x700u | 5u); /* PRFTEN ICEN DCEN, 5 wait states */
+	write_at(p, 0, RCC_CFGR, CFGR_SW_PLL);
+	CHECK(periph_hclk(p) == 168000000u);
+	CHECK(art_wait_states(periph_flash_art(p)) == 5);
+	CHECK((read_at(p, 0, FLASH_ACR) & 0x707u) == 0x705u);
+	CHECK(fake.reschedules == 1); /* the core learns of the new flash timing */
+	CHECK(!fake.failure[0]);
+	write_at(p, 0, FLASH_ACR, 0x700u | 4u); /* one too few for 168 MHz */
+	CHECK(!strcmp(fake.failure, "4 flash wait states at HCLK 168000000 Hz; RM0090 table 10 "
+				    "needs 5 at 2.7-3.6 V at address 0x40023c00"));
+	periph_free(p);
+
+	p = new_board("", false);
+	write_at(p, 0, RCC_PLLCFGR, PLL_HSE_42MHZ);
+	write_at(p, 0, RCC_CFGR, CFGR_SW_PLL); /* 42 MHz needs 1 wait state, the ACR has 0 */
+	CHECK(!strcmp(fake.failure, "0 flash wait states at HCLK 42000000 Hz; RM0090 table 10 "
+				    "needs 1 at 2.7-3.6 V at address 0x40023808"));
+	periph_free(p);
+}
+
 int main(void)
 {
+	test_the_pll_clock_needs_the_flash_wait_states_of_rm0090();
 	test_systick_counts_down_from_reload_with_the_clock();
 	test_countflag_is_set_by_a_wrap_and_cleared_by_reading_ctrl();
 	test_the_tick_event_is_rescheduled_when_ctrl_or_load_change();

@@ -307,6 +307,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	bt->uses_fp = false;
 	bt->it_mem = false;
 	bt->ndivs = 0;
+	bt->nfetches = 0;
 	bt->error[0] = 0;
 
 	cs_insn *in = cs_malloc(cs);
@@ -345,6 +346,11 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 			break;
 		}
 		ic->cycles = (uint16_t)c;
+		/* lines of this instruction's first and last halfword, where they start a new one */
+		for (uint32_t line = at / TIMING_LINE_BYTES; line <= (at + in->size - 1) / TIMING_LINE_BYTES;
+		     line++)
+			if (bt->nfetches == 0 || bt->fetch[bt->nfetches - 1].line != line)
+				bt->fetch[bt->nfetches++] = (struct fetch_point){line, bt->cycles};
 		bool unpredicted = in->id == ARM_INS_TBB || in->id == ARM_INS_TBH || loads_pc(a, in->id);
 		bt->exit_refill = unpredicted ? TIMING_REFILL_UNPREDICTED : TIMING_REFILL;
 		ic->mem = mem;

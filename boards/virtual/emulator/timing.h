@@ -62,6 +62,14 @@ struct insn_cost {
 	bool in_it;               /* conditional through an IT block */
 };
 
+/* The core starts executing from a new 16-byte line (the flash's read unit) `offset` cycles of
+ * static cost after the block starts. */
+#define TIMING_LINE_BYTES 16u
+struct fetch_point {
+	uint32_t line;     /* address / TIMING_LINE_BYTES */
+	uint32_t offset;
+};
+
 struct block_timing {
 	uint32_t addr, size;
 	uint32_t cycles;   /* static cost of the whole block */
@@ -73,6 +81,8 @@ struct block_timing {
 	uint32_t ndivs;
 	struct div_site divs[TIMING_MAX_DIVS];
 	struct insn_cost insn[TIMING_MAX_INSNS];
+	uint32_t nfetches;
+	struct fetch_point fetch[2 * TIMING_MAX_INSNS]; /* each line the block runs into, in order */
 	char error[256];   /* set when the block cannot be priced */
 };
 

@@ -1,0 +1,126 @@
+#include "flash_art.h"
+
+#include <string.h>
+
+#define FLASH_READ_HZ 30000000u /* RM0090 table 10, 2.7-3.6 V: HCLK per wait state */
+
+void art_reset(struct art *a)
+{
+	memset(a, 0, sizeof *a);
+	a->current = ART_NO_LINE;
+	a->prefetched = ART_NO_LINE;
+	a->icache.size = ART_ICACHE_LINES;
+	a->dcache.size = ART_DCACHE_LINES;
+}
+
+static void cache_empty(struct art_cache *c)
+{
+	memset(c->used, 0, sizeof c->used);
+}
+
+void art_set_acr(struct art *a, uint32_t acr)
+{
+	/* RM0090: ICRST/DCRST take effect only while the cache is disabled; they read back as 0. */
+	if ((acr & FLASH_ACR_ICRST) && !(acr & FLASH_ACR_ICEN))
+		cache_empty(&a->icache);
+	if ((acr & FLASH_ACR_DCRST) && !(acr & FLASH_ACR_DCEN))
+		cache_empty(&a->dcache);
+	a->acr = acr & ~(FLASH_ACR_ICRST | FLASH_ACR_DCRST);
+}
+
+unsigned art_wait_states(const struct art *a)
+{
+	return a->acr & FLASH_ACR_LATENCY_MASK;
+}
+
+unsigned art_required_wait_states(uint64_t hclk)
+{
+	return hclk == 0 ? 0 : (unsigned)((hclk - 1) / FLASH_READ_HZ);
+}
+
+/* Looks `line` up; a hit becomes the most recently used. */
+static bool cache_hit(struct art_cache *c, uint32_t line, uint64_t stamp)
+{
+	for (unsigned i = 0; i < c->size; i++) {
+		if (c->used[i] && c->line[i] == line) {
+			c->used[i] = stamp;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Puts `line` in an empty slot, or in place of the least recently used one. */
+static void cache_fill(struct art_cache *c, uint32_t line, uint64_t stamp)
+{
+	unsigned victim = 0;
+	for (unsigned i = 0; i < c->size; i++) {
+		if (!c->used[i]) {
+			victim = i;
+			break;
+		}
+		if (c->used[i] < c->used[victim])
+			victim = i;
+	}
+	c->line[victim] = line;
+	c->used[victim] = stamp;
+}
+
+/* A read of the array that starts when it is free and no earlier than `now`: when its line is
+ * there. At 0 wait states that is now + 1, the fetch cycle the instruction costs include. */
+static uint64_t array_read(struct art *a, uint64_t now)
+{
+	uint64_t start = a->busy_until > now ? a->busy_until : now;
+	a->busy_until = start + art_wait_states(a) + 1;
+	return a->busy_until;
+}
+
+static uint32_t wait_for(uint64_t ready, uint64_t now)
+{
+	return ready > now + 1 ? (uint32_t)(ready - now - 1) : 0;
+}
+
+uint32_t art_fetch(struct art *a, uint32_t line, uint64_t now)
+{
+	if (line == a->current) {
+		a->counts.fetch_current++;
+		return 0;
+	}
+	uint32_t stall;
+	if ((a->acr & FLASH_ACR_PRFTEN) && line == a->prefetched) {
+		stall = wait_for(a->prefetch_ready, now);
+		a->counts.fetch_prefetched++;
+	} else if ((a->acr & FLASH_ACR_ICEN) && cache_hit(&a->icache, line, ++a->stamp)) {
+		stall = 0;
+		a->counts.fetch_cached++;
+	} else {
+		stall = wait_for(array_read(a, now), now);
+		if (a->acr & FLASH_ACR_ICEN)
+			cache_fill(&a->icache, line, ++a->stamp);
+		a->counts.fetch_missed++;
+	}
+	a->current = line;
+	if ((a->acr & FLASH_ACR_PRFTEN) && a->prefetched != line + 1) {
+		a->prefetched = line + 1;
+		a->prefetch_ready = array_read(a, now + stall);
+	}
+	a->counts.stall_cycles += stall;
+	return stall;
+}
+
+uint32_t art_load(struct art *a, uint32_t offset, uint32_t bytes)
+{
+	uint32_t stall = 0;
+	for (uint32_t line = art_line(offset); line <= art_line(offset + bytes - 1); line++) {
+		if ((a->acr & FLASH_ACR_DCEN) && cache_hit(&a->dcache, line, ++a->stamp)) {
+			a->counts.load_cached++;
+			continue;
+		}
+		stall += art_wait_states(a);
+		if (a->acr & FLASH_ACR_DCEN)
+			cache_fill(&a->dcache, line, ++a->stamp);
+		a->counts.load_missed++;
+	}
+	a->counts.stall_cycles += stall;
+	return stall;
+}
