@@ -297,9 +297,11 @@ static void note_flash_loads(struct machine *m, const struct block_timing *bt)
 		return;
 	for (uint32_t i = 0; i < bt->ninsns; i++) {
 		const struct access_span *span = &bt->insn[i].access;
-		uint32_t *at = &m->load_at[(bt->insn[i].addr & (FLASH_SIZE - 1)) >> 1];
+		uint32_t half = (bt->insn[i].addr & (FLASH_SIZE - 1)) >> 1;
+		uint32_t *at = &m->load_at[half];
 		if (span->dir != ACCESS_LOAD || span->base == 13 || *at)
 			continue;
+		m->load_bits[half >> 3] |= (uint8_t)(1u << (half & 7));
 		if (m->nload_spans == m->cap_load_spans) {
 			m->cap_load_spans = m->cap_load_spans ? 2 * m->cap_load_spans : 1024;
 			m->load_spans = realloc(m->load_spans, m->cap_load_spans * sizeof *m->load_spans);
@@ -413,9 +415,10 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 {
 	struct machine *m = user;
 	(void)uc, (void)size;
-	uint32_t site = m->load_at[(address & (FLASH_SIZE - 1)) >> 1];
-	if (!site || !m->flash_timed)
+	uint32_t half = (uint32_t)(address & (FLASH_SIZE - 1)) >> 1;
+	if (!(m->load_bits[half >> 3] & 1u << (half & 7)) || !m->flash_timed)
 		return;
+	uint32_t site = m->load_at[half];
 	const struct access_span *s = &m->load_spans[site - 1];
 	uint32_t at = (uint32_t)s->offset;
 	if (s->base >= 0)
@@ -426,16 +429,17 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 		m->cycles += art_load(m->art, at & (FLASH_SIZE - 1), s->bytes);
 }
 
-/* Flash wait states are on: a code hook on flash (and its alias) for the loads, then every
- * block translated and priced again so that the hook and the load table cover it. */
+/* Flash wait states are on: a code hook on flash for the loads, then every block translated and
+ * priced again so that the hook and the load table cover it. Code runs from 0x08000000 (the
+ * vectors point there), not from the boot alias at 0, which gets no hook. */
 static int hook_flash(struct machine *m)
 {
 	uc_hook h;
 	m->load_at = calloc(FLASH_SIZE / 2, sizeof *m->load_at);
-	if (!m->load_at ||
+	m->load_bits = calloc(FLASH_SIZE / 16, 1);
+	if (!m->load_at || !m->load_bits ||
 	    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_flash_insn, m, FLASH_BASE,
-			FLASH_BASE + FLASH_SIZE - 1) != UC_ERR_OK ||
-	    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_flash_insn, m, 0, FLASH_SIZE - 1) != UC_ERR_OK)
+			FLASH_BASE + FLASH_SIZE - 1) != UC_ERR_OK)
 		return -1;
 	m->flash_hooked = true;
 	memset(m->cache, 0, (1u << COST_CACHE_BITS) * sizeof *m->cache);
@@ -842,6 +846,7 @@ void machine_free(struct machine *m)
 	free(m->cache);
 	free(m->fetch_pool);
 	free(m->load_at);
+	free(m->load_bits);
 	free(m->load_spans);
 	free(m->access_cache);
 }

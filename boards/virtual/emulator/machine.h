@@ -102,6 +102,7 @@ struct machine {
 	uint32_t fetch_used;
 	bool flash_hooked;
 	uint32_t *load_at;
+	uint8_t *load_bits;           /* bit per flash halfword: load_at is set there */
 	struct access_span *load_spans;
 	uint32_t nload_spans, cap_load_spans;
 

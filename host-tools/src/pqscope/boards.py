@@ -1,6 +1,6 @@
 """Boards, from boards/<name>/board.json."""
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from .errors import PqscopeError, UnknownNameError
@@ -8,18 +8,46 @@ from .metadata import load_json, require
 
 
 @dataclass(frozen=True)
+class Clock:
+    """A clock configuration the board's images are built for: its own CMake preset."""
+
+    name: str
+    hz: int
+    flash_wait_states: int
+    cmake_preset: str
+    description: str = ""
+
+    def describe(self) -> str:
+        return f"{self.hz / 1e6:g} MHz, {self.flash_wait_states} flash wait state{'s' if self.flash_wait_states != 1 else ''}"
+
+
+@dataclass(frozen=True)
 class Board:
     name: str
     description: str
     mcu: str
-    clock_hz: int
+    clock: Clock  # the one images are built for and measured at
+    clocks: dict[str, Clock]
     flash_bytes: int
     ram_bytes: int
     baud: int
-    cmake_preset: str
     runner: str  # how the board is reached: the kind of target (targets.TARGET_KINDS)
     emulates: str | None
     directory: Path  # boards/<name>/, which holds the flasher configuration
+
+    @property
+    def clock_hz(self) -> int:
+        return self.clock.hz
+
+    @property
+    def cmake_preset(self) -> str:
+        return self.clock.cmake_preset
+
+    def at_clock(self, name: str) -> "Board":
+        """The board with its images built for and measured at clock `name`."""
+        if name not in self.clocks:
+            raise UnknownNameError(f"clock of board {self.name}", name, list(self.clocks))
+        return replace(self, clock=self.clocks[name])
 
     def describe(self) -> dict:
         """The board as JSON-ready data."""
@@ -55,15 +83,21 @@ def get_board(root: Path, name: str) -> Board:
 
 def _board(name: str, data: dict, path: Path) -> Board:
     memory = require(data, "memory", path)
+    clocks = {clock: Clock(clock, require(setting, "hz", path), require(setting, "flash_wait_states", path),
+                           require(setting, "cmake_preset", path), setting.get("description", ""))
+              for clock, setting in require(data, "clocks", path).items()}
+    default = require(data, "clock", path)
+    if default not in clocks:
+        raise PqscopeError(f"{path}: clock '{default}' is not one of its clocks ({', '.join(clocks)})")
     return Board(
         name=name,
         description=data.get("description", ""),
         mcu=require(data, "mcu", path),
-        clock_hz=require(data, "clock_hz", path),
+        clock=clocks[default],
+        clocks=clocks,
         flash_bytes=require(require(memory, "flash", path), "bytes", path),
         ram_bytes=require(require(memory, "ram", path), "bytes", path),
         baud=require(require(data, "uart", path), "baud", path),
-        cmake_preset=require(data, "cmake_preset", path),
         runner=data.get("runner", "serial"),
         emulates=data.get("emulates"),
         directory=path.parent,

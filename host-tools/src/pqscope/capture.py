@@ -34,6 +34,9 @@ def check_info(info: Info, board: Board, implementation: Implementation, msg_len
         info.board not in board.firmware_names
     ):
         raise PqscopeError(f"the device runs {running}, not {wanted}: flash the right image")
+    if info.clock_hz != board.clock_hz:
+        raise PqscopeError(f"the device's image runs at {info.clock_hz / 1e6:g} MHz, not at --clock {board.clock.name} "
+                           f"({board.clock.describe()}): flash the image built for that clock")
     compiled = (info.pk_bytes, info.sk_bytes, info.sig_bytes)
     catalogued = (implementation.pk_bytes, implementation.sk_bytes, implementation.sig_bytes)
     # A bring-your-own implementation (--impl-dir) has no catalogue sizes: the device's are the truth.

@@ -24,7 +24,8 @@ from .protocol import Op
 from .report import (bound_text, csv_text, function_line, html_page, markdown, print_results, print_tls_budget,
                      runs_document, taint_kind, taint_source, taint_what, write_reports)
 from .rundir import resume_parameters
-from .runner import Member, Runner, SampleCapture, new_suite, resumed_implementation, resumed_run, variant_from_json
+from .runner import (Member, Runner, SampleCapture, board_at_clock, new_suite, resumed_board, resumed_implementation,
+                     resumed_run, variant_from_json)
 from .runs import find_runs, load_run, newest_measured_run
 from .targets import Link, VirtualTarget, open_shard_targets, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
@@ -85,9 +86,13 @@ def _wide_console() -> Console:
     return Console(width=max(Console().width, RESULTS_WIDTH))
 
 
+def _board(root: Path, board_name: str, clock_name: str | None) -> Board:
+    return board_at_clock(root, board_name, clock_name)
+
+
 def _select(root: Path, board_name: str, scheme: str | None, impl: str | None,
-            impl_dir: Path | None = None) -> tuple[Board, Implementation]:
-    board = get_board(root, board_name)
+            impl_dir: Path | None = None, clock_name: str | None = None) -> tuple[Board, Implementation]:
+    board = _board(root, board_name, clock_name)
     if impl_dir is not None:
         return board, implementation_from_dir(impl_dir, scheme, impl)
     if scheme is None or impl is None:
@@ -96,6 +101,10 @@ def _select(root: Path, board_name: str, scheme: str | None, impl: str | None,
 
 
 # Options several commands share.
+CLOCK_OPTION = click.option(
+    "--clock", "clock_name", help="The board's clock the image is built for and measured at (board.json \"clocks\"): "
+                                  "benchmark (24 MHz, 0 flash wait states; the default) or fast (168 MHz, 5 wait states "
+                                  "behind the ART accelerator).")
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 SEED_OPTION = click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
 MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
@@ -179,13 +188,14 @@ def _shard_runner(root: Path, board: Board, ports, baud, timeout, flash, jobs, a
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
+@CLOCK_OPTION
 @_probe_options
 @JSON_OPTION
-def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, probed: bool,
-          probe_names: tuple[str, ...], as_json: bool) -> None:
+def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, clock_name: str | None,
+          probed: bool, probe_names: tuple[str, ...], as_json: bool) -> None:
     """Build one image and check that it fits the board."""
     root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir, clock_name)
     image = open_target(root, board).image(implementation, stderr(), _variant(probed, probe_names))
     size = image.size
     if as_json:
@@ -263,6 +273,7 @@ def _parse_seed(text: str | None) -> bytes:
 @click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
 @SEED_OPTION
 @MSG_LEN_OPTION
+@CLOCK_OPTION
 @_probe_options
 @_connection_options(timeout=60.0, shards=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -275,7 +286,7 @@ def _parse_seed(text: str | None) -> bytes:
               help="Write report.md and report.html (`pqscope report --format md|html` prints them later).")
 @JSON_OPTION
 @click.pass_context
-def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, probed,
+def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, clock_name, probed,
         probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out, resume_path, with_report,
         as_json) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board (or boards:
@@ -285,12 +296,12 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         jobs = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
     if resume_path is not None:
         _refuse_fixed_options(ctx, RESUME_FIXED)
-        board_name, what, members = resumed_run(root, resume_path)
-        runner = _shard_runner(root, get_board(root, board_name), ports, baud, timeout, flash, jobs, adapters, places,
+        board, what, members = resumed_run(root, resume_path)
+        runner = _shard_runner(root, board, ports, baud, timeout, flash, jobs, adapters, places,
                                coordinator)
         _measure_members(ctx, runner, members, what, resume_path, with_report, as_json)
         return
-    board = get_board(root, board_name)
+    board = _board(root, board_name, clock_name)
     catalogue = load_catalogue(root)
     if impl_dir is not None:
         selected = [implementation_from_dir(impl_dir, scheme, impl)]
@@ -306,7 +317,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
     stamp = time.strftime("%Y%m%d-%H%M%S")
     if scheme is None and impl_dir is None:
         path = out or root / "runs" / f"{stamp}-{board.name}-suite"
-        members = new_suite(path, board.name, selected, what)
+        members = new_suite(path, board, selected, what)
     else:
         only = selected[0]
         path = out or root / "runs" / f"{stamp}-{board.name}-{only.scheme}-{only.impl}"
@@ -333,7 +344,7 @@ def _measure_members(ctx: click.Context, runner: Runner, members: list[Member], 
 
 # The run's parameters, which --resume takes from meta.json (or a suite's suite.json), by their
 # option names.
-RESUME_FIXED = {"board_name": "--board", "scheme": "--scheme", "impl": "--impl", "impl_dir": "--impl-dir",
+RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--scheme", "impl": "--impl", "impl_dir": "--impl-dir",
                 "ops_text": "--ops", "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out",
                 "probed": "--probes", "probe_names": "--probe"}
 
@@ -440,6 +451,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
               help="Run until no leak larger than PERCENT of the mean signing time is shown (95% confidence), or -n.")
 @SEED_OPTION
 @MSG_LEN_OPTION
+@CLOCK_OPTION
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
               help="Regenerate a random key after this many uses (0: keep the pool's keys).")
 @_probe_options
@@ -456,7 +468,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
               help="Also run the exact check (pqscope taint, 2 signatures) on the virtual board and show its findings "
                    "beside the statistical localisation.")
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
-               key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out,
+               clock_name, key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out,
                resume_path, as_json, taint_check) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
@@ -465,11 +477,11 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
     if resume_path is not None:
         _refuse_fixed_options(ctx, CT_RESUME_FIXED)
         meta = resume_parameters(resume_path, kind="ct")
-        board, implementation, path = get_board(root, meta.board), resumed_implementation(root, meta), resume_path
+        board, implementation, path = resumed_board(root, meta), resumed_implementation(root, meta), resume_path
         what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh,
                          variant=variant_from_json(meta.variant), fixed_n=bool(meta.fixed_n), bound=meta.bound)
     else:
-        board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+        board, implementation = _select(root, board_name, scheme, impl, impl_dir, clock_name)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
                                        f"{implementation.impl}-ct")
         what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
@@ -492,8 +504,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
     if as_json:
         _print_json(document)
         return
-    click.echo(f"{implementation.scheme} {implementation.impl} on {board.name}: {document['verdict']} "
-               f"({document['reason']})")
+    click.echo(f"{implementation.scheme} {implementation.impl} on {board.name} at {board.clock.describe()}: "
+               f"{document['verdict']} ({document['reason']})")
     if document["verdict"] == "no-leak" and document.get("bound"):
         requested = document.get("bound_requested")
         click.echo(f"  {bound_text(document['bound'])}" + ("" if not requested else " (the bound asked for is shown)"

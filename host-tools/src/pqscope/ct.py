@@ -332,6 +332,7 @@ class CtCapture(Capture):
         result = self._analyse(implementation, path, records, meta, profiled)
         probes = ProbeSet.from_json(meta.probes) if meta.probes else None
         document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
+                    "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
                     "run_dir": str(path), **result.to_json(),
                     "sequential": {"looks": self.looks, "stopped": meta.stopped_early}}
         if self.bound is not None:

@@ -40,15 +40,17 @@ def write_reports(path: Path, document: dict, runs: list[Run]) -> Path:
     return path / "report.html"
 
 
-def run_document(board: str, clock_hz: int, run_dir: Path, results: list[dict]) -> dict:
-    return {"schema": RESULTS_SCHEMA, "board": board, "clock_hz": clock_hz, "run_dir": str(run_dir), "results": results}
+def run_document(board: str, clock_hz: int, run_dir: Path, results: list[dict],
+                 flash_wait_states: int | None = None) -> dict:
+    return {"schema": RESULTS_SCHEMA, "board": board, "clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
+            "run_dir": str(run_dir), "results": results}
 
 
 def runs_document(path: Path, runs: list[Run]) -> dict:
     """The document of run directories read back from disk (one run, or the runs of a suite)."""
     first = runs[0].meta
     results = [result for run in runs for result in run.results()]
-    return run_document(first.board, first.clock_hz or 0, path, results)
+    return run_document(first.board, first.clock_hz or 0, path, results, first.flash_wait_states)
 
 
 def _table_rows(document: dict) -> list[list[str]]:
@@ -83,8 +85,15 @@ def _probe_rows(document: dict) -> list[list[str]]:
     return rows
 
 
+def clock_text(clock_hz: int, flash_wait_states: int | None) -> str:
+    """"168 MHz, 5 flash wait states" (runs from before wait states were recorded: the clock alone)."""
+    if flash_wait_states is None:
+        return f"{clock_hz / 1e6:g} MHz"
+    return f"{clock_hz / 1e6:g} MHz, {flash_wait_states} flash wait state{'s' if flash_wait_states != 1 else ''}"
+
+
 def _title(document: dict) -> str:
-    return f"pqscope on {document['board']} at {document['clock_hz'] / 1e6:g} MHz"
+    return f"pqscope on {document['board']} at {clock_text(document['clock_hz'], document.get('flash_wait_states'))}"
 
 
 def _malleability_notes(document: dict) -> list[str]:
@@ -344,7 +353,8 @@ def ct_page(document: dict, t_series_png: bytes, ecdf_png: bytes) -> str:
     and the two classes' cycle distributions."""
     title = html.escape(f"pqscope ct: {document['scheme']} {document['impl']} on {document['board']}")
     n = document["n"]
-    facts = [
+    clock = document.get("clock")
+    facts = [("clock", clock_text(clock["hz"], clock["flash_wait_states"]) if clock and clock["hz"] else "not recorded"),
         ("verdict", document["verdict"]), ("why", document.get("reason", "")),
         ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
         ("max |t|", _rounded(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test"))),

@@ -46,7 +46,9 @@ class RunMeta:
     boards: dict[str, dict] | None = None
     elf: str | None = None
     image: dict | None = None  # build.ImageSize
+    clock: str | None = None  # the board's clock configuration (board.json "clocks"); absent: its default
     clock_hz: int | None = None
+    flash_wait_states: int | None = None
     code_sha256: str | None = None  # of the image's executable sections: a resume must run the same code
     impl_dir: str | None = None  # a bring-your-own implementation's directory
     info: dict | None = None  # the device's INFO

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from rich.console import Console
 
+from .boards import Board, get_board
 from .build import PLAIN, Variant, build_info, code_digest
 from .capture import Row, capture, check_info
 from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
@@ -315,7 +316,8 @@ class Runner:
             samples=what.samples, msg_len=what.msg_len, master_seed=what.master_seed.hex(),
             tool_version=version("pqscope"), command_line=sys.argv, build=build_info(self.target.root, board),
             started_at=_now(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
-            clock_hz=board.clock_hz, **what.parameters(), variant=variant_json(what.variant),
+            clock=board.clock.name, clock_hz=board.clock_hz, flash_wait_states=board.clock.flash_wait_states,
+            **what.parameters(), variant=variant_json(what.variant),
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
         )
 
@@ -410,12 +412,12 @@ def member_path(suite: Path, implementation: Implementation) -> Path:
     return suite / f"{implementation.scheme}-{implementation.impl}"
 
 
-def new_suite(path: Path, board: str, implementations: list[Implementation], what: SampleCapture) -> list[Member]:
+def new_suite(path: Path, board: Board, implementations: list[Implementation], what: SampleCapture) -> list[Member]:
     """A suite directory whose manifest (suite.json) lists its members and shared parameters,
     written before any member starts so that a killed suite can be resumed as a whole."""
     start_suite(path, {
-        "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board,
-        "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
+        "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board.name,
+        "clock": board.clock.name, "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
         "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
         "master_seed": what.master_seed.hex(), **({"variant": variant_json(what.variant)} if what.variant.probed else {}),
     })
@@ -429,13 +431,13 @@ def resumed_implementation(root: Path, meta: RunMeta) -> Implementation:
     return find_implementation(load_catalogue(root), meta.scheme, meta.impl)
 
 
-def resumed_run(root: Path, path: Path) -> tuple[str, SampleCapture, list[Member]]:
-    """What resuming the run or suite at `path` measures: its board's name, the capture with its
+def resumed_run(root: Path, path: Path) -> tuple[Board, SampleCapture, list[Member]]:
+    """What resuming the run or suite at `path` measures: its board at its clock, the capture with its
     parameters (meta.json, or a suite's suite.json), and its members: complete ones stay as they
     are, the interrupted one goes on, those never started start."""
     if not is_suite(path):
         meta = resume_parameters(path)
-        return meta.board, _sample_capture(meta.ops, meta.samples, meta.master_seed, meta.msg_len,
+        return resumed_board(root, meta), _sample_capture(meta.ops, meta.samples, meta.master_seed, meta.msg_len,
                                            variant_from_json(meta.variant)), [
             Member(resumed_implementation(root, meta), path, meta)]
     manifest = suite_parameters(path)
@@ -449,7 +451,18 @@ def resumed_run(root: Path, path: Path) -> tuple[str, SampleCapture, list[Member
         meta = member_state(run_path)
         complete = meta is not None and meta.status == "complete" and meta.samples_completed == meta.samples
         members.append(Member(implementation, run_path, meta, complete))
-    return manifest["board"], what, members
+    return board_at_clock(root, manifest["board"], manifest.get("clock")), what, members
+
+
+def board_at_clock(root: Path, name: str, clock: str | None) -> Board:
+    """Board `name` at clock `clock` (None: its default one)."""
+    board = get_board(root, name)
+    return board.at_clock(clock) if clock else board
+
+
+def resumed_board(root: Path, meta: RunMeta) -> Board:
+    """The board a run measured on, at the clock it measured at (older runs: the default)."""
+    return board_at_clock(root, meta.board, meta.clock)
 
 
 def _sample_capture(ops: list[str], samples: int, master_seed: str, msg_len: int,
