@@ -29,7 +29,6 @@ VIRTUAL_BOARD_JSON = {
     "description": "pqscope-vboard emulator running stm32f4discovery images",
     "emulates": "stm32f4discovery",
     "runner": "vboard",
-    "cmake_preset": "stm32f4discovery",
 }
 
 

@@ -69,6 +69,17 @@ def test_virtual_board_inherits_the_emulated_board(fake_repo):
     assert virtual.firmware_names == {"virtual", "stm32f4discovery"}
 
 
+def test_a_clock_brings_its_own_build_and_wait_states(fake_repo):
+    virtual = get_board(fake_repo, "virtual")
+    assert (virtual.clock.name, virtual.clock.flash_wait_states) == ("benchmark", 0)
+    fast = virtual.at_clock("fast")
+    assert (fast.clock_hz, fast.clock.flash_wait_states, fast.cmake_preset) == (
+        168_000_000, 5, "stm32f4discovery-fast")
+    assert fast.clock.describe() == "168 MHz, 5 flash wait states" and fast.name == "virtual"
+    with pytest.raises(UnknownNameError, match="unknown clock of board virtual 'slow'; valid: benchmark, fast"):
+        virtual.at_clock("slow")
+
+
 def test_unknown_names_list_the_valid_ones(fake_repo):
     with pytest.raises(UnknownNameError, match="unknown board 'nucleo'; valid: stm32f4discovery, virtual"):
         get_board(fake_repo, "nucleo")

@@ -76,3 +76,6 @@ def test_info_must_match_the_requested_image(fake_repo):
         check_info(make_info(board="nucleo"), virtual, ML_DSA, msg_len=32)
     with pytest.raises(PqscopeError, match="--msg-len 1025 exceeds the image's maximum of 1024"):
         check_info(make_info(), virtual, ML_DSA, msg_len=1025)
+    with pytest.raises(PqscopeError, match=r"the device's image runs at 24 MHz, not at --clock fast \(168 MHz, 5 flash "
+                                           r"wait states\): flash the image built for that clock"):
+        check_info(make_info(), virtual.at_clock("fast"), ML_DSA, msg_len=32)

@@ -47,6 +47,21 @@ def test_constant_time_twins_do_not_leak(pattern, n, tmp_path):
     assert document["verdict"] == "no-leak", document["reason"]
 
 
+@pytest.mark.parametrize("clock, hz, wait_states, leaky_verdict",
+                         [("benchmark", 24_000_000, 0, "no-leak"), ("fast", 168_000_000, 5, "leak")])
+def test_control_flash_table_leaks_only_behind_the_flash_accelerator(clock, hz, wait_states, leaky_verdict, tmp_path):
+    """A key-indexed table in flash costs the same for every key at 0 wait states; at 168 MHz a
+    read waits 5 cycles unless the ART's 8-line data cache holds its line, so the time follows the
+    key. The twin's lookups in an SRAM copy cost the same at both clocks."""
+    leaky = ct("control-flash-table", "leaky", NO_LEAK_N, tmp_path / "leaky", "--clock", clock)
+    twin = ct("control-flash-table", "ct", NO_LEAK_N, tmp_path / "twin", "--clock", clock)
+    assert leaky["clock"] == twin["clock"] == {"name": clock, "hz": hz, "flash_wait_states": wait_states}
+    assert leaky["verdict"] == leaky_verdict, leaky["reason"]
+    assert twin["verdict"] == "no-leak", twin["reason"]
+    if leaky_verdict == "leak":
+        assert leaky["top_functions"][0]["function"].startswith("key_dependent_value"), leaky["top_functions"][0]
+
+
 def test_native_double_falcon_leaks_through_soft_float(tmp_path):
     document = ct("falcon-512", "fpnative", 200, tmp_path)
     assert document["verdict"] == "leak", document["reason"]

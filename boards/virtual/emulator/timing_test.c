@@ -64,6 +64,12 @@ int main(void)
 	CHECK(timing_suffix(&bt, 1) == 2 && bt.insn[1].before.after_load &&
 	      bt.insn[1].before.load_dests == 1u);
 
+	/* seven movs fill line 0x0800010 but its last halfword; ldrd straddles into the next line,
+	 * which the core then needs 7 cycles into the block; the last movs stays in it */
+	PRICE(0x2000, 0x2000, 0x2000, 0x2000, 0x2000, 0x2000, 0x2000, 0xe9d2, 0x0100, 0x2000);
+	CHECK(bt.nfetches == 2 && bt.fetch[0].line == 0x0800010 && bt.fetch[0].offset == 0 &&
+	      bt.fetch[1].line == 0x0800011 && bt.fetch[1].offset == 7);
+
 	CHECK(timing_div(3, 100, false) == 2);
 	CHECK(timing_div(0xffffffffu, 1, false) == 12);
 	CHECK(timing_div(0x80000000u, 0xffffffffu, true) == 12);
