@@ -278,16 +278,18 @@ static uint32_t flash_fetches(const struct block_timing *bt, struct fetch_point 
 	return bt->nfetches;
 }
 
-/* Keeps a block's flash lines for its cost entry; a full pool empties the cost cache. */
-static void keep_fetches(struct machine *m, struct cost_entry *e, const struct block_timing *bt)
+/* Keeps a block's flash lines for its cost entry; a full pool empties the cost cache first. */
+static struct cost_entry *new_cost_entry(struct machine *m, const struct block_timing *bt)
 {
 	if (m->fetch_used + bt->nfetches > FETCH_POOL_SIZE) {
 		memset(m->cache, 0, (1u << COST_CACHE_BITS) * sizeof *m->cache);
 		m->fetch_used = 0;
 	}
-	e->fetch_first = m->fetch_used;
-	e->nfetches = flash_fetches(bt, &m->fetch_pool[m->fetch_used]);
+	struct cost_entry *e = &m->cache[(bt->addr >> 1) & CACHE_MASK];
+	*e = (struct cost_entry){bt->addr, bt->size, bt->cycles, bt->ninsns, bt->exit_refill,
+				 m->fetch_used, flash_fetches(bt, &m->fetch_pool[m->fetch_used])};
 	m->fetch_used += e->nfetches;
+	return e;
 }
 
 /* Records the loads of a flash block whose address may lie in flash (not SP-based). */
@@ -380,8 +382,7 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		}
 	}
 	note_flash_loads(m, bt);
-	*e = (struct cost_entry){addr, size, bt->cycles, bt->ninsns, bt->exit_refill, 0, 0};
-	keep_fetches(m, e, bt);
+	e = new_cost_entry(m, bt);
 	charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill,
 	       &m->fetch_pool[e->fetch_first], e->nfetches);
 }
