@@ -87,12 +87,14 @@ uint32_t art_fetch(struct art *a, uint32_t line, uint64_t now)
 		return 0;
 	}
 	uint32_t stall;
-	if ((a->acr & FLASH_ACR_PRFTEN) && line == a->prefetched) {
-		stall = wait_for(a->prefetch_ready, now);
-		a->counts.fetch_prefetched++;
-	} else if ((a->acr & FLASH_ACR_ICEN) && cache_hit(&a->icache, line, ++a->stamp)) {
+	if ((a->acr & FLASH_ACR_ICEN) && cache_hit(&a->icache, line, ++a->stamp)) {
 		stall = 0;
 		a->counts.fetch_cached++;
+	} else if ((a->acr & FLASH_ACR_PRFTEN) && line == a->prefetched) {
+		stall = wait_for(a->prefetch_ready, now);
+		if (a->acr & FLASH_ACR_ICEN)
+			cache_fill(&a->icache, line, ++a->stamp);
+		a->counts.fetch_prefetched++;
 	} else {
 		stall = wait_for(array_read(a, now), now);
 		if (a->acr & FLASH_ACR_ICEN)

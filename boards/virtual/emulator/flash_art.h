@@ -14,9 +14,11 @@
  *   same way. D-Code has priority over I-Code, so a load does not wait for a prefetch.
  * - ICRST/DCRST empty the caches (allowed only while the cache is disabled).
  * Not in RM0090, so chosen here and stated in the README: the array serves one read at a time (a
- * demand fetch waits for a prefetch in progress), prefetched lines are not copied into the
- * I-cache, and a fetch is requested when the first instruction of a line starts executing (the
- * core's own fetch-ahead of up to three words is not modelled). */
+ * demand fetch waits for a prefetch in progress); a prefetched line the core goes on to use is
+ * copied into the I-cache too (RM0090 names misses only, but ST's claim of 0-wait-state
+ * performance at 168 MHz needs a loop's sequential lines cached); a fetch is requested when the
+ * first instruction of a line starts executing (the core's own fetch-ahead of up to three words
+ * is not modelled). */
 #ifndef VBOARD_FLASH_ART_H
 #define VBOARD_FLASH_ART_H
 

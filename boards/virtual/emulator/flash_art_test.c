@@ -53,6 +53,19 @@ static void test_the_icache_keeps_64_lines_least_recently_used(void)
 	CHECK(art_fetch(&a, 0, now += 100) == WS5);
 }
 
+static void test_a_loop_runs_from_the_icache_after_its_first_pass(void)
+{
+	struct art a = accelerator(FLASH_ACR_PRFTEN | FLASH_ACR_ICEN);
+	uint64_t now = 0;
+	uint32_t first_pass = 0;
+	for (uint32_t line = 20; line < 24; line++, now += 4)
+		first_pass += art_fetch(&a, line, now);
+	CHECK(first_pass > WS5); /* a miss, then lines that run ahead of their prefetch */
+	for (uint32_t line = 20; line < 24; line++, now += 4)
+		CHECK(art_fetch(&a, line, now) == 0);
+	CHECK(a.counts.fetch_cached == 4);
+}
+
 static void test_loads_hit_the_8_line_dcache_by_line(void)
 {
 	struct art a = accelerator(FLASH_ACR_DCEN);
@@ -81,6 +94,7 @@ int main(void)
 	test_prefetch_hides_the_next_line_when_the_current_one_runs_long_enough();
 	test_a_demand_fetch_waits_for_a_prefetch_in_progress();
 	test_the_icache_keeps_64_lines_least_recently_used();
+	test_a_loop_runs_from_the_icache_after_its_first_pass();
 	test_loads_hit_the_8_line_dcache_by_line();
 	test_wait_states_per_rm0090_table_10();
 	return check_summary("flash accelerator tests");
