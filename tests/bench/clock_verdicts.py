@@ -19,8 +19,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 OUT = ROOT / "runs" / "clocks"
 CLOCKS = ("benchmark", "fast")
-ROWS = ("control-flash-table/leaky", "control-flash-table/ct", "ml-dsa-44/m4f", "ml-dsa-44/m4fstack",
-        "ml-dsa-65/m4f", "ml-dsa-87/m4f", "falcon-512/fpnative", "falcon-512/fpemu-m4", "falcon-512/fpemu-c",
+ROWS = ("control-flash-table/leaky", "control-flash-table/ct", "ml-dsa-44/m4f", "falcon-512/fpnative",
+        "falcon-512/fpemu-m4", "ml-dsa-44/m4fstack", "ml-dsa-65/m4f", "ml-dsa-87/m4f", "falcon-512/fpemu-c",
         "falcon-1024/fpnative", "falcon-1024/fpemu-m4")
 
 
