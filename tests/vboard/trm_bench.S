@@ -165,6 +165,18 @@ BEGIN ldr_three
 	ldr r5, [r8, #12]
 	END
 
+/* The same across a page boundary, where the emulator splits the block: the load after it
+ * still pipelines with the one before it. */
+BEGIN ldr_three_across_page
+	b 1f
+	.balign 2048
+	.space 2048 - 14    /* START, two loads: the third starts the next page */
+1:	START
+	ldr.w r3, [r8, #4]
+	ldr.w r4, [r8, #8]
+	ldr.w r5, [r8, #12]
+	END
+
 BEGIN ldrd
 	START
 	ldrd r3, r4, [r8, #8]
@@ -280,6 +292,67 @@ BEGIN vcvt_vcmp_vmrs
 	vcvt.s32.f32 s0, s1
 	vcmp.f32 s1, #0
 	vmrs APSR_nzcv, fpscr
+	END
+
+/* Instruction alignment (TRM table 3-1: P is "up to 1 cycle longer when branching to unaligned
+ * 32-bit instructions"; compendium.i-0.nl "Alignment rules", measured on an STM32 Cortex-M4
+ * with code in flash). START begins on a word here, so what follows it starts at a halfword. */
+BEGIN wide_unaligned_two
+	.balign 4
+	START
+	eor.w r3, r3, r3
+	eor.w r3, r3, r3
+	END
+
+BEGIN wide_unaligned_three
+	.balign 4
+	START
+	eor.w r3, r3, r3
+	eor.w r3, r3, r3
+	eor.w r3, r3, r3
+	END
+
+BEGIN wide_aligned_three
+	.balign 4
+	START
+	nop
+	eor.w r3, r3, r3
+	eor.w r3, r3, r3
+	eor.w r3, r3, r3
+	END
+
+BEGIN wide_unaligned_stores_three
+	.balign 4
+	START
+	str.w r3, [r8]
+	str.w r3, [r8, #4]
+	str.w r3, [r8, #8]
+	END
+
+BEGIN wide_unaligned_stores_four
+	.balign 4
+	START
+	str.w r3, [r8]
+	str.w r3, [r8, #4]
+	str.w r3, [r8, #8]
+	str.w r3, [r8, #12]
+	END
+
+BEGIN branch_to_unaligned_wide
+	.balign 4
+	START
+	b 1f
+	nop
+1:	eor.w r3, r3, r3
+	END
+
+BEGIN branch_to_aligned_wide
+	.balign 4
+	START
+	b 1f
+	nop
+	nop
+1:	eor.w r3, r3, r3
 	END
 
 	.type leaf_push_pop_pc, %function

@@ -242,23 +242,39 @@ static uint32_t fetch_delay(struct machine *m, const struct fetch_point *f, uint
 	return stall;
 }
 
-static void charge(struct machine *m, uint32_t addr, uint32_t size, uint32_t cycles,
-		   uint32_t ninsns, uint32_t exit_refill, const struct fetch_point *fetches,
-		   uint32_t nfetches)
+/* Control reaching anything but the fall-through of the previous block is a taken branch: its
+ * pipeline refill, longer if it lands on an unaligned 32-bit instruction. Falling through, the
+ * first instruction pipelines with the previous block's last as within a block. */
+static uint64_t block_start(const struct machine *m, const struct cost_entry *e)
 {
-	/* Control reaching anything but the fall-through of the previous block is a taken
-	 * branch: its pipeline refill. */
-	uint64_t start = m->cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
-	m->cycles = start + cycles;
-	if (m->flash_timed)
-		m->cycles += fetch_delay(m, fetches, nfetches, start);
+	if (e->addr != m->cur_addr + m->cur_size)
+		return m->cycles + m->cur_exit_refill + e->entry_refill;
+	return m->cycles + (uint64_t)(int64_t)timing_entry_adjust(&e->entry, &m->cur_exit);
+}
+
+/* Execution goes on at `addr` after a jump in model time (exception entry or return, reset, a
+ * resumed block): no refill to charge, nothing in the pipeline to pipeline with. */
+static void continue_at(struct machine *m, uint32_t addr)
+{
 	m->cur_addr = addr;
-	m->cur_size = size;
-	m->cur_exit_refill = exit_refill;
+	m->cur_size = 0;
+	m->cur_exit = (struct pipe_state){0};
+}
+
+static void charge(struct machine *m, const struct cost_entry *e, const struct fetch_point *fetches)
+{
+	uint64_t start = block_start(m, e);
+	m->cycles = start + e->cycles;
+	if (__builtin_expect(m->flash_timed, 0))
+		m->cycles += fetch_delay(m, fetches, e->nfetches, start);
+	m->cur_addr = e->addr;
+	m->cur_size = e->size;
+	m->cur_exit_refill = e->exit_refill;
+	m->cur_exit = e->exit;
 	m->blocks++;
-	m->insns += ninsns;
-	if (m->prof)
-		profile_block(m->prof, addr, m->cycles);
+	m->insns += e->ninsns;
+	if (__builtin_expect(m->prof != NULL, 0))
+		profile_block(m->prof, e->addr, m->cycles);
 }
 
 static bool in_flash(uint32_t addr)
@@ -278,6 +294,13 @@ static uint32_t flash_fetches(const struct block_timing *bt, struct fetch_point 
 	return bt->nfetches;
 }
 
+static struct cost_entry cost_entry_of(const struct block_timing *bt, uint32_t fetch_first,
+				       uint32_t nfetches)
+{
+	return (struct cost_entry){bt->addr, bt->size, bt->cycles, bt->ninsns, bt->exit_refill,
+				   bt->entry_refill, bt->entry, bt->exit, fetch_first, nfetches};
+}
+
 /* Keeps a block's flash lines for its cost entry; a full pool empties the cost cache first. */
 static struct cost_entry *new_cost_entry(struct machine *m, const struct block_timing *bt)
 {
@@ -286,8 +309,7 @@ static struct cost_entry *new_cost_entry(struct machine *m, const struct block_t
 		m->fetch_used = 0;
 	}
 	struct cost_entry *e = &m->cache[(bt->addr >> 1) & CACHE_MASK];
-	*e = (struct cost_entry){bt->addr, bt->size, bt->cycles, bt->ninsns, bt->exit_refill,
-				 m->fetch_used, flash_fetches(bt, &m->fetch_pool[m->fetch_used])};
+	*e = cost_entry_of(bt, m->fetch_used, flash_fetches(bt, &m->fetch_pool[m->fetch_used]));
 	m->fetch_used += e->nfetches;
 	return e;
 }
@@ -329,11 +351,10 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 			return;
 		}
 		m->resume = false;
-		m->cur_addr = addr;
-		m->cur_size = 0;     /* no refill: execution continues where it stopped */
+		continue_at(m, addr); /* execution continues where it stopped */
 		struct fetch_point fetches[2 * TIMING_MAX_INSNS];
-		charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill, fetches,
-		       flash_fetches(bt, fetches));
+		struct cost_entry resumed = cost_entry_of(bt, 0, flash_fetches(bt, fetches));
+		charge(m, &resumed, fetches);
 		m->resumed_block = m->blocks;
 		machine_schedule(m);
 		return;
@@ -355,8 +376,7 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 
 	struct cost_entry *e = &m->cache[(addr >> 1) & CACHE_MASK];
 	if (e->addr == addr && e->size == size) {
-		charge(m, addr, size, e->cycles, e->ninsns, e->exit_refill,
-		       &m->fetch_pool[e->fetch_first], e->nfetches);
+		charge(m, e, &m->fetch_pool[e->fetch_first]);
 		return;
 	}
 	if (size > sizeof code || uc_mem_read(m->uc, addr, code, size) ||
@@ -383,8 +403,7 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 	}
 	note_flash_loads(m, bt);
 	e = new_cost_entry(m, bt);
-	charge(m, addr, size, bt->cycles, bt->ninsns, bt->exit_refill,
-	       &m->fetch_pool[e->fetch_first], e->nfetches);
+	charge(m, e, &m->fetch_pool[e->fetch_first]);
 }
 
 static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
@@ -397,17 +416,7 @@ static void on_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 		block_slow(m, addr, size);
 		return;
 	}
-	uint64_t start = m->cycles + (addr != m->cur_addr + m->cur_size ? m->cur_exit_refill : 0);
-	m->cycles = start + e->cycles;
-	if (__builtin_expect(m->flash_timed, 0))
-		m->cycles += fetch_delay(m, &m->fetch_pool[e->fetch_first], e->nfetches, start);
-	m->cur_addr = addr;
-	m->cur_size = size;
-	m->cur_exit_refill = e->exit_refill;
-	m->blocks++;
-	m->insns += e->ninsns;
-	if (__builtin_expect(m->prof != NULL, 0))
-		profile_block(m->prof, addr, m->cycles);
+	charge(m, e, &m->fetch_pool[e->fetch_first]);
 }
 
 /* A load that may read flash is about to execute (a skipped IT-conditional one does not come
@@ -570,8 +579,7 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 	periph_systick_taken(m->periph);
 	m->in_handler = true;
 	m->cycles += TIMING_EXC_ENTRY;
-	m->cur_addr = handler & ~1u; /* the entry cost includes fetching the handler */
-	m->cur_size = 0;
+	continue_at(m, handler & ~1u); /* the entry cost includes fetching the handler */
 	machine_schedule(m);
 	return 0;
 }
@@ -610,8 +618,7 @@ static int exception_return(struct machine *m)
 	set_reg(m, UC_ARM_REG_PC, w[6]);
 	m->in_handler = false;
 	m->cycles += TIMING_EXC_RETURN;
-	m->cur_addr = w[6] & ~1u;
-	m->cur_size = 0;
+	continue_at(m, w[6] & ~1u);
 	if (m->prof)
 		profile_exception_return(m->prof, m->cycles);
 	if (m->taint)
@@ -816,7 +823,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	}
 	set_reg(m, UC_ARM_REG_SP, sp);
 	set_reg(m, UC_ARM_REG_PC, pc & ~1u);
-	m->cur_addr = pc & ~1u; /* reset fetch is part of the start-up, not a taken branch */
+	continue_at(m, pc & ~1u); /* reset fetch is part of the start-up, not a taken branch */
 	machine_schedule(m);
 	return 0;
 }

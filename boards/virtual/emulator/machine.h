@@ -27,6 +27,9 @@ enum stop_reason {
 struct cost_entry {
 	uint32_t addr, size, cycles, ninsns;
 	uint32_t exit_refill; /* refill charged if control leaves the block by a taken branch */
+	uint32_t entry_refill; /* and more if a taken branch lands here */
+	struct entry_dependence entry; /* and what falling through into it costs */
+	struct pipe_state exit;
 	uint32_t fetch_first, nfetches; /* its flash lines in machine.fetch_pool */
 };
 #define COST_CACHE_BITS 16
@@ -56,6 +59,7 @@ struct machine {
 	uint64_t next_event;   /* the block hook takes its slow path once cycles reach this */
 	uint32_t cur_addr, cur_size;
 	uint32_t cur_exit_refill;  /* of the block that ran last */
+	struct pipe_state cur_exit;  /* what it left in the pipeline (nothing after a jump in time) */
 	uint64_t blocks, insns;
 	struct cost_entry *cache;
 	bool flash_timed;      /* flash wait states > 0: fetches and loads go through the ART model */

@@ -3,7 +3,8 @@
  * DSP multiplies, saturation, bit-field, extend, reverse, IT, VADD/VMUL...) costs 1; the
  * exceptions are priced explicitly below. Not modelled: unaligned-access penalties, skipped
  * conditional instructions costing 1 instead of their full cost, IT/NOP folding, and the
- * data-dependent delays of the write buffer. */
+ * data-dependent delays of the write buffer. Instruction alignment costs what TIMING_UNALIGNED_*
+ * say (timing.h). */
 #include "timing.h"
 
 #include <stdio.h>
@@ -112,11 +113,13 @@ static uint16_t written_core_regs(const cs_arm *a)
 
 static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op *m,
 			     uint16_t addr_regs, const struct pipe_state *prev, struct pipe_state *st);
+static bool access_pipelines(const cs_insn *in, const cs_arm *a, const cs_arm_op *m);
 static uint32_t price_other(const cs_insn *in, const cs_arm *a);
 
 /* Prices one instruction given the pipeline state before it; updates the state.
  * Returns 0 for an instruction the Cortex-M4 does not have. */
-static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem)
+static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem,
+		      struct entry_dependence *dep)
 {
 	const cs_arm *a = &in->detail->arm;
 	struct pipe_state prev = *st;
@@ -131,6 +134,8 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem)
 	 * preceding data processing operation stalls the pipeline for an additional cycle". */
 	uint32_t address_stall = (addr_regs & prev.alu_dests) ? 1 : 0;
 	uint32_t c = price_access(in, a, m, addr_regs, &prev, st);
+	*dep = (struct entry_dependence){addr_regs, c != NOT_AN_ACCESS, c != NOT_AN_ACCESS &&
+					 access_pipelines(in, a, m)};
 	if (c != NOT_AN_ACCESS)
 		return c == 0 ? 0 : c + address_stall;
 
@@ -145,14 +150,10 @@ static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op
 {
 	enum single_kind kind = single_kind(in->id);
 	if (kind != NOT_SINGLE) {
-		/* TRM 3.3.2: "STR Rx,[Ry,#imm] is always one cycle" (the data phase overlaps the next
-		 * instruction); otherwise a load or store following an LDR pipelines (1 cycle) unless
-		 * its address uses the register that LDR loaded; nothing pipelines after a store. */
 		bool immediate_store = kind == SINGLE_STORE && m && m->mem.index == ARM_REG_INVALID;
-		/* TRM 3.3.2: "Any load with a base update is not normally pipelined". */
-		bool base_update_load = kind == SINGLE_LOAD && a->writeback;
 		uint32_t cycles = immediate_store ? 1
-				  : (prev->after_load && !base_update_load && !(addr_regs & prev->load_dests)) ? 1 : 2;
+				  : (prev->after_load && access_pipelines(in, a, m) &&
+				     !(addr_regs & prev->load_dests)) ? 1 : 2;
 		if (kind == SINGLE_LOAD && !writes_pc(a)) {
 			st->after_load = true;
 			st->load_dests = reg_bit(a->operands[0].reg);
@@ -187,6 +188,28 @@ static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op
 		return 3;    /* TRM 3.3.2: two for the load, one for the add, then the refill */
 	}
 	return NOT_AN_ACCESS;
+}
+
+/* A single load/store that costs 1 instead of 2 right after an LDR whose result its address
+ * does not use. TRM 3.3.2: "STR Rx,[Ry,#imm] is always one cycle" anyway (the data phase
+ * overlaps the next instruction); nothing pipelines after a store; "Any load with a base
+ * update is not normally pipelined". */
+static bool access_pipelines(const cs_insn *in, const cs_arm *a, const cs_arm_op *m)
+{
+	enum single_kind kind = single_kind(in->id);
+	bool immediate_store = kind == SINGLE_STORE && m && m->mem.index == ARM_REG_INVALID;
+	bool base_update_load = kind == SINGLE_LOAD && a->writeback;
+	return kind != NOT_SINGLE && !immediate_store && !base_update_load;
+}
+
+int32_t timing_entry_adjust(const struct entry_dependence *entry, const struct pipe_state *prev)
+{
+	int32_t adjust = 0;
+	if (entry->access && (entry->addr_regs & prev->alu_dests))
+		adjust++;
+	if (entry->pipelines && prev->after_load && !(entry->addr_regs & prev->load_dests))
+		adjust--;
+	return adjust;
 }
 
 /* Everything that is not a data access. */
@@ -286,6 +309,27 @@ static struct access_span access_span(const cs_insn *in, const cs_arm *a, uint32
 	return s;
 }
 
+/* A run of consecutive 32-bit instructions at halfword addresses: the fetch of aligned words
+ * falls behind by its third instruction (fourth if all are stores), once per run. */
+struct unaligned_run {
+	uint32_t length;
+	bool stores_only, charged;
+};
+
+static uint32_t unaligned_run_cost(struct unaligned_run *run, bool wide_unaligned, bool store)
+{
+	if (!wide_unaligned) {
+		*run = (struct unaligned_run){0};
+		return 0;
+	}
+	run->stores_only = run->length == 0 ? store : run->stores_only && store;
+	run->length++;
+	if (run->charged || run->length < (run->stores_only ? 4u : 3u))
+		return 0;
+	run->charged = true;
+	return TIMING_UNALIGNED_RUN;
+}
+
 static bool is_fp(unsigned id)
 {
 	return (id >= ARM_INS_VABA && id <= ARM_INS_VZIP) || id == ARM_INS_FCONSTS ||
@@ -302,6 +346,8 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	bt->size = size;
 	bt->cycles = 0;
 	bt->exit_refill = TIMING_REFILL;
+	bt->entry_refill = 0;
+	bt->entry = (struct entry_dependence){0};
 	bt->ninsns = 0;
 	bt->halts = false;
 	bt->uses_fp = false;
@@ -315,6 +361,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	size_t left = size;
 	uint64_t pc = addr;
 	int it_left = 0;
+	struct unaligned_run run = {0};
 	bool ok = true;
 	while (left > 0) {
 		uint32_t at = (uint32_t)pc;
@@ -337,7 +384,10 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 		ic->before = st;
 		ic->in_it = it_left > 0;
 		bool mem;
-		uint32_t c = price(in, &st, &mem);
+		struct entry_dependence dep;
+		uint32_t c = price(in, &st, &mem, &dep);
+		if (bt->ninsns == 1)
+			bt->entry = dep;
 		if (c == 0) {
 			snprintf(bt->error, sizeof bt->error,
 				 "instruction '%.40s %.60s' not implemented by the Cortex-M4 at address 0x%08x",
@@ -345,6 +395,10 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 			ok = false;
 			break;
 		}
+		bool wide_unaligned = in->size == 4 && (at & 2);
+		if (bt->ninsns == 1 && wide_unaligned)
+			bt->entry_refill = TIMING_UNALIGNED_TARGET;
+		c += unaligned_run_cost(&run, wide_unaligned, single_kind(in->id) == SINGLE_STORE);
 		ic->cycles = (uint16_t)c;
 		/* lines of this instruction's first and last halfword, where they start a new one */
 		for (uint32_t line = at / TIMING_LINE_BYTES; line <= (at + in->size - 1) / TIMING_LINE_BYTES;
@@ -385,6 +439,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 		}
 	}
 	cs_free(in, 1);
+	bt->exit = st;
 	return ok;
 }
 

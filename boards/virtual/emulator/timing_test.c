@@ -8,15 +8,15 @@
 static csh cs;
 static struct block_timing bt;
 
-/* Prices a block given as little-endian halfwords. */
-static uint32_t price(const uint16_t *halfwords, size_t n)
+/* Prices a block given as little-endian halfwords, at `addr`. */
+static uint32_t price_at(uint32_t addr, const uint16_t *halfwords, size_t n)
 {
 	uint8_t code[64];
 	for (size_t i = 0; i < n; i++) {
 		code[2 * i] = (uint8_t)halfwords[i];
 		code[2 * i + 1] = (uint8_t)(halfwords[i] >> 8);
 	}
-	if (!timing_analyze(cs, code, (uint32_t)(2 * n), 0x08000100, NULL, &bt)) {
+	if (!timing_analyze(cs, code, (uint32_t)(2 * n), addr, NULL, &bt)) {
 		fprintf(stderr, "analysis failed: %s\n", bt.error);
 		failures++;
 		return 0;
@@ -24,7 +24,12 @@ static uint32_t price(const uint16_t *halfwords, size_t n)
 	return bt.cycles;
 }
 
-#define PRICE(...) price((const uint16_t[]){__VA_ARGS__}, sizeof((uint16_t[]){__VA_ARGS__}) / 2)
+#define PRICE_AT(addr, ...) \
+	price_at(addr, (const uint16_t[]){__VA_ARGS__}, sizeof((uint16_t[]){__VA_ARGS__}) / 2)
+#define PRICE(...) PRICE_AT(0x08000100, __VA_ARGS__)
+#define NOP 0xbf00
+#define EOR_W 0xea83, 0x0303 /* eor.w r3, r3, r3 */
+#define STR_W 0xf8c1, 0x3100 /* str.w r3, [r1, #256] */
 
 int main(void)
 {
@@ -50,6 +55,34 @@ int main(void)
 	CHECK(PRICE(0xed2d, 0x8b04) == 5);           /* vpush {d8-d9}: 1 + 4 words */
 	CHECK(PRICE(0xee30, 0x0a81) == 1 && bt.uses_fp); /* vadd.f32 */
 	CHECK(PRICE(0xee00, 0x0a81) == 3);           /* vmla.f32 */
+
+	/* a block entered by falling through: its first instruction against the previous one's state */
+	PRICE(0x681a); /* ldr r2, [r3] */
+	CHECK(bt.entry.access && bt.entry.pipelines && bt.entry.addr_regs == 1u << 3);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){0}) == 0);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){true, 1u << 0, 0}) == -1);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){true, 1u << 3, 0}) == 0);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){false, 0, 1u << 3}) == 1);
+	PRICE(0x6808, 0x3304); /* ldr r0, [r1]; adds r3, #4: leaves r3 from the ALU */
+	CHECK(!bt.exit.after_load && bt.exit.alu_dests == 1u << 3);
+	PRICE(0x3304, 0x6808); /* adds; ldr r0, [r1]: leaves a load of r0 */
+	CHECK(bt.exit.after_load && bt.exit.load_dests == 1u << 0);
+	PRICE(0x6008); /* str r0, [r1]: always 1, whatever came before */
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){true, 0, 0}) == 0);
+
+	/* runs of 32-bit instructions at halfword addresses */
+	CHECK(PRICE(NOP, EOR_W, EOR_W) == 3);                        /* two: free */
+	CHECK(PRICE(NOP, EOR_W, EOR_W, EOR_W) == 4 + TIMING_UNALIGNED_RUN);
+	CHECK(PRICE(NOP, EOR_W, EOR_W, EOR_W, EOR_W, EOR_W) == 6 + TIMING_UNALIGNED_RUN); /* once a run */
+	CHECK(PRICE(EOR_W, EOR_W, EOR_W, EOR_W) == 4);               /* word-aligned: free */
+	CHECK(PRICE(NOP, EOR_W, EOR_W, EOR_W, NOP, NOP, EOR_W, EOR_W, EOR_W) == 9 + 2 * TIMING_UNALIGNED_RUN);
+	CHECK(PRICE(NOP, STR_W, STR_W, STR_W) == 4);                 /* stores only: from four */
+	CHECK(PRICE(NOP, STR_W, STR_W, STR_W, STR_W) == 5 + TIMING_UNALIGNED_RUN);
+	CHECK(PRICE(NOP, STR_W, STR_W, EOR_W) == 4 + TIMING_UNALIGNED_RUN); /* mixed: from three */
+	/* a taken branch landing on a 32-bit instruction at a halfword address */
+	CHECK(PRICE_AT(0x08000102, EOR_W) == 1 && bt.entry_refill == TIMING_UNALIGNED_TARGET);
+	CHECK(PRICE_AT(0x08000100, EOR_W) == 1 && bt.entry_refill == 0);
+	CHECK(PRICE_AT(0x08000102, NOP, EOR_W) == 2 && bt.entry_refill == 0);
 
 	CHECK(PRICE(0xfbb1, 0xf0f2) == TIMING_DIV_BASE); /* udiv r0, r1, r2 */
 	CHECK(bt.ndivs == 1 && bt.divs[0].addr == 0x08000100 && bt.divs[0].rn == 1 &&
