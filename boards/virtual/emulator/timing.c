@@ -1,7 +1,7 @@
 /* Cortex-M4 instruction costs (ARM DDI 0439, table 3-1 and the FPU instruction table), 0 wait
  * states. Everything the TRM lists as single-cycle (data processing, MUL/MLA/MLS, the long and
  * DSP multiplies, saturation, bit-field, extend, reverse, IT, VADD/VMUL...) costs 1; the
- * exceptions are priced explicitly below. Not modelled: unaligned-access penalties, skipped
+ * exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
  * conditional instructions costing 1 instead of their full cost, IT/NOP folding, and the
  * data-dependent delays of the write buffer. Instruction alignment costs what TIMING_UNALIGNED_*
  * say (timing.h). */
