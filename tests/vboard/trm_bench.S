@@ -346,6 +346,13 @@ BEGIN branch_to_unaligned_wide
 1:	eor.w r3, r3, r3
 	END
 
+BEGIN return_to_unaligned_wide
+	.balign 4
+	START
+	bl leaf_push_pop_pc
+	eor.w r3, r3, r3
+	END
+
 BEGIN branch_to_aligned_wide
 	.balign 4
 	START
