@@ -202,16 +202,6 @@ static bool access_pipelines(const cs_insn *in, const cs_arm *a, const cs_arm_op
 	return kind != NOT_SINGLE && !immediate_store && !base_update_load;
 }
 
-int32_t timing_entry_adjust(const struct entry_dependence *entry, const struct pipe_state *prev)
-{
-	int32_t adjust = 0;
-	if (entry->access && (entry->addr_regs & prev->alu_dests))
-		adjust++;
-	if (entry->pipelines && prev->after_load && !(entry->addr_regs & prev->load_dests))
-		adjust--;
-	return adjust;
-}
-
 /* Everything that is not a data access. */
 static uint32_t price_other(const cs_insn *in, const cs_arm *a)
 {

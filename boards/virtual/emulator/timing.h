@@ -115,8 +115,18 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 
 /* Cycles the first instruction of a block described by `entry` costs more (or less) when it
  * follows an instruction that left `prev`, instead of a branch: the block was entered by
- * falling through from another (QEMU splits straight-line code at page boundaries). */
-int32_t timing_entry_adjust(const struct entry_dependence *entry, const struct pipe_state *prev);
+ * falling through from another (QEMU splits straight-line code at page boundaries). Inline:
+ * it is on the emulator's per-block path. */
+static inline int32_t timing_entry_adjust(const struct entry_dependence *entry,
+					  const struct pipe_state *prev)
+{
+	int32_t adjust = 0;
+	if (entry->access && (entry->addr_regs & prev->alu_dests))
+		adjust++;
+	if (entry->pipelines && prev->after_load && !(entry->addr_regs & prev->load_dests))
+		adjust--;
+	return adjust;
+}
 
 /* Index of the instruction at `addr` in an analysed block, or -1. */
 int timing_find(const struct block_timing *bt, uint32_t addr);
