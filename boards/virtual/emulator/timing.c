@@ -3,8 +3,8 @@
  * DSP multiplies, saturation, bit-field, extend, reverse, IT, VADD/VMUL...) costs 1; the
  * exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
  * conditional instructions costing 1 instead of their full cost, IT/NOP folding, and the
- * data-dependent delays of the write buffer. Instruction alignment costs what TIMING_UNALIGNED_*
- * say (timing.h). */
+ * data-dependent delays of the write buffer. Runs of unaligned 32-bit instructions cost what
+ * TIMING_UNALIGNED_RUN says (timing.h). */
 #include "timing.h"
 
 #include <stdio.h>
@@ -336,7 +336,6 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	bt->size = size;
 	bt->cycles = 0;
 	bt->exit_refill = TIMING_REFILL;
-	bt->entry_refill = 0;
 	bt->entry = (struct entry_dependence){0};
 	bt->ninsns = 0;
 	bt->halts = false;
@@ -385,10 +384,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 			ok = false;
 			break;
 		}
-		bool wide_unaligned = in->size == 4 && (at & 2);
-		if (bt->ninsns == 1 && wide_unaligned)
-			bt->entry_refill = TIMING_UNALIGNED_TARGET;
-		c += unaligned_run_cost(&run, wide_unaligned, single_kind(in->id) == SINGLE_STORE);
+		c += unaligned_run_cost(&run, in->size == 4 && (at & 2), single_kind(in->id) == SINGLE_STORE);
 		ic->cycles = (uint16_t)c;
 		/* lines of this instruction's first and last halfword, where they start a new one */
 		for (uint32_t line = at / TIMING_LINE_BYTES; line <= (at + in->size - 1) / TIMING_LINE_BYTES;
