@@ -20,7 +20,10 @@ struct pqs_probe pqs_probe_calibration = {.real = pqs_probe_empty, .name = "pqs_
 /* Minimum over several calls: an interrupt may land in any one of them. */
 #define CALIBRATION_CALLS 8
 
-uint64_t pqs_fewest_cycles(void (*fn)(void))
+/* Never inlined: the calibration's two measurements then call through the same instruction, so
+ * they return to the same place, whose alignment costs what it costs (a branch landing on a
+ * 32-bit instruction at a halfword address takes a cycle more) in both. */
+__attribute__((noinline)) uint64_t pqs_fewest_cycles(void (*fn)(void))
 {
   uint64_t fewest = UINT64_MAX;
   for (int i = 0; i < CALIBRATION_CALLS; i++) {

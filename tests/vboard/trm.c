@@ -1,7 +1,7 @@
 /* Runs the TRM micro-benchmarks and compares each with the Cortex-M4 TRM cycle count
- * (ARM DDI 0439, table 3-1, section 3.3.2 and the FPU table; P = 2, 3 for loaded targets) and,
- * for runs of unaligned 32-bit instructions, with what compendium.i-0.nl measured on an STM32
- * Cortex-M4. One line per sequence, then a summary. */
+ * (ARM DDI 0439, table 3-1, section 3.3.2 and the FPU table; P = 2, 3 for loaded targets; a
+ * literal load's possible fetch contention taken) and, for instruction alignment, with what
+ * compendium.i-0.nl measured on an STM32 Cortex-M4. One line per sequence, then a summary. */
 #include <stdint.h>
 
 #include "board.h"
@@ -21,6 +21,8 @@ extern uint32_t bench_data[16];
 	X(ldr_dependent, 4)        /* LDR; LDR using the loaded address: 2 + 2 */           \
 	X(ldr_str, 3)              /* LDR; STR: 2 + 1 */                                    \
 	X(str_ldr, 3)              /* STR [Rn,#imm] always 1; nothing pipelines after it: 2 */ \
+	X(literal_load, 3)         /* LDR [PC,#imm]: 2, +1 fetch-unit contention */         \
+	X(literal_load_pipelined, 4) /* LDR 2; literal LDR pipelined 1, +1 contention */     \
 	X(ldr_after_alu, 4)        /* ADDS r3; LDR [r3]: no forwarding to the address: 1+1+2 */ \
 	X(str_reg_ldr, 4)          /* STR [Rn,Rm] 2; LDR after a store: 2 */                \
 	X(tbb, 6)                  /* TBB: load 2, add 1, pipeline reload 3 */              \
@@ -49,7 +51,10 @@ extern uint32_t bench_data[16];
 	X(wide_unaligned_three, 4) /* three: 1 each, +1 for the run */                      \
 	X(wide_aligned_three, 4)   /* NOP, then three 32-bit at word addresses: 1 each */   \
 	X(wide_unaligned_stores_three, 3) /* STR.W: 1 each; a run of stores is free up to 3 */ \
-	X(wide_unaligned_stores_four, 5)  /* and +1 from four */
+	X(wide_unaligned_stores_four, 5)  /* and +1 from four */                            \
+	X(branch_to_unaligned_wide, 5)    /* B 1+P, +1 landing on a halfword, EOR.W 1 */    \
+	X(return_to_unaligned_wide, 11)   /* as bl_pop_pc, EOR.W 1: a loaded target's P is 3 already */ \
+	X(branch_to_aligned_wide, 4)      /* B 1+P, EOR.W 1 */
 
 #define DECLARE(name, cycles) uint32_t bench_##name(void);
 BENCHES(DECLARE)

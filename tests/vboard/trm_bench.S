@@ -129,6 +129,19 @@ BEGIN str_ldr
 	ldr r4, [r8, #4]
 	END
 
+/* Literal loads (TRM 3.3.2: "LDR Rx,[PC,#imm] might add a cycle because of contention with the
+ * fetch unit"; the virtual board always adds it). */
+BEGIN literal_load
+	START
+	ldr r3, =0x12345678
+	END
+
+BEGIN literal_load_pipelined
+	START
+	ldr r3, [r8]
+	ldr r4, =0x12345678
+	END
+
 BEGIN ldr_after_alu
 	START
 	adds r3, r8, #4
@@ -294,9 +307,9 @@ BEGIN vcvt_vcmp_vmrs
 	vmrs APSR_nzcv, fpscr
 	END
 
-/* Runs of unaligned 32-bit instructions (compendium.i-0.nl "Alignment rules", measured on an
- * STM32 Cortex-M4 with code in flash). START begins on a word here, so what follows it starts
- * at a halfword. */
+/* Instruction alignment (TRM table 3-1: P is "up to 1 cycle longer when branching to unaligned
+ * 32-bit instructions"; compendium.i-0.nl "Alignment rules", measured on an STM32 Cortex-M4
+ * with code in flash). START begins on a word here, so what follows it starts at a halfword. */
 BEGIN wide_unaligned_two
 	.balign 4
 	START
@@ -336,6 +349,30 @@ BEGIN wide_unaligned_stores_four
 	str.w r3, [r8, #4]
 	str.w r3, [r8, #8]
 	str.w r3, [r8, #12]
+	END
+
+BEGIN branch_to_unaligned_wide
+	.balign 4
+	START
+	b 1f
+	nop
+1:	eor.w r3, r3, r3
+	END
+
+BEGIN return_to_unaligned_wide
+	.balign 4
+	START
+	bl leaf_push_pop_pc
+	eor.w r3, r3, r3
+	END
+
+BEGIN branch_to_aligned_wide
+	.balign 4
+	START
+	b 1f
+	nop
+	nop
+1:	eor.w r3, r3, r3
 	END
 
 	.type leaf_push_pop_pc, %function

@@ -27,7 +27,8 @@ enum stop_reason {
 struct cost_entry {
 	uint32_t addr, size, cycles, ninsns;
 	uint32_t exit_refill; /* refill charged if control leaves the block by a taken branch */
-	struct entry_dependence entry; /* what falling through into it costs */
+	uint32_t entry_refill; /* and more if a taken branch lands here */
+	struct entry_dependence entry; /* and what falling through into it costs */
 	struct pipe_state exit;
 	uint32_t fetch_first, nfetches; /* its flash lines in machine.fetch_pool */
 };

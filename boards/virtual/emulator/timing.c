@@ -3,8 +3,8 @@
  * DSP multiplies, saturation, bit-field, extend, reverse, IT, VADD/VMUL...) costs 1; the
  * exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
  * conditional instructions costing 1 instead of their full cost, IT/NOP folding, and the
- * data-dependent delays of the write buffer. Runs of unaligned 32-bit instructions cost what
- * TIMING_UNALIGNED_RUN says (timing.h). */
+ * data-dependent delays of the write buffer. Instruction alignment and literal loads cost what
+ * TIMING_UNALIGNED_* and TIMING_LITERAL_LOAD say (timing.h). */
 #include "timing.h"
 
 #include <stdio.h>
@@ -136,8 +136,12 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem,
 	uint32_t c = price_access(in, a, m, addr_regs, &prev, st);
 	*dep = (struct entry_dependence){addr_regs, c != NOT_AN_ACCESS, c != NOT_AN_ACCESS &&
 					 access_pipelines(in, a, m)};
-	if (c != NOT_AN_ACCESS)
-		return c == 0 ? 0 : c + address_stall;
+	if (c != NOT_AN_ACCESS) {
+		/* TRM 3.3.2: "LDR Rx,[PC,#imm] might add a cycle because of contention with the fetch
+		 * unit": a literal is read from code memory, where the next instructions come from. */
+		uint32_t literal = m && m->mem.base == ARM_REG_PC ? TIMING_LITERAL_LOAD : 0;
+		return c == 0 ? 0 : c + address_stall + literal;
+	}
 
 	*mem = false;
 	c = price_other(in, a);
@@ -336,6 +340,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	bt->size = size;
 	bt->cycles = 0;
 	bt->exit_refill = TIMING_REFILL;
+	bt->entry_refill = 0;
 	bt->entry = (struct entry_dependence){0};
 	bt->ninsns = 0;
 	bt->halts = false;
@@ -384,7 +389,10 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 			ok = false;
 			break;
 		}
-		c += unaligned_run_cost(&run, in->size == 4 && (at & 2), single_kind(in->id) == SINGLE_STORE);
+		bool wide_unaligned = in->size == 4 && (at & 2);
+		if (bt->ninsns == 1 && wide_unaligned)
+			bt->entry_refill = TIMING_UNALIGNED_TARGET;
+		c += unaligned_run_cost(&run, wide_unaligned, single_kind(in->id) == SINGLE_STORE);
 		ic->cycles = (uint16_t)c;
 		/* lines of this instruction's first and last halfword, where they start a new one */
 		for (uint32_t line = at / TIMING_LINE_BYTES; line <= (at + in->size - 1) / TIMING_LINE_BYTES;

@@ -15,13 +15,18 @@
  * the pipeline reload" for both. */
 #define TIMING_REFILL 2
 #define TIMING_REFILL_UNPREDICTED 3
-/* Instruction alignment, measured on an STM32 Cortex-M4 with code in flash (compendium.i-0.nl
- * "Alignment rules"): a run of 3 or more consecutive 32-bit instructions at halfword addresses
- * costs 1 more (a run of stores only from 4). Its other finding, a branch to such an instruction
- * costing 1 more (the TRM's P is "up to 1 cycle longer" then), is inside the fixed P above: a P
- * that depends on the landing site would make a call's cost depend on the caller's layout, and
- * the probes' calibration (pqscope/probe.h) subtracts one cost per call. */
+/* Instruction alignment. TRM table 3-1: P (1..3) is "up to 1 cycle longer when branching to
+ * unaligned 32-bit instructions" (so not beyond the 3 of a loaded target); measured on an STM32
+ * Cortex-M4 with code in flash (compendium.i-0.nl "Alignment rules"): a taken branch to a 32-bit
+ * instruction at a halfword address costs 1 more, and a run of 3 or more consecutive 32-bit
+ * instructions at halfword addresses costs 1 more (a run of stores only from 4). */
+#define TIMING_UNALIGNED_TARGET 1
 #define TIMING_UNALIGNED_RUN 1
+/* A load from a literal pool (LDR/LDRD/VLDR [PC, #imm]): TRM 3.3.2, "might add a cycle because
+ * of contention with the fetch unit". Always, here: on the STM32F4 the literal and the
+ * instructions are read from the same flash, through one interface that gives data priority
+ * (RM0090 3.5.2), and the cases where the fetch unit happens to be idle are not modelled. */
+#define TIMING_LITERAL_LOAD 1
 /* Exception entry and return (TRM "Exception model": 12-cycle entry, 10-cycle return). */
 #define TIMING_EXC_ENTRY 12
 #define TIMING_EXC_RETURN 10
@@ -89,6 +94,7 @@ struct block_timing {
 	uint32_t addr, size;
 	uint32_t cycles;   /* static cost of the whole block */
 	uint32_t exit_refill; /* refill if the block is left by a taken branch (its last insn) */
+	uint32_t entry_refill; /* refill cycles more when a taken branch lands on the block */
 	struct entry_dependence entry; /* its first instruction */
 	struct pipe_state exit;        /* what its last instruction leaves behind */
 	uint32_t ninsns;

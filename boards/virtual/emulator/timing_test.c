@@ -45,6 +45,11 @@ int main(void)
 	CHECK(PRICE(0x3204, 0x6808) == 3);           /* adds r2,#4; ldr r0,[r1]: no stall */
 	CHECK(PRICE(0x6808, 0x6008) == 3);           /* ldr; str */
 	CHECK(PRICE(0x681a, 0xf851, 0x0b04) == 4);   /* ldr; ldr r0,[r1],#4: base update, not pipelined */
+	/* literal loads: + the fetch-unit contention */
+	CHECK(PRICE(0x4801) == 2 + TIMING_LITERAL_LOAD);               /* ldr r0, [pc, #4] */
+	CHECK(PRICE(0x6808, 0x4a01) == 3 + TIMING_LITERAL_LOAD);       /* ldr r0,[r1]; ldr r2,[pc,#4] */
+	CHECK(PRICE(0xe9df, 0x0102) == 3 + TIMING_LITERAL_LOAD);       /* ldrd r0, r1, [pc, #8] */
+	CHECK(PRICE(0xed9f, 0x0b02) == 2 + TIMING_LITERAL_LOAD);       /* vldr d0, [pc, #8] */
 	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
 	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
 	CHECK(PRICE(0xbd10) == 3);                   /* pop {r4, pc}: 1+N (+P when taken) */
@@ -80,6 +85,10 @@ int main(void)
 	CHECK(PRICE(NOP, STR_W, STR_W, STR_W, STR_W) == 5 + TIMING_UNALIGNED_RUN);
 	CHECK(PRICE(NOP, STR_W, STR_W, EOR_W) == 4 + TIMING_UNALIGNED_RUN); /* mixed: from three */
 	CHECK(PRICE_AT(0x08000102, EOR_W, EOR_W, EOR_W) == 3 + TIMING_UNALIGNED_RUN); /* from the start */
+	/* a taken branch landing on a 32-bit instruction at a halfword address */
+	CHECK(PRICE_AT(0x08000102, EOR_W) == 1 && bt.entry_refill == TIMING_UNALIGNED_TARGET);
+	CHECK(PRICE_AT(0x08000100, EOR_W) == 1 && bt.entry_refill == 0);
+	CHECK(PRICE_AT(0x08000102, NOP, EOR_W) == 2 && bt.entry_refill == 0);
 
 	CHECK(PRICE(0xfbb1, 0xf0f2) == TIMING_DIV_BASE); /* udiv r0, r1, r2 */
 	CHECK(bt.ndivs == 1 && bt.divs[0].addr == 0x08000100 && bt.divs[0].rn == 1 &&
