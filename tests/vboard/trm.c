@@ -53,7 +53,7 @@ extern uint32_t bench_data[16];
 	X(wide_unaligned_stores_three, 3) /* STR.W: 1 each; a run of stores is free up to 3 */ \
 	X(wide_unaligned_stores_four, 5)  /* and +1 from four */                            \
 	X(branch_to_unaligned_wide, 5)    /* B 1+P, +1 landing on a halfword, EOR.W 1 */    \
-	X(return_to_unaligned_wide, 11)   /* as bl_pop_pc, EOR.W 1: a loaded target's P is 3 already */ \
+	X(return_to_unaligned_wide, 12)   /* as bl_pop_pc, +1 landing on a halfword, EOR.W 1 */ \
 	X(branch_to_aligned_wide, 4)      /* B 1+P, EOR.W 1 */
 
 #define DECLARE(name, cycles) uint32_t bench_##name(void);

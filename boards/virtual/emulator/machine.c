@@ -243,15 +243,14 @@ static uint32_t fetch_delay(struct machine *m, const struct fetch_point *f, uint
 }
 
 /* Control reaching anything but the fall-through of the previous block is a taken branch: its
- * pipeline refill, longer if it lands on an unaligned 32-bit instruction, up to the TRM's
- * largest P (a loaded target's refill is that already). Falling through, the first instruction
- * pipelines with the previous block's last as within a block. */
+ * pipeline refill, and the landing site's (an unaligned 32-bit instruction) on top, whatever
+ * the branch: a call then costs its target's landing wherever it is made from, which the
+ * probes' calibration relies on. Falling through, the first instruction pipelines with the
+ * previous block's last as within a block. */
 static uint64_t block_start(const struct machine *m, const struct cost_entry *e)
 {
-	if (e->addr != m->cur_addr + m->cur_size) {
-		uint32_t refill = m->cur_exit_refill + e->entry_refill;
-		return m->cycles + (refill < TIMING_REFILL_UNPREDICTED ? refill : TIMING_REFILL_UNPREDICTED);
-	}
+	if (e->addr != m->cur_addr + m->cur_size)
+		return m->cycles + m->cur_exit_refill + e->entry_refill;
 	return m->cycles + (uint64_t)(int64_t)timing_entry_adjust(&e->entry, &m->cur_exit);
 }
 

@@ -139,7 +139,10 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem,
 	if (c != NOT_AN_ACCESS) {
 		/* TRM 3.3.2: "LDR Rx,[PC,#imm] might add a cycle because of contention with the fetch
 		 * unit": a literal is read from code memory, where the next instructions come from. */
-		uint32_t literal = m && m->mem.base == ARM_REG_PC ? TIMING_LITERAL_LOAD : 0;
+		bool literal_load = m && m->mem.base == ARM_REG_PC &&
+				    (single_kind(in->id) == SINGLE_LOAD || in->id == ARM_INS_LDRD ||
+				     in->id == ARM_INS_VLDR);
+		uint32_t literal = literal_load ? TIMING_LITERAL_LOAD : 0;
 		return c == 0 ? 0 : c + address_stall + literal;
 	}
 

@@ -15,8 +15,8 @@
  * the pipeline reload" for both. */
 #define TIMING_REFILL 2
 #define TIMING_REFILL_UNPREDICTED 3
-/* Instruction alignment. TRM table 3-1: P (1..3) is "up to 1 cycle longer when branching to
- * unaligned 32-bit instructions" (so not beyond the 3 of a loaded target); measured on an STM32
+/* Instruction alignment. TRM table 3-1: P is "up to 1 cycle longer when branching to unaligned
+ * 32-bit instructions" (taken here for every branch, a loaded target too); measured on an STM32
  * Cortex-M4 with code in flash (compendium.i-0.nl "Alignment rules"): a taken branch to a 32-bit
  * instruction at a halfword address costs 1 more, and a run of 3 or more consecutive 32-bit
  * instructions at halfword addresses costs 1 more (a run of stores only from 4). */

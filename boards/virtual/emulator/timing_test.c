@@ -50,6 +50,7 @@ int main(void)
 	CHECK(PRICE(0x6808, 0x4a01) == 3 + TIMING_LITERAL_LOAD);       /* ldr r0,[r1]; ldr r2,[pc,#4] */
 	CHECK(PRICE(0xe9df, 0x0102) == 3 + TIMING_LITERAL_LOAD);       /* ldrd r0, r1, [pc, #8] */
 	CHECK(PRICE(0xed9f, 0x0b02) == 2 + TIMING_LITERAL_LOAD);       /* vldr d0, [pc, #8] */
+	CHECK(PRICE(0xe8df, 0xf001) == 3);       /* tbb [pc, r1]: a table, the TRM's 3 (+P) */
 	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
 	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
 	CHECK(PRICE(0xbd10) == 3);                   /* pop {r4, pc}: 1+N (+P when taken) */
