@@ -10,7 +10,7 @@ pinned pqm4 sources the build fetched (benchmarks.md of pqm4 and of its Round3 t
 
 Measurements go to runs/accuracy/<scheme>-<impl>/ and are reused (resumed if cut short) by the
 next call with the same -n and seed, so the table can be printed again at no cost (once an image's
-code changes, pqscope refuses to mix builds: remove runs/accuracy to measure again).
+code or the emulator changes, pqscope refuses to mix them: remove runs/accuracy to measure again).
 The targets (issue #18): an operation whose published min and max differ by less than 1 % within
 ±2 %, every verification within ±3 %, SPHINCS+-SHA2-128f key generation and signing within ±2 %;
 operations with rejection loops need many samples on both sides before their means compare."""
@@ -38,7 +38,8 @@ LOOKED_AT = {("ml-dsa-44", "m4f", "verify"), ("fndsa_provisional-512", "m4f", "s
              ("sphincs-shake-128f-simple", "clean", "sign"), ("sphincs-sha2-128f-simple", "clean", "sign"),
              ("sphincs-sha2-128f-simple", "clean", "keygen"), ("sphincs-shake-128f-simple", "clean", "keygen"),
              ("ml-dsa-44", "m4fstack", "verify"), ("fndsa_provisional-512", "ref", "verify"),
-             ("fndsa_provisional-1024", "m4f", "sign")}
+             ("fndsa_provisional-1024", "m4f", "sign"), ("ml-dsa-44", "clean", "verify"),
+             ("fndsa_provisional-512", "m4f", "verify"), ("falcon-512", "fpemu-m4", "verify")}
 CELL = re.compile(r"AVG: ([\d,]+) <br /> MIN: ([\d,]+) <br /> MAX: ([\d,]+)")
 
 

@@ -3,6 +3,7 @@
 import contextlib
 import dataclasses
 import csv
+import hashlib
 import json
 
 import pytest
@@ -18,7 +19,7 @@ from pqscope.device import DeviceSession
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Op
 from pqscope.runner import Runner, SampleCapture
-from pqscope.targets import Connection, Image, Link, SerialTarget, Target
+from pqscope.targets import Connection, Image, Link, SerialTarget, Target, VirtualTarget
 
 OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
@@ -29,11 +30,14 @@ class LoopbackTarget(Target):
 
     kind = "loopback"
 
-    def __init__(self, elf, *, profiles=False, behaviour=None, interrupt_after=None):
+    def __init__(self, elf, *, profiles=False, behaviour=None, interrupt_after=None, model=None):
         super().__init__(REPO, get_board(REPO, "virtual"), Link(timeout=5))
         self.profiles = profiles
-        self.elf, self.behaviour, self.interrupt_after = elf, behaviour, interrupt_after
+        self.elf, self.behaviour, self.interrupt_after, self.model = elf, behaviour, interrupt_after, model
         self.asked: list = []
+
+    def timing_model(self):
+        return self.model
 
     def image(self, implementation, console, variant=PLAIN):
         self.asked.append("image")
@@ -128,6 +132,26 @@ def test_resuming_refuses_other_code(tiny_elf, implementation, tmp_path):
         Runner(LoopbackTarget(tiny_elf[0]), quiet()).measure(
             implementation, tmp_path / "run", SampleCapture(OPS, 5, b"s", 32),
             resumed=dataclasses.replace(cut.meta, code_sha256="0" * 64))
+
+
+def test_resuming_refuses_another_timing_model(tiny_elf, implementation, tmp_path):
+    what = SampleCapture(OPS, 5, b"s", 32)
+    cut = Runner(LoopbackTarget(tiny_elf[0], interrupt_after=2, model="a" * 64), quiet()).measure(
+        implementation, tmp_path / "run", what)
+    assert json.loads((tmp_path / "run/meta.json").read_text())["timing_model"] == "a" * 64
+    with pytest.raises(PqscopeError, match="emulator changed since the run started"):
+        Runner(LoopbackTarget(tiny_elf[0], model="b" * 64), quiet()).measure(
+            implementation, tmp_path / "run", what, resumed=cut.meta)
+    resumed = Runner(LoopbackTarget(tiny_elf[0], model="a" * 64), quiet()).measure(
+        implementation, tmp_path / "run", what, resumed=cut.meta)
+    assert resumed.meta.status == "complete" and len(resumed.records) == 5
+
+
+def test_the_virtual_boards_timing_model_is_its_emulators_digest(tmp_path):
+    emulator = tmp_path / "pqscope-vboard"
+    emulator.write_bytes(b"an emulator build")
+    target = VirtualTarget(REPO, get_board(REPO, "virtual"), emulator=emulator)
+    assert target.timing_model() == hashlib.sha256(b"an emulator build").hexdigest()
 
 
 def test_a_profiling_target_is_asked_to_profile_the_constant_time_test(tiny_elf, implementation, tmp_path):

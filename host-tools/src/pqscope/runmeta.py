@@ -50,6 +50,7 @@ class RunMeta:
     clock_hz: int | None = None
     flash_wait_states: int | None = None
     code_sha256: str | None = None  # of the image's executable sections: a resume must run the same code
+    timing_model: str | None = None  # the virtual board's emulator (SHA-256): a resume must price alike
     impl_dir: str | None = None  # a bring-your-own implementation's directory
     info: dict | None = None  # the device's INFO
     probes: dict | None = None  # the image's probes (probes.ProbeSet), if it has any

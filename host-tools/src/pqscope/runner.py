@@ -199,13 +199,18 @@ class Runner:
         targets = self.targets[:max(1, (what.samples + 1) // 2)]
         for each in targets:
             each.prepare(console)
+        model = target.timing_model()
+        if resumed and resumed.timing_model not in (None, model):
+            raise PqscopeError(f"cannot resume {path}: the virtual board's emulator changed since the run started, "
+                               f"and its samples would mix two timing models; start a new run (or rebuild the "
+                               f"emulator it began with)")
         profiled = target.profiles and not what.variant.probed
         kept = what.keep(path, profiled) if resumed else []
         records = list(kept)
         shards = [Shard(index, len(targets)) for index in range(len(targets))]
         with RunDirectory(path, what.samples_name, resuming=bool(resumed)) as run_dir:
             meta = resumed or self._new_meta(implementation, image, what)
-            meta.code_sha256 = code
+            meta.code_sha256, meta.timing_model = code, model
             if resumed:
                 meta.resumed_at = [*(meta.resumed_at or []), _now()]
             meta.status, meta.samples_completed = "running", len(records)

@@ -9,6 +9,7 @@ whichever kind the place holds, when the command names places."""
 
 import contextlib
 import functools
+import hashlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -130,6 +131,10 @@ class Target:
         """What meta.json records of the target."""
         return {"target": self.kind}
 
+    def timing_model(self) -> str | None:
+        """What prices the cycles besides the image, once prepared: None where silicon does."""
+        return None
+
     def where(self) -> str:
         """The board in words, for messages about one board of several."""
         return f"the board on {self.link.port}" if self.link.port else self.board.name
@@ -185,6 +190,20 @@ class VirtualTarget(Target):
         finally:
             if connection is not None and stats_path.exists():
                 connection.stats = load_json(stats_path)
+
+
+    def timing_model(self) -> str | None:
+        """The emulator executable's SHA-256: its cost model prices every cycle, so a resumed run
+        must be measured by the same one."""
+        return _file_digest(self._emulator) if self._emulator is not None else None
+
+
+@functools.cache
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as error:
+        raise PqscopeError(f"cannot read the emulator {path}: {error.strerror}") from None
 
 
 @functools.cache
