@@ -191,7 +191,6 @@ class VirtualTarget(Target):
             if connection is not None and stats_path.exists():
                 connection.stats = load_json(stats_path)
 
-
     def timing_model(self) -> str | None:
         """The emulator executable's SHA-256: its cost model prices every cycle, so a resumed run
         must be measured by the same one."""
