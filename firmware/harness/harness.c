@@ -15,10 +15,6 @@
 #include <stdbool.h>
 #include <string.h>
 
-#ifndef PQSCOPE_BUILD_ID
-#define PQSCOPE_BUILD_ID "unknown"
-#endif
-
 enum {
   CMD_HELLO = 0x01, CMD_RUN = 0x02, CMD_KEYGEN_SLOT = 0x03, CMD_SIGN_SLOT = 0x04, CMD_PROBE = 0x05
 };
@@ -105,7 +101,7 @@ static void send_info(uint16_t seq)
   pqs_put_str(&w, hal_board_name());
   pqs_put_str(&w, pqs_scheme.name);
   pqs_put_str(&w, pqs_scheme.impl);
-  pqs_put_str(&w, PQSCOPE_BUILD_ID);
+  pqs_put_str(&w, pqs_build_id);
   pqs_put_str(&w, "gcc " __VERSION__);
   pqs_put_u8(&w, pqs_probe_count);
   pqs_put_u32(&w, pqs_probe_self_cycles);

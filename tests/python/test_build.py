@@ -5,7 +5,8 @@ import pytest
 
 from conftest import REPO
 from pqscope.boards import get_board, load_boards
-from pqscope.build import BuildError, ImageSize, build_emulator, build_image, check_fits, read_size
+from pqscope.build import (BuildError, ImageSize, build_emulator, build_image, check_fits, code_digest,
+                           read_size)
 from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.errors import PqscopeError, UnknownNameError
 from pqscope.targets import open_target
@@ -40,6 +41,37 @@ def test_the_harness_bulk_section_is_counted_apart(tiny_elf, tmp_path):
     assert size.bulk == 4096
     # GNU size counts it (as data or bss, by its section type); pqscope does not.
     assert size.text == text and size.data + size.bss + size.bulk == data + bss
+
+
+def _patch_symbol(elf, name: str, offset: int, data: bytes):
+    """Overwrites bytes of symbol `name` in the ELF file, `offset` bytes into it."""
+    from elftools.elf.elffile import ELFFile
+    with elf.open("rb") as stream:
+        image = ELFFile(stream)
+        symbol = image.get_section_by_name(".symtab").get_symbol_by_name(name)[0]
+        section = image.get_section(symbol["st_shndx"])
+        position = section["sh_offset"] + symbol["st_value"] - section["sh_addr"] + offset
+    content = bytearray(elf.read_bytes())
+    content[position:position + len(data)] = data
+    elf.write_bytes(bytes(content))
+
+
+def test_the_code_digest_leaves_out_the_build_id_only(tiny_elf, tmp_path):
+    elf, size_tool = tiny_elf
+    compiler = "arm-none-eabi-gcc" if size_tool.startswith("arm-") else "cc"
+    source = tmp_path / "id.c"
+    # As the firmware's linker script does, the build id lands in an executable section.
+    source.write_text('const char pqs_build_id[48] __attribute__((section(".text.id"))) = "0123abcd";\n'
+                      "int entry(int x) { return pqs_build_id[x] * 3 + 1; }\n")
+    built = tmp_path / "id.elf"
+    flags = ["-mcpu=cortex-m4", "-mthumb"] if compiler.startswith("arm-") else ["-static"]
+    subprocess.run([compiler, *flags, "-O1", "-nostdlib", "-Wl,-e,entry", "-o", str(built), str(source)],
+                   check=True)
+    original = code_digest(built)
+    _patch_symbol(built, "pqs_build_id", 0, b"4567ef01-dirty")
+    assert code_digest(built) == original
+    _patch_symbol(built, "entry", 0, b"\xff")
+    assert code_digest(built) != original
 
 
 def test_reading_a_non_elf_is_a_build_error(tmp_path):

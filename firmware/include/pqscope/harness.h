@@ -17,4 +17,10 @@ void pqs_harness_receive_byte(uint8_t byte);
  * pqs_current_sample_id` labels each timed call with the sample it belongs to. */
 extern volatile uint32_t pqs_current_sample_id;
 
+/* The firmware's version (git describe when the build was configured), NUL-padded to a fixed
+ * size: a new commit changes these bytes and nothing else in the image, and the host's code digest
+ * leaves them out (pqscope.build.code_digest). */
+#define PQS_BUILD_ID_BYTES 48
+extern const char pqs_build_id[PQS_BUILD_ID_BYTES];
+
 #endif

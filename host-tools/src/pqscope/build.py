@@ -205,18 +205,40 @@ def read_size(elf: Path) -> ImageSize:
     return ImageSize(text, data, bss, bulk)
 
 
+# The firmware's build id (pqscope/harness.h): fixed-size bytes that change with every commit.
+BUILD_ID_SYMBOL = "pqs_build_id"
+
+
 def code_digest(elf: Path) -> str:
-    """SHA-256 over the image's executable sections (names, addresses and bytes): equal digests
-    mean the same code at the same addresses, whatever else changed (e.g. the build id string)."""
+    """SHA-256 over the image's executable sections (names, addresses and bytes) with the build id's
+    bytes blanked: equal digests mean the same code at the same addresses, whatever commit it was
+    built at (the linker puts constants, the build id among them, in .text)."""
     digest = hashlib.sha256()
     try:
         with elf.open("rb") as stream:
-            for section in ELFFile(stream).iter_sections():
+            image = ELFFile(stream)
+            build_id = _symbol_span(image, BUILD_ID_SYMBOL)
+            for section in image.iter_sections():
                 if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] != "SHT_NOBITS":
-                    digest.update(f"{section.name}@{section['sh_addr']:#x}:".encode() + section.data())
+                    data = bytearray(section.data())
+                    if build_id:
+                        start = max(build_id[0] - section["sh_addr"], 0)
+                        end = min(build_id[1] - section["sh_addr"], len(data))
+                        if start < end:
+                            data[start:end] = bytes(end - start)
+                    digest.update(f"{section.name}@{section['sh_addr']:#x}:".encode() + data)
     except (OSError, ELFError) as error:
         raise BuildError(f"cannot read {elf}: {error}") from None
     return digest.hexdigest()
+
+
+def _symbol_span(image: ELFFile, name: str) -> tuple[int, int] | None:
+    """[start, end) of a data symbol, or None if the image has no such symbol."""
+    symbols = image.get_section_by_name(".symtab")
+    found = symbols.get_symbol_by_name(name) if symbols else None
+    if not found:
+        return None
+    return found[0]["st_value"], found[0]["st_value"] + found[0]["st_size"]
 
 
 def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:
