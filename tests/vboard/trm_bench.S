@@ -129,16 +129,35 @@ BEGIN str_ldr
 	ldr r4, [r8, #4]
 	END
 
+BEGIN str_alu_ldr
+	START
+	str r3, [r8, #8]
+	adds r5, r5, #1
+	ldr r4, [r8, #4]
+	END
+
 /* Literal loads (TRM 3.3.2: "LDR Rx,[PC,#imm] might add a cycle because of contention with the
- * fetch unit"; the virtual board always adds it). */
+ * fetch unit"; compendium.i-0.nl measured that it does after a store, not alone). */
 BEGIN literal_load
 	START
 	ldr r3, =0x12345678
 	END
 
-BEGIN literal_load_pipelined
+BEGIN literal_pair
+	START
+	ldr r3, =0x12345678
+	ldr r4, =0x9abcdef0
+	END
+
+BEGIN load_then_literal
 	START
 	ldr r3, [r8]
+	ldr r4, =0x12345678
+	END
+
+BEGIN str_literal
+	START
+	str r3, [r8, #8]
 	ldr r4, =0x12345678
 	END
 

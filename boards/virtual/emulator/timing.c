@@ -3,8 +3,8 @@
  * DSP multiplies, saturation, bit-field, extend, reverse, IT, VADD/VMUL...) costs 1; the
  * exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
  * conditional instructions costing 1 instead of their full cost, IT/NOP folding, and the
- * data-dependent delays of the write buffer. Instruction alignment and literal loads cost what
- * TIMING_UNALIGNED_* and TIMING_LITERAL_LOAD say (timing.h). */
+ * data-dependent delays of the write buffer. Instruction alignment and loads right after a store
+ * cost what TIMING_UNALIGNED_* and TIMING_STORE_THEN_* say (timing.h). */
 #include "timing.h"
 
 #include <stdio.h>
@@ -112,9 +112,38 @@ static uint16_t written_core_regs(const cs_arm *a)
 }
 
 static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op *m,
-			     uint16_t addr_regs, const struct pipe_state *prev, struct pipe_state *st);
+			     uint16_t addr_regs, bool literal, const struct pipe_state *prev,
+			     struct pipe_state *st);
 static bool access_pipelines(const cs_insn *in, const cs_arm *a, const cs_arm_op *m);
 static uint32_t price_other(const cs_insn *in, const cs_arm *a);
+
+/* Whether an instruction reads or writes data memory (STREX writes, though it pipelines like a
+ * load). */
+static enum access_dir data_direction(unsigned id)
+{
+	switch (id) {
+	case ARM_INS_STREX: case ARM_INS_STREXB: case ARM_INS_STREXH:
+	case ARM_INS_STRD: case ARM_INS_STM: case ARM_INS_STMDB: case ARM_INS_PUSH:
+	case ARM_INS_VSTR: case ARM_INS_VSTMIA: case ARM_INS_VSTMDB: case ARM_INS_VPUSH:
+		return ACCESS_STORE;
+	case ARM_INS_LDRD: case ARM_INS_LDM: case ARM_INS_LDMDB: case ARM_INS_POP:
+	case ARM_INS_VLDR: case ARM_INS_VLDMIA: case ARM_INS_VLDMDB: case ARM_INS_VPOP:
+	case ARM_INS_TBB: case ARM_INS_TBH:
+		return ACCESS_LOAD;
+	}
+	switch (single_kind(id)) {
+	case SINGLE_LOAD: return ACCESS_LOAD;
+	case SINGLE_STORE: return ACCESS_STORE;
+	default: return ACCESS_NONE;
+	}
+}
+
+/* LDR/LDRD/VLDR [PC, #imm]: a constant from a literal pool (TBB/TBH [PC, Rm] index a table). */
+static bool is_literal_load(const cs_insn *in, const cs_arm_op *m)
+{
+	return m && m->mem.base == ARM_REG_PC &&
+	       (single_kind(in->id) == SINGLE_LOAD || in->id == ARM_INS_LDRD || in->id == ARM_INS_VLDR);
+}
 
 /* Prices one instruction given the pipeline state before it; updates the state.
  * Returns 0 for an instruction the Cortex-M4 does not have. */
@@ -123,27 +152,25 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem,
 {
 	const cs_arm *a = &in->detail->arm;
 	struct pipe_state prev = *st;
-	st->after_load = false;
-	st->load_dests = 0;
-	st->alu_dests = 0;
+	*st = (struct pipe_state){0};
 	*mem = true;
 
 	const cs_arm_op *m = mem_operand(a);
 	uint16_t addr_regs = m ? (uint16_t)(reg_bit(m->mem.base) | reg_bit(m->mem.index)) : 0;
+	bool literal = is_literal_load(in, m);
+	enum access_dir dir = data_direction(in->id);
 	/* TRM 3.3.2: "Any load or store that generates an address dependent on the result of a
 	 * preceding data processing operation stalls the pipeline for an additional cycle". */
 	uint32_t address_stall = (addr_regs & prev.alu_dests) ? 1 : 0;
-	uint32_t c = price_access(in, a, m, addr_regs, &prev, st);
-	*dep = (struct entry_dependence){addr_regs, c != NOT_AN_ACCESS, c != NOT_AN_ACCESS &&
-					 access_pipelines(in, a, m)};
+	uint32_t c = price_access(in, a, m, addr_regs, literal, &prev, st);
+	*dep = (struct entry_dependence){addr_regs, c != NOT_AN_ACCESS,
+					 c != NOT_AN_ACCESS && access_pipelines(in, a, m), literal,
+					 dir == ACCESS_LOAD};
 	if (c != NOT_AN_ACCESS) {
-		/* TRM 3.3.2: "LDR Rx,[PC,#imm] might add a cycle because of contention with the fetch
-		 * unit": a literal is read from code memory, where the next instructions come from. */
-		bool literal_load = m && m->mem.base == ARM_REG_PC &&
-				    (single_kind(in->id) == SINGLE_LOAD || in->id == ARM_INS_LDRD ||
-				     in->id == ARM_INS_VLDR);
-		uint32_t literal = literal_load ? TIMING_LITERAL_LOAD : 0;
-		return c == 0 ? 0 : c + address_stall + literal;
+		st->after_store = dir == ACCESS_STORE;
+		uint32_t store_wait = !(prev.after_store && dir == ACCESS_LOAD) ? 0
+				      : literal ? TIMING_STORE_THEN_LITERAL : TIMING_STORE_THEN_LOAD;
+		return c == 0 ? 0 : c + address_stall + store_wait;
 	}
 
 	*mem = false;
@@ -153,16 +180,18 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem,
 }
 
 static uint32_t price_access(const cs_insn *in, const cs_arm *a, const cs_arm_op *m,
-			     uint16_t addr_regs, const struct pipe_state *prev, struct pipe_state *st)
+			     uint16_t addr_regs, bool literal, const struct pipe_state *prev,
+			     struct pipe_state *st)
 {
 	enum single_kind kind = single_kind(in->id);
 	if (kind != NOT_SINGLE) {
 		bool immediate_store = kind == SINGLE_STORE && m && m->mem.index == ARM_REG_INVALID;
-		uint32_t cycles = immediate_store ? 1
-				  : (prev->after_load && access_pipelines(in, a, m) &&
-				     !(addr_regs & prev->load_dests)) ? 1 : 2;
+		bool pipelined = (literal ? prev->after_literal : prev->after_load) &&
+				 access_pipelines(in, a, m) && !(addr_regs & prev->load_dests);
+		uint32_t cycles = immediate_store || pipelined ? 1 : 2;
 		if (kind == SINGLE_LOAD && !writes_pc(a)) {
-			st->after_load = true;
+			st->after_load = !literal;
+			st->after_literal = literal;
 			st->load_dests = reg_bit(a->operands[0].reg);
 		}
 		return cycles;   /* LDR PC: +P comes from the taken-branch rule */

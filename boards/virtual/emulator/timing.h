@@ -22,11 +22,16 @@
  * instructions at halfword addresses costs 1 more (a run of stores only from 4). */
 #define TIMING_UNALIGNED_TARGET 1
 #define TIMING_UNALIGNED_RUN 1
-/* A load from a literal pool (LDR/LDRD/VLDR [PC, #imm]): TRM 3.3.2, "might add a cycle because
- * of contention with the fetch unit". Always, here: on the STM32F4 the literal and the
- * instructions are read from the same flash, through one interface that gives data priority
- * (RM0090 3.5.2), and the cases where the fetch unit happens to be idle are not modelled. */
-#define TIMING_LITERAL_LOAD 1
+/* Loads after a store, measured on an STM32F4 Cortex-M4 at 24 MHz (compendium.i-0.nl, "Store
+ * placement" and "Load literal"): "the worst place for a store is before a load", and a store then
+ * a literal load (LDR [PC,#imm]) take 5 cycles. TRM 3.3.2: a store's data phase overlaps the next
+ * instruction, which waits for it if it needs the bus. A load right after a store costs
+ * TIMING_STORE_THEN_LOAD more; a literal load TIMING_STORE_THEN_LITERAL (the measured pair: the
+ * store 1, the load 2, 2 more: the wait and the TRM's "contention with the fetch unit"). Alone, a
+ * literal load costs what any load costs ("both solutions taking two cycles", against MOVW/MOVT),
+ * and "load literal only pipelines with another load literal". */
+#define TIMING_STORE_THEN_LOAD 1
+#define TIMING_STORE_THEN_LITERAL 2
 /* Exception entry and return (TRM "Exception model": 12-cycle entry, 10-cycle return). */
 #define TIMING_EXC_ENTRY 12
 #define TIMING_EXC_RETURN 10
@@ -39,9 +44,11 @@
 
 /* What the previous instruction leaves behind that the next load/store can pipeline with. */
 struct pipe_state {
-	bool after_load;     /* previous instruction was a single LDR-class access */
+	bool after_load;     /* previous instruction was a single LDR-class access (not a literal) */
 	uint16_t load_dests; /* registers it loaded (bit n = Rn): an address using them stalls */
 	uint16_t alu_dests;  /* core registers the previous data-processing instruction wrote */
+	bool after_literal;  /* previous instruction was a literal load (LDR [PC,#imm]) */
+	bool after_store;    /* previous instruction stored: a load now waits for its data phase */
 };
 
 /* How a block's first instruction's cost depends on the pipeline state it starts with (the
@@ -50,6 +57,8 @@ struct entry_dependence {
 	uint16_t addr_regs;  /* registers its address uses (it accesses memory) */
 	bool access;         /* a load or store: stalls on an address from the ALU */
 	bool pipelines;      /* a load/store that costs 1 less right after a load */
+	bool literal;        /* a literal load: pipelines after a literal load instead */
+	bool load;           /* reads data memory: waits after a store */
 };
 
 struct div_site {
@@ -128,8 +137,11 @@ static inline int32_t timing_entry_adjust(const struct entry_dependence *entry,
 	int32_t adjust = 0;
 	if (entry->access && (entry->addr_regs & prev->alu_dests))
 		adjust++;
-	if (entry->pipelines && prev->after_load && !(entry->addr_regs & prev->load_dests))
+	if (entry->pipelines && (entry->literal ? prev->after_literal : prev->after_load) &&
+	    !(entry->addr_regs & prev->load_dests))
 		adjust--;
+	if (entry->load && prev->after_store)
+		adjust += entry->literal ? TIMING_STORE_THEN_LITERAL : TIMING_STORE_THEN_LOAD;
 	return adjust;
 }
 

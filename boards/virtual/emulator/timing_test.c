@@ -39,17 +39,23 @@ int main(void)
 	}
 	CHECK(PRICE(0x6808, 0x681a) == 3);           /* ldr r0,[r1]; ldr r2,[r3]: pipelined */
 	CHECK(PRICE(0x6808, 0x6802) == 4);           /* ldr r0,[r1]; ldr r2,[r0]: dependent */
-	CHECK(PRICE(0x6008, 0x681a) == 3);           /* str r0,[r1]: always 1; ldr after it: 2 */
-	CHECK(PRICE(0x5088, 0x681a) == 4);           /* str r0,[r1,r2]: 2; nothing after a store */
+	CHECK(PRICE(0x6008, 0x681a) == 3 + TIMING_STORE_THEN_LOAD); /* str r0,[r1]: 1; ldr waits */
+	CHECK(PRICE(0x5088, 0x681a) == 4 + TIMING_STORE_THEN_LOAD); /* str r0,[r1,r2]: 2; nothing pipelines */
+	CHECK(PRICE(0x6008, 0x3004, 0x681a) == 4);   /* str; adds r0,#4; ldr: the store is done */
+	CHECK(PRICE(0xb410, 0x6808) == 4 + TIMING_STORE_THEN_LOAD); /* push {r4}; ldr r0,[r1] */
+	CHECK(PRICE(0x6008, 0x6008) == 2);           /* str; str: stores do not wait */
 	CHECK(PRICE(0x3104, 0x6808) == 4);           /* adds r1,#4; ldr r0,[r1]: address stall */
 	CHECK(PRICE(0x3204, 0x6808) == 3);           /* adds r2,#4; ldr r0,[r1]: no stall */
 	CHECK(PRICE(0x6808, 0x6008) == 3);           /* ldr; str */
 	CHECK(PRICE(0x681a, 0xf851, 0x0b04) == 4);   /* ldr; ldr r0,[r1],#4: base update, not pipelined */
-	/* literal loads: + the fetch-unit contention */
-	CHECK(PRICE(0x4801) == 2 + TIMING_LITERAL_LOAD);               /* ldr r0, [pc, #4] */
-	CHECK(PRICE(0x6808, 0x4a01) == 3 + TIMING_LITERAL_LOAD);       /* ldr r0,[r1]; ldr r2,[pc,#4] */
-	CHECK(PRICE(0xe9df, 0x0102) == 3 + TIMING_LITERAL_LOAD);       /* ldrd r0, r1, [pc, #8] */
-	CHECK(PRICE(0xed9f, 0x0b02) == 2 + TIMING_LITERAL_LOAD);       /* vldr d0, [pc, #8] */
+	/* literal loads: a load's 2; they pipeline only with each other; after a store, 2 more */
+	CHECK(PRICE(0x4801) == 2);                   /* ldr r0, [pc, #4] */
+	CHECK(PRICE(0x4801, 0x4a01) == 3);           /* ldr r0,[pc,#4]; ldr r2,[pc,#4]: pipelined */
+	CHECK(PRICE(0x6808, 0x4a01) == 4);           /* ldr r0,[r1]; ldr r2,[pc,#4]: not pipelined */
+	CHECK(PRICE(0x4a01, 0x6808) == 4);           /* ldr r2,[pc,#4]; ldr r0,[r1]: not pipelined */
+	CHECK(PRICE(0x6008, 0x4a01) == 3 + TIMING_STORE_THEN_LITERAL); /* str; literal: 5 measured */
+	CHECK(PRICE(0xe9df, 0x0102) == 3);           /* ldrd r0, r1, [pc, #8] */
+	CHECK(PRICE(0xed9f, 0x0b02) == 2);           /* vldr d0, [pc, #8] */
 	CHECK(PRICE(0xe8df, 0xf001) == 3);       /* tbb [pc, r1]: a table, the TRM's 3 (+P) */
 	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
 	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
@@ -66,15 +72,28 @@ int main(void)
 	PRICE(0x681a); /* ldr r2, [r3] */
 	CHECK(bt.entry.access && bt.entry.pipelines && bt.entry.addr_regs == 1u << 3);
 	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){0}) == 0);
-	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){true, 1u << 0, 0}) == -1);
-	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){true, 1u << 3, 0}) == 0);
-	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){false, 0, 1u << 3}) == 1);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_load = true, .load_dests = 1u << 0}) == -1);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_load = true, .load_dests = 1u << 3}) == 0);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.alu_dests = 1u << 3}) == 1);
 	PRICE(0x6808, 0x3304); /* ldr r0, [r1]; adds r3, #4: leaves r3 from the ALU */
 	CHECK(!bt.exit.after_load && bt.exit.alu_dests == 1u << 3);
 	PRICE(0x3304, 0x6808); /* adds; ldr r0, [r1]: leaves a load of r0 */
 	CHECK(bt.exit.after_load && bt.exit.load_dests == 1u << 0);
+	PRICE(0x681a); /* ldr r2, [r3]: waits after a store, pipelines after a load only */
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_store = true}) ==
+	      TIMING_STORE_THEN_LOAD);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_literal = true}) == 0);
+	PRICE(0x4a01); /* ldr r2, [pc, #4]: pipelines after a literal load only */
+	CHECK(bt.entry.literal && bt.entry.load);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_literal = true}) == -1);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_load = true}) == 0);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_store = true}) ==
+	      TIMING_STORE_THEN_LITERAL);
+	CHECK(bt.exit.after_literal && !bt.exit.after_load);
 	PRICE(0x6008); /* str r0, [r1]: always 1, whatever came before */
-	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){true, 0, 0}) == 0);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_load = true}) == 0);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_store = true}) == 0);
+	CHECK(bt.exit.after_store && !bt.entry.load);
 
 	/* runs of 32-bit instructions at halfword addresses */
 	CHECK(PRICE(NOP, EOR_W, EOR_W) == 3);                        /* two: free */
