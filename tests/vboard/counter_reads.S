@@ -67,7 +67,8 @@ BEGIN read_ldm
 	subs r0, r2, r3
 	pop {r4-r11, pc}
 
-/* An IT block without loads or stores between the reads: LDR 2, CMP, ITE, ADDEQ, ADDNE, MOV 1. */
+/* An IT block without loads or stores between the reads: LDR 2, CMP, ADDEQ, ADDNE, MOV 1; the
+ * ITE folds into the 16-bit CMP: 0. */
 BEGIN read_around_it
 	movs r3, #0
 	movs r5, #0

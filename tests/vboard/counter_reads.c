@@ -10,7 +10,7 @@
 	X(read_among_loads, 4)     /* both reads in one block with other loads and stores */ \
 	X(read_ldrd, 4)            /* the counter as an LDRD's second word */               \
 	X(read_ldm, 4)             /* the counter as an LDM's second word */                \
-	X(read_around_it, 7)       /* an IT block between the reads */                      \
+	X(read_around_it, 6)       /* an IT block between the reads (the ITE folded) */     \
 	X(write_then_read, 3)      /* a write of 0 to the counter, then a read */
 
 #define DECLARE(name, cycles) uint32_t name(void);

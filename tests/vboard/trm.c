@@ -1,7 +1,8 @@
 /* Runs the TRM micro-benchmarks and compares each with the Cortex-M4 TRM cycle count
  * (ARM DDI 0439, table 3-1, section 3.3.2 and the FPU table; P = 2, 3 for loaded targets) and,
- * for instruction alignment, literal loads and loads after stores, with what compendium.i-0.nl
- * measured on an STM32 Cortex-M4 (a load right after a store waits 1 cycle, a literal load 2).
+ * for instruction alignment, IT folding, literal loads and loads after stores, with what
+ * compendium.i-0.nl measured on an STM32 Cortex-M4 (a load right after a store waits 1 cycle, a
+ * literal load 2).
  * One line per sequence, then a summary. */
 #include <stdint.h>
 
@@ -40,7 +41,9 @@ extern uint32_t bench_data[16];
 	X(bl_pop_pc, 11)           /* BL 1+P, PUSH {lr} 2, POP {pc} 1+N+3 (loaded target), +1 */ \
 	X(branch_taken, 3)         /* B taken: 1 + P */                                     \
 	X(branch_not_taken, 3)     /* CMP 1, BNE not taken 1, NOP 1 */                      \
-	X(it_skip, 4)              /* CMP, ITE, ADDNE (skipped), ADDEQ: 1 each */           \
+	X(it_skip, 3)              /* CMP 1, ITE folded 0, ADDNE (skipped), ADDEQ: 1 each */ \
+	X(it_fold, 2)              /* MOVS 1, IT folded 0, RSBMI 1 (compendium: 2) */       \
+	X(it_after_wide, 3)        /* MOV.W 1, IT 1, RSBMI 1 (compendium: 3) */             \
 	X(vadd, 2)                 /* VADD, VMUL: 1 */                                      \
 	X(vmla, 3)                 /* VMLA: 3 */                                            \
 	X(vfma, 3)                 /* VFMA: 3 */                                            \

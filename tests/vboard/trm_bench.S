@@ -260,6 +260,24 @@ BEGIN it_skip
 	addeq r4, r4, #2
 	END
 
+/* IT folding (compendium.i-0.nl "Conditional block": the TRM's example, 2 cycles whichever way the
+ * condition goes; 3 with a 32-bit instruction before the IT). */
+BEGIN it_fold
+	movs r4, #3
+	START
+	movs r3, r4
+	it mi
+	rsbmi r3, r3, #0
+	END
+
+BEGIN it_after_wide
+	movs r4, #3
+	START
+	mov.w r3, r4
+	it mi
+	rsbmi r3, r3, #0
+	END
+
 BEGIN vadd
 	vmov.f32 s1, #1.0
 	vmov.f32 s2, #2.0

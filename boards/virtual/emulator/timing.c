@@ -1,8 +1,8 @@
 /* Cortex-M4 instruction costs (ARM DDI 0439, table 3-1 and the FPU instruction table), 0 wait
  * states. Everything the TRM lists as single-cycle (data processing, MUL/MLA/MLS, the long and
- * DSP multiplies, saturation, bit-field, extend, reverse, IT, VADD/VMUL...) costs 1; the
- * exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
- * conditional instructions costing 1 instead of their full cost, IT/NOP folding, and the
+ * DSP multiplies, saturation, bit-field, extend, reverse, IT unless folded, VADD/VMUL...) costs
+ * 1; the exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
+ * conditional instructions costing 1 instead of their full cost, NOP folding, and the
  * data-dependent delays of the write buffer. Instruction alignment and loads right after a store
  * cost what TIMING_UNALIGNED_* and TIMING_STORE_THEN_* say (timing.h). */
 #include "timing.h"
@@ -163,9 +163,10 @@ static uint32_t price(const cs_insn *in, struct pipe_state *st, bool *mem,
 	 * preceding data processing operation stalls the pipeline for an additional cycle". */
 	uint32_t address_stall = (addr_regs & prev.alu_dests) ? 1 : 0;
 	uint32_t c = price_access(in, a, m, addr_regs, literal, &prev, st);
-	*dep = (struct entry_dependence){addr_regs, c != NOT_AN_ACCESS,
-					 c != NOT_AN_ACCESS && access_pipelines(in, a, m), literal,
-					 dir == ACCESS_LOAD};
+	*dep = (struct entry_dependence){.addr_regs = addr_regs, .access = c != NOT_AN_ACCESS,
+					 .pipelines = c != NOT_AN_ACCESS && access_pipelines(in, a, m),
+					 .literal = literal, .load = dir == ACCESS_LOAD,
+					 .it = in->id == ARM_INS_IT};
 	if (c != NOT_AN_ACCESS) {
 		st->after_store = dir == ACCESS_STORE;
 		uint32_t store_wait = !(prev.after_store && dir == ACCESS_LOAD) ? 0
@@ -421,6 +422,9 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 			ok = false;
 			break;
 		}
+		if (in->id == ARM_INS_IT && ic->before.after_narrow)
+			c = 0; /* folded (timing.h) */
+		st.after_narrow = in->size == 2;
 		bool wide_unaligned = in->size == 4 && (at & 2);
 		if (bt->ninsns == 1 && wide_unaligned)
 			bt->entry_refill = TIMING_UNALIGNED_TARGET;

@@ -58,6 +58,12 @@ int main(void)
 	CHECK(PRICE(0xed9f, 0x0b02) == 2);           /* vldr d0, [pc, #8] */
 	CHECK(PRICE(0xe8df, 0xf001) == 3);       /* tbb [pc, r1]: a table, the TRM's 3 (+P) */
 	CHECK(PRICE(0xfb01, 0x3002) == 1);           /* mla: 1 on the M4 */
+	CHECK(PRICE(0x0008, 0xbf48, 0x4240) == 2);   /* movs; it mi; negmi: the IT folds */
+	CHECK(PRICE(0xea4f, 0x0001, 0xbf48, 0x4240) == 3); /* mov.w; it mi; negmi: it does not */
+	PRICE(0xbf48, 0x4240);                       /* a block starting with the IT */
+	CHECK(bt.cycles == 2 && bt.entry.it);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){.after_narrow = true}) == -1);
+	CHECK(timing_entry_adjust(&bt.entry, &(struct pipe_state){0}) == 0);
 	CHECK(PRICE(0xe9d2, 0x0100) == 3);           /* ldrd */
 	CHECK(PRICE(0xbd10) == 3);                   /* pop {r4, pc}: 1+N (+P when taken) */
 	CHECK(bt.exit_refill == TIMING_REFILL_UNPREDICTED); /* a loaded target: 3-cycle reload */
