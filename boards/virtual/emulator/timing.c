@@ -1,8 +1,8 @@
 /* Cortex-M4 instruction costs (ARM DDI 0439, table 3-1 and the FPU instruction table), 0 wait
  * states. Everything the TRM lists as single-cycle (data processing, MUL/MLA/MLS, the long and
  * DSP multiplies, saturation, bit-field, extend, reverse, IT unless folded, VADD/VMUL...) costs
- * 1; the exceptions are priced explicitly below. Not modelled: unaligned data-access penalties, skipped
- * conditional instructions costing 1 instead of their full cost, NOP folding, and the
+ * 1; the exceptions are priced explicitly below. Not modelled: unaligned data-access penalties,
+ * skipped conditional instructions costing 1 instead of their full cost, NOP folding, and the
  * data-dependent delays of the write buffer. Instruction alignment and loads right after a store
  * cost what TIMING_UNALIGNED_* and TIMING_STORE_THEN_* say (timing.h). */
 #include "timing.h"
