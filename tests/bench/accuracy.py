@@ -86,11 +86,22 @@ def comparable(row: dict) -> tuple[str, str] | None:
     return scheme_dir, impl_dir
 
 
-def measure(scheme: str, impl: str, samples: int, seed: str) -> dict[str, dict]:
+# The slowest emulator speed a sample's deadline allows for (model cycles per second of host time;
+# this machine does 200-360 M): a SPHINCS+-SHAKE s sample (key generation, signing and
+# verification) runs for minutes, beyond pqscope's default 60 s wait for a record.
+SLOWEST_EMULATOR = 20e6
+
+
+def sample_timeout(published: dict[str, Published]) -> float:
+    """Seconds to wait for one sample: every op at its published maximum, at the slowest speed."""
+    return max(60.0, sum(p.high for p in published.values()) / SLOWEST_EMULATOR)
+
+
+def measure(scheme: str, impl: str, samples: int, seed: str, timeout: float) -> dict[str, dict]:
     """The virtual board's cycles per op (mean, min, max over `samples`), from a run directory
     that is reused when it holds the same measurement."""
     out = ROOT / "runs/accuracy" / f"{scheme}-{impl}-n{samples}-{seed}"
-    command = [sys.executable, "-m", "pqscope", "run", "--json", "--no-report"]
+    command = [sys.executable, "-m", "pqscope", "run", "--json", "--no-report", "--timeout", f"{timeout:.0f}"]
     if (out / "meta.json").is_file():
         command += ["--resume", str(out)]
     else:
@@ -122,7 +133,7 @@ def main() -> None:
         if published is None:
             continue
         scheme, impl = row["scheme"], row["impl"]
-        model = measure(scheme, impl, args.samples, args.seed)
+        model = measure(scheme, impl, args.samples, args.seed, sample_timeout(published))
         for op in OPS:
             theirs, ours = published[op], model.get(op)
             if ours is None:
