@@ -2,8 +2,7 @@
  * (ARM DDI 0439, table 3-1, section 3.3.2 and the FPU table; P = 2, 3 for loaded targets) and,
  * for instruction alignment, IT folding, literal loads and loads after stores, with what
  * compendium.i-0.nl measured on an STM32 Cortex-M4 (a load right after a store waits 1 cycle, a
- * literal load 2).
- * One line per sequence, then a summary. */
+ * literal load 2). One line per sequence, then a summary. */
 #include <stdint.h>
 
 #include "board.h"
