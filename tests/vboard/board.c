@@ -59,7 +59,7 @@ static void usart_setup(void)
 	GPIOA_AFRL = (GPIOA_AFRL & ~0xff00u) | 0x7700u;
 	GPIOA_MODER = (GPIOA_MODER & ~0xf0u) | 0xa0u;
 	GPIOA_PUPDR = (GPIOA_PUPDR & ~0xf0u) | 0x50u;
-	USART2_BRR = (12000000 + 38400 / 2) / 38400;
+	USART2_BRR = (12000000 + 115200 / 2) / 115200; /* the board's baud (board.json) */
 	USART2_CR2 = 0;
 	USART2_CR3 = 0;
 	USART2_CR1 = 1u << 13 | 1u << 3 | 1u << 2; /* UE, TE, RE */

@@ -412,6 +412,78 @@ BEGIN branch_to_aligned_wide
 1:	eor.w r3, r3, r3
 	END
 
+/* Taken branches in a short loop and to a target two flash lines away, a call and return
+ * (compendium.i-0.nl "Branch timing", "Loop unrolling", "Function calls": a taken branch takes 2
+ * cycles, a call and return 4, where the model charges P = 2); the far ones have no published
+ * measurement: on a Discovery board they tell whether P depends on where the target lies. */
+BEGIN loop_back
+	START
+	movs r4, #3
+1:	adds r3, #1
+	subs r4, #1
+	bne 1b
+	END
+
+BEGIN loop_back_far
+	START
+	movs r4, #2
+1:	.rept 16
+	adds r3, #1
+	.endr
+	subs r4, #1
+	bne 1b
+	END
+
+BEGIN branch_far
+	START
+	b 1f
+	.rept 32
+	nop
+	.endr
+1:	END
+
+BEGIN call_return
+	START
+	bl leaf_bx_lr
+	END
+
+/* newlib's memcpy word loop (post-indexed LDR/STR pairs), which SPHINCS+'s thash runs on every
+ * call; the second stores at halfword addresses, as thash's copy to offset 22 does. Unaligned
+ * word accesses are not priced (TRM: +1 or +2 on silicon). Both start on a word. */
+.macro COPY_FOUR_WORDS
+	ldr.w r3, [r5], #4
+	str.w r3, [r6], #4
+	ldr.w r3, [r5], #4
+	str.w r3, [r6], #4
+	ldr.w r3, [r5], #4
+	str.w r3, [r6], #4
+	ldr.w r3, [r5], #4
+	str.w r3, [r6], #4
+.endm
+
+BEGIN copy_words
+	mov r5, r8
+	add.w r6, r8, #32
+	.balign 4
+	movs r3, #0
+	START
+	COPY_FOUR_WORDS
+	END
+
+BEGIN copy_words_to_halfword
+	mov r5, r8
+	add.w r6, r8, #34
+	.balign 4
+	movs r3, #0
+	START
+	COPY_FOUR_WORDS
+	END
+
+	.type leaf_bx_lr, %function
+	.thumb_func
+leaf_bx_lr:
+	bx lr
+
 	.type leaf_push_pop_pc, %function
 	.thumb_func
 leaf_push_pop_pc:

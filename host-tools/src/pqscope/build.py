@@ -84,6 +84,13 @@ def build_image(root: Path, board: Board, scheme: str, impl: str, variant: Varia
     return _built(image_path(root, board.cmake_preset, scheme, impl, variant))
 
 
+def build_test_image(root: Path, board: Board, name: str) -> Path:
+    """An image of the board's on-target tests (tests/vboard, e.g. vboard-trm), which sets up
+    its own clock."""
+    _build(root, board.cmake_preset, name)
+    return _built(build_dir(root, board.cmake_preset) / "tests" / "vboard" / f"{name}.elf")
+
+
 def _probe_options(root: Path, board: Board, variant: Variant) -> list[str]:
     """The configure options that set the tree's extra probes to the variant's, if they differ."""
     if not variant.probed:

@@ -626,6 +626,30 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
     stderr().print(f"report: {path / 'report.html'}")
 
 
+@cli.command("model-check")
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
+@_connection_options(timeout=30.0)
+@JSON_OPTION
+@click.pass_context
+def model_check(ctx: click.Context, board_name, port, baud, timeout, flash, as_json) -> None:
+    """Time the virtual board's micro-benchmarks (tests/vboard/trm_bench.S) on a board against the
+    cycles its timing model prices them at, and published measurements on silicon.
+
+    On a Discovery board, the sequences that do not take what the model says are where the model is
+    wrong; on the virtual board, every one must. Exit status 1 when any departs from the model."""
+    from .modelcheck import print_model_check, run_model_check
+
+    root = repo_root()
+    board = get_board(root, board_name)
+    check = run_model_check(root, open_target(root, board, Link(port, baud, timeout, flash)), stderr(), timeout)
+    if as_json:
+        _print_json(check.to_json())
+    else:
+        print_model_check(_wide_console(), check)
+    if check.departures:
+        ctx.exit(1)
+
+
 @cli.command("vboard-bench")
 @JSON_OPTION
 def vboard_bench(as_json: bool) -> None:

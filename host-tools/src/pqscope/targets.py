@@ -65,6 +65,16 @@ class Profiling:
 
 
 @dataclass
+class Uart:
+    """The UART of a board running an image: a pyserial-like port, its name, and (once closed)
+    what the target measured of itself (the emulator's statistics)."""
+
+    port: object
+    name: str
+    stats: dict | None = None
+
+
+@dataclass
 class Connection:
     """An open session with a board running an image. `stats` holds what the target measured of
     itself (the emulator's statistics) once the connection is closed."""
@@ -117,12 +127,28 @@ class Target:
         check_fits(self.board, elf, size, implementation.stack_bytes)
         return Image(elf, size)
 
+    def uart(self, elf: Path, console: Console, *, stats_dir: Path,
+             profiling: Profiling | None = None) -> contextlib.AbstractContextManager[Uart]:
+        """The UART of the board running `elf`, opened before the image starts so that nothing it
+        prints is missed; `stats_dir` receives the target's own statistics."""
+        raise NotImplementedError
+
+    @contextlib.contextmanager
     def connect(self, elf: Path, console: Console, *, stats_dir: Path,
                 on_receive: Callable[[bytes], object] | None = None,
-                profiling: Profiling | None = None) -> contextlib.AbstractContextManager[Connection]:
-        """A session with the board running `elf`; `stats_dir` receives the target's own
-        statistics; `profiling` only where `profiles`."""
-        raise NotImplementedError
+                profiling: Profiling | None = None) -> Iterator[Connection]:
+        """A session with the harness firmware running `elf` (see `uart`); `profiling` only where
+        `profiles`."""
+        if profiling is not None and not self.profiles:
+            raise PqscopeError(f"board {self.board.name} has no profiler: only the virtual board profiles")
+        connection = None
+        try:
+            with self.uart(elf, console, stats_dir=stats_dir, profiling=profiling) as uart:
+                connection = Connection(self._session(uart.port, on_receive), uart.name)
+                yield connection
+        finally:
+            if connection is not None:
+                connection.stats = uart.stats
 
     def flash(self, elf: Path, console: Console) -> None:
         raise NotImplementedError
@@ -177,19 +203,19 @@ class VirtualTarget(Target):
             self._emulator = _emulator_built(self.root)
 
     @contextlib.contextmanager
-    def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
+    def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
         self.prepare(console)
         stats_path = stats_dir / STATS_FILE
         args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args)
-        connection = None
+        uart = None
         try:
             with VirtualBoard(self._emulator, elf, stats_path, extra_args=args, serial=self.serial) as vboard:
                 with vboard.open_uart() as port:
-                    connection = Connection(self._session(port, on_receive), vboard.port)
-                    yield connection
+                    uart = Uart(port, vboard.port)
+                    yield uart
         finally:
-            if connection is not None and stats_path.exists():
-                connection.stats = load_json(stats_path)
+            if uart is not None and stats_path.exists():
+                uart.stats = load_json(stats_path)
 
     def timing_model(self) -> str | None:
         """The emulator executable's SHA-256: its cost model prices every cycle, so a resumed run
@@ -241,16 +267,14 @@ class SerialTarget(Target):
             openocd_flash(self.board, elf, self.link.adapter)
 
     @contextlib.contextmanager
-    def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
-        if profiling is not None:
-            raise PqscopeError(f"board {self.board.name} has no profiler: only the virtual board profiles")
+    def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
         self.check()
         with open_port(self.link.port, self.link.baud or self.board.baud) as port:
             # Flashed with the port already open, so the port is checked first and the boot
             # announcement of the new image is not missed.
             if self.link.flash:
                 self.flash(elf, console)
-            yield Connection(self._session(port, on_receive), self.link.port)
+            yield Uart(port, self.link.port)
 
     def describe(self) -> dict:
         return {**super().describe(), "port": self.link.port}
@@ -267,9 +291,7 @@ class LabgridTarget(Target):
         self.place = place
 
     @contextlib.contextmanager
-    def connect(self, elf, console, *, stats_dir, on_receive=None, profiling=None) -> Iterator[Connection]:
-        if profiling is not None:
-            raise PqscopeError(f"board {self.board.name} has no profiler: only the virtual board profiles")
+    def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
         with working(console, f"acquiring labgrid place {self.place.name}"):
             self.place.acquire()
         try:
@@ -280,7 +302,7 @@ class LabgridTarget(Target):
                 # Flashed with the port open, so that the new image's boot announcement is not missed.
                 if probe is not None:
                     self._flash(probe, elf, console)
-                yield Connection(self._session(port, on_receive), resources.serial_url)
+                yield Uart(port, resources.serial_url)
         finally:
             self.place.release()
 

@@ -1,0 +1,163 @@
+"""`pqscope model-check`: the timing model's micro-benchmarks on a board.
+
+The image `vboard-trm` (tests/vboard/trm.c and trm_bench.S) times each short instruction
+sequence between two reads of the DWT cycle counter and prints one line per sequence: the cycles
+it took, the cycles the virtual board's model prices it at and, where one is published, a
+measurement of the same sequence on an STM32 Cortex-M4. On the virtual board every sequence must
+take what the model says (the emulator prices what the model says); on a Discovery board, the
+sequences that do not are where the model is wrong, which is the evidence the model's open
+questions need (README, "How close the virtual board is to silicon")."""
+
+import re
+import tempfile
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from .build import build_test_image
+from .errors import PqscopeError
+from .targets import Target
+
+IMAGE = "vboard-trm"
+FIRST_LINE = re.compile(r"empty measurement: (\d+) cycles")
+SEQUENCE_LINE = re.compile(r"(PASS|FAIL) (\w+): (\d+) cycles, model (\d+)(?:\.\.(\d+))?(?:, silicon (\d+))?")
+SUMMARY_LINE = re.compile(r"TRM: (?:all (\d+) passed|FAILED (\d+) failed)")
+
+
+class ModelCheckError(PqscopeError):
+    pass
+
+
+@dataclass(frozen=True)
+class Sequence:
+    name: str
+    cycles: int
+    model_low: int
+    model_high: int
+    silicon: int | None  # a published measurement of the same sequence on silicon
+
+    @property
+    def as_modelled(self) -> bool:
+        return self.model_low <= self.cycles <= self.model_high
+
+    @property
+    def model_text(self) -> str:
+        return str(self.model_low) if self.model_low == self.model_high else f"{self.model_low}..{self.model_high}"
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    board: str
+    target: dict
+    empty_cycles: int  # the two counter reads with nothing between them, taken off every sequence
+    sequences: tuple[Sequence, ...]
+
+    @property
+    def departures(self) -> list[Sequence]:
+        """Sequences that did not take what the model prices them at."""
+        return [sequence for sequence in self.sequences if not sequence.as_modelled]
+
+    @property
+    def model_against_published(self) -> list[Sequence]:
+        """Sequences whose published measurement on silicon the model does not reproduce."""
+        return [s for s in self.sequences if s.silicon is not None and not s.model_low <= s.silicon <= s.model_high]
+
+    def to_json(self) -> dict:
+        return {"board": self.board, "target": self.target, "empty_cycles": self.empty_cycles,
+                "sequences": [{**asdict(s), "as_modelled": s.as_modelled} for s in self.sequences],
+                "departures": [s.name for s in self.departures],
+                "model_against_published": [s.name for s in self.model_against_published]}
+
+
+def parse_output(lines: Iterable[str], board: str, target: dict) -> ModelCheck:
+    """The image's lines from its first ("empty measurement") to its summary, checked whole: every
+    line in between is a sequence and the summary counts them."""
+    empty = None
+    sequences: list[Sequence] = []
+    for number, line in enumerate(lines, 1):
+        if empty is None:
+            if match := FIRST_LINE.fullmatch(line):
+                empty = int(match[1])
+            continue
+        if match := SEQUENCE_LINE.fullmatch(line):
+            low = int(match[4])
+            sequence = Sequence(match[2], int(match[3]), low, int(match[5] or low),
+                                int(match[6]) if match[6] else None)
+            if (match[1] == "PASS") != sequence.as_modelled:
+                raise ModelCheckError(f"line {number} of the board's output contradicts itself: {line!r}")
+            sequences.append(sequence)
+            continue
+        if match := SUMMARY_LINE.fullmatch(line):
+            failed = sum(not s.as_modelled for s in sequences)
+            counted = int(match[1]) if match[1] else int(match[2])
+            expected = len(sequences) - failed if match[1] else failed
+            if counted != expected or (match[1] and failed):
+                raise ModelCheckError(f"the board's summary ({line!r}) does not count the {len(sequences)} "
+                                      f"sequences it printed ({failed} not as modelled): output lost or corrupted")
+            return ModelCheck(board, target, empty, tuple(sequences))
+        raise ModelCheckError(f"line {number} of the board's output is not a sequence's result: {line!r}")
+    if empty is None:
+        raise ModelCheckError(f"the board never printed the benchmarks' first line (\"empty measurement: ...\"): is "
+                              f"{IMAGE} running on it?")
+    raise ModelCheckError(f"the board's output ended after {len(sequences)} sequences, without the summary line")
+
+
+def read_lines(port, timeout: float) -> list[str]:
+    """Lines from the port until the summary line, or the deadline `timeout` seconds after the
+    last byte. Bytes before the benchmarks' first line (an earlier image's output on a real
+    board's port) are dropped; every line is decoded leniently, so that corruption is reported by
+    `parse_output` as the line it spoiled."""
+    data = b""
+    deadline = time.monotonic() + timeout
+    while True:
+        chunk = port.read(4096)
+        if chunk:
+            data += chunk
+            deadline = time.monotonic() + timeout
+        lines = data.decode("ascii", errors="replace").splitlines()
+        complete = lines if data.endswith(b"\n") else lines[:-1]
+        if any(SUMMARY_LINE.fullmatch(line) for line in complete):
+            return _from_first_line(complete)
+        if time.monotonic() > deadline:
+            return _from_first_line(complete)
+
+
+def _from_first_line(lines: list[str]) -> list[str]:
+    """From the benchmarks' first line on, that line cut from whatever came before it on its line."""
+    for index, line in enumerate(lines):
+        if first := FIRST_LINE.search(line):
+            return [first[0], *lines[index + 1:]]
+    return lines
+
+
+def run_model_check(root: Path, target: Target, console: Console, timeout: float) -> ModelCheck:
+    """Builds the benchmarks' image for the target's board, runs it there and reads its results."""
+    target.check()
+    elf = build_test_image(root, target.board, IMAGE)
+    target.prepare(console)
+    with tempfile.TemporaryDirectory() as stats_dir:
+        with target.uart(elf, console, stats_dir=Path(stats_dir)) as uart:
+            lines = read_lines(uart.port, timeout)
+    return parse_output(lines, target.board.name, target.describe())
+
+
+def print_model_check(console: Console, check: ModelCheck) -> None:
+    table = Table("sequence", "cycles", "model", "published on silicon", "", box=None)
+    for s in check.sequences:
+        verdict = "as modelled" if s.as_modelled else "[bold red]NOT as modelled[/]"
+        if s.silicon is not None and s.silicon != s.cycles:
+            verdict += f"; published {s.silicon - s.cycles:+d}"
+        table.add_row(s.name, str(s.cycles), s.model_text, "-" if s.silicon is None else str(s.silicon), verdict)
+    console.print(table)
+    departures = check.departures
+    console.print(f"{check.board}: {len(check.sequences) - len(departures)} of {len(check.sequences)} sequences "
+                  f"take what the model prices them at" + (f"; not: {', '.join(s.name for s in departures)}"
+                                                           if departures else ""))
+    against = check.model_against_published
+    if against:
+        console.print(f"the model departs from published measurements on silicon for {len(against)}: "
+                      f"{', '.join(f'{s.name} ({s.model_text} against {s.silicon})' for s in against)}")

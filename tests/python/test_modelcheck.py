@@ -1,0 +1,73 @@
+"""pqscope model-check's reading of the benchmarks' output (host-tools/src/pqscope/modelcheck.py):
+what a board's port delivers, junk and all, into sequences, and every way the output can be broken
+into one clear error."""
+
+import pytest
+
+from pqscope.modelcheck import ModelCheckError, parse_output, read_lines
+
+GOOD = [
+    "empty measurement: 3 cycles",
+    "PASS alu: 4 cycles, model 4",
+    "PASS branch_taken: 3 cycles, model 3, silicon 2",
+    "FAIL copy_words: 17 cycles, model 15",
+    "PASS udiv_mid_quotient: 7 cycles, model 3..11",
+    "TRM: FAILED 1 failed",
+]
+
+
+def parse(lines):
+    return parse_output(lines, "stm32f4discovery", {"target": "serial"})
+
+
+def test_sequences_departures_and_published_measurements():
+    check = parse(GOOD)
+    assert check.empty_cycles == 3
+    assert [s.name for s in check.sequences] == ["alu", "branch_taken", "copy_words", "udiv_mid_quotient"]
+    assert [s.name for s in check.departures] == ["copy_words"]
+    assert [s.name for s in check.model_against_published] == ["branch_taken"]
+    udiv = check.sequences[-1]
+    assert (udiv.model_low, udiv.model_high, udiv.model_text, udiv.silicon) == (3, 11, "3..11", None)
+    document = check.to_json()
+    assert document["departures"] == ["copy_words"] and document["sequences"][2]["as_modelled"] is False
+
+
+class ChunkPort:
+    """A port delivering `chunks`, one per read, then nothing."""
+
+    def __init__(self, chunks: list[bytes]):
+        self.chunks = list(chunks)
+
+    def read(self, size: int = 1) -> bytes:
+        return self.chunks.pop(0) if self.chunks else b""
+
+
+def test_reading_drops_what_came_before_the_first_line_and_stops_at_the_summary():
+    text = "\n".join(GOOD).encode() + b"\n"
+    # an earlier image's frames on the port, the first line cut across reads, more after the summary
+    chunks = [b"\x00\x07\xfe junk\n\x01", text[:10], text[10:40], text[40:], b"never read\n"]
+    port = ChunkPort(chunks)
+    assert read_lines(port, timeout=5) == GOOD
+    assert port.chunks == [b"never read\n"]
+
+
+def test_reading_ends_at_the_deadline_without_a_summary():
+    lines = read_lines(ChunkPort([b"empty measurement: 3 cycles\nPASS alu: 4 cycles, model 4\nPASS al"]), timeout=0.2)
+    assert lines == GOOD[:2]  # the unfinished line is not taken
+    with pytest.raises(ModelCheckError, match="ended after 1 sequences, without the summary line"):
+        parse(lines)
+
+
+@pytest.mark.parametrize(("lines", "expected"), [
+    ([], "never printed the benchmarks' first line"),
+    (["PASS alu: 4 cycles, model 4"], "never printed the benchmarks' first line"),
+    ([GOOD[0], "PASS alu: 4 cycles, model 4", "PASS alu: 4 cyc\ufffdles, model 4", GOOD[-1]],
+     "line 3 of the board's output is not a sequence's result: 'PASS alu: 4 cyc\ufffdles, model 4'"),
+    ([GOOD[0], "PASS alu: 5 cycles, model 4", "TRM: all 1 passed"], "line 2 of the board's output contradicts itself"),
+    ([GOOD[0], GOOD[1], "TRM: all 2 passed"], "does not count the 1 sequences it printed"),
+    ([*GOOD[:3], "TRM: FAILED 1 failed"], "does not count the 2 sequences it printed (0 not as modelled)"),
+])
+def test_broken_output_is_one_clear_error(lines, expected):
+    with pytest.raises(ModelCheckError, match=None) as error:
+        parse(lines)
+    assert expected in str(error.value)

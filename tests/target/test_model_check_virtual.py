@@ -1,0 +1,39 @@
+"""pqscope model-check on the virtual board: every micro-benchmark of tests/vboard/trm.c reaches the
+report with the model's price and the published measurement its source line gives it, and takes
+exactly what the model says."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+from conftest import ROOT
+
+BENCH_ROW = re.compile(r"^\tX\((\w+), (\d+), (\d+)\)", re.MULTILINE)
+
+
+def declared_benches() -> dict[str, tuple[int, int | None]]:
+    """name -> (model cycles, published cycles on silicon or None), from trm.c's BENCHES table."""
+    source = (ROOT / "tests/vboard/trm.c").read_text()
+    rows = {name: (int(model), int(silicon) or None) for name, model, silicon in BENCH_ROW.findall(source)}
+    assert len(rows) > 50, "trm.c's BENCHES table not found"
+    return rows
+
+
+def test_every_sequence_takes_what_the_model_prices_it_at():
+    result = subprocess.run([sys.executable, "-m", "pqscope", "model-check", "--json"], capture_output=True,
+                            text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["board"] == "virtual" and document["target"] == {"target": "virtual"}
+    sequences = {s["name"]: s for s in document["sequences"]}
+    benches = declared_benches()
+    assert set(sequences) == set(benches) | {"udiv_mid_quotient"}
+    for name, (model, silicon) in benches.items():
+        s = sequences[name]
+        assert (s["model_low"], s["model_high"], s["silicon"]) == (model, model, silicon), name
+        assert s["cycles"] == model, name
+    assert document["departures"] == []
+    assert document["model_against_published"] == [name for name, (model, silicon) in benches.items()
+                                                   if silicon is not None and silicon != model]
