@@ -68,7 +68,9 @@ extern uint32_t bench_data[16];
 	X(branch_far, 3, 0)                  /* B 1+P over 64 bytes: the target in another flash line */ \
 	X(call_return, 6, 4)                 /* BL 1+P, BX LR 1+P (compendium: call and return 4) */ \
 	X(copy_words, 15, 0)                 /* memcpy's loop: 4 x (LDR post-indexed, STR) */ \
-	X(copy_words_to_halfword, 15, 0)     /* the same storing at halfword addresses (thash) */
+	X(copy_words_to_halfword, 15, 0)     /* the same storing at halfword addresses (thash) */ \
+	X(ldr_three_sram2, 4, 0)             /* ldr_three in SRAM2 */                               \
+	X(str_ldr_sram2, 4, 0)               /* str_ldr in SRAM2 */
 
 #define DECLARE(name, model, silicon) uint32_t bench_##name(void);
 BENCHES(DECLARE)
