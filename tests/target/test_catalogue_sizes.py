@@ -2,8 +2,9 @@
 the catalogue's, which the host tool and reports rely on. Slow rows too: HELLO runs no scheme."""
 
 import pytest
+from elftools.elf.elffile import ELFFile
 
-from conftest import catalogue_rows
+from conftest import IMAGES, catalogue_rows
 
 ROWS = [row for row in catalogue_rows() if row["status"] == "ok"]
 
@@ -14,3 +15,26 @@ def test_image_sizes_match_the_catalogue(row, image_session):
     assert (info.scheme, info.impl) == (row["scheme"], row["impl"])
     assert (info.pk_bytes, info.sk_bytes, info.sig_bytes) == (row["pk_bytes"], row["sk_bytes"], row["sig_bytes"])
     assert info.stack_budget_bytes >= row["stack_bytes"]
+
+
+SRAM1_END, SRAM_END = 0x2001C000, 0x20020000  # STM32F407: SRAM1 112 KiB, then SRAM2 16 KiB
+
+
+def layout_symbols(elf) -> dict[str, int]:
+    with elf.open("rb") as stream:
+        symbols = ELFFile(stream).get_section_by_name(".symtab")
+        return {name: symbols.get_symbol_by_name(name)[0]["st_value"]
+                for name in ("_stack", "end", "__pqscope_stack_reserve")}
+
+
+def test_stacks_stay_in_sram1_unless_the_image_needs_sram2():
+    """As pqm4 links Discovery images (boards/stm32f4discovery/stm32f407vg.ld): SRAM2 only for an
+    image whose data and stack need do not fit in SRAM1 (pqm4's case: ML-DSA-87 m4f)."""
+    tops = {}
+    for row in ROWS:
+        found = layout_symbols(IMAGES / row["scheme"] / f"{row['impl']}.elf")
+        fits_sram1 = found["end"] + found["__pqscope_stack_reserve"] <= SRAM1_END
+        assert found["_stack"] == (SRAM1_END if fits_sram1 else SRAM_END), f"{row['scheme']}/{row['impl']}"
+        tops[(row["scheme"], row["impl"])] = found["_stack"]
+    assert tops[("ml-dsa-87", "m4f")] == SRAM_END
+    assert tops[("ml-dsa-44", "m4f")] == SRAM1_END
