@@ -19,7 +19,7 @@
 	ldr r8, =read_data
 .endm
 
-/* Each read starts its block: LDR 2, NOP 1, B 1 + P (taken: not to the next instruction). */
+/* Each read starts its block: LDR 2, NOP 1, B 1 + P, P = 1 (taken: not to the next instruction). */
 BEGIN read_block_start
 	b 1f
 	nop

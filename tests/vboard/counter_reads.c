@@ -6,7 +6,7 @@
 #include "board.h"
 
 #define READS(X)                                                                            \
-	X(read_block_start, 6)     /* each read starts a block */                           \
+	X(read_block_start, 5)     /* each read starts a block */                           \
 	X(read_among_loads, 4)     /* both reads in one block with other loads and stores */ \
 	X(read_ldrd, 4)            /* the counter as an LDRD's second word */               \
 	X(read_ldm, 4)             /* the counter as an LDM's second word */                \

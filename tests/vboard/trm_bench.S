@@ -414,8 +414,8 @@ BEGIN branch_to_aligned_wide
 
 /* Taken branches in a short loop and to a target two flash lines away, a call and return
  * (compendium.i-0.nl "Branch timing", "Loop unrolling", "Function calls": a taken branch takes 2
- * cycles, a call and return 4, where the model charges P = 2); the far ones have no published
- * measurement: on a Discovery board they tell whether P depends on where the target lies. */
+ * cycles, a call and return 4); the far ones have no published measurement: on a Discovery board
+ * they tell whether P depends on where the target lies. */
 BEGIN loop_back
 	START
 	movs r4, #3
@@ -446,6 +446,33 @@ BEGIN call_return
 	START
 	bl leaf_bx_lr
 	END
+
+/* Branches whose target is issued in execute (Cortex-M3 TRM table 15-3): no published
+ * measurement; on a Discovery board they check P = 2. */
+BEGIN cbz_taken
+	movs r3, #0
+	START
+	cbz r3, 1f
+	nop
+1:	END
+
+BEGIN bx_register
+	adr r3, 1f
+	orr r3, r3, #1
+	START
+	bx r3
+	nop
+	.balign 4
+1:	END
+
+BEGIN bx_lr_after_lr_write
+	adr r4, 1f
+	orr r4, r4, #1
+	START
+	mov lr, r4
+	bx lr
+	.balign 4
+1:	END
 
 /* newlib's memcpy word loop (post-indexed LDR/STR pairs), which SPHINCS+'s thash runs on every
  * call; the second stores at halfword addresses, as thash's copy to offset 22 does. Unaligned

@@ -246,7 +246,7 @@ static uint32_t price_other(const cs_insn *in, const cs_arm *a)
 	case ARM_INS_UDIV: case ARM_INS_SDIV:
 		return TIMING_DIV_BASE;
 	case ARM_INS_ISB:
-		return 1 + TIMING_REFILL;   /* 1+B, B = a pipeline refill for ISB */
+		return 1 + TIMING_REFILL_EXECUTE;   /* 1+B, B = a pipeline refill for ISB */
 	case ARM_INS_VDIV: case ARM_INS_VSQRT:
 		return 14;
 	case ARM_INS_VMLA: case ARM_INS_VMLS: case ARM_INS_VNMLA: case ARM_INS_VNMLS:
@@ -357,6 +357,31 @@ static uint32_t unaligned_run_cost(struct unaligned_run *run, bool wide_unaligne
 	return TIMING_UNALIGNED_RUN;
 }
 
+/* The refill of a taken branch by the stage its target is issued in (timing.h): `prev_writes`
+ * are the core registers the instruction before it writes (in execute while it decodes). */
+static uint32_t branch_refill(const cs_insn *in, const cs_arm *a, uint16_t prev_writes)
+{
+	if (in->id == ARM_INS_TBB || in->id == ARM_INS_TBH || loads_pc(a, in->id))
+		return TIMING_REFILL_UNPREDICTED;
+	bool from_lr = a->op_count > 0 && a->operands[a->op_count - 1].type == ARM_OP_REG &&
+		       a->operands[a->op_count - 1].reg == ARM_REG_LR;
+	bool early;
+	switch (in->id) {
+	case ARM_INS_B: case ARM_INS_BL:
+		early = true;
+		break;
+	case ARM_INS_BX: case ARM_INS_BLX:
+		early = from_lr;
+		break;
+	case ARM_INS_MOV:
+		early = writes_pc(a) && from_lr && a->op_count == 2;
+		break;
+	default: /* CBZ, CBNZ, ADD PC, ... */
+		early = false;
+	}
+	return early && !(prev_writes & reg_bit(ARM_REG_LR)) ? TIMING_REFILL_DECODE : TIMING_REFILL_EXECUTE;
+}
+
 static bool is_fp(unsigned id)
 {
 	return (id >= ARM_INS_VABA && id <= ARM_INS_VZIP) || id == ARM_INS_FCONSTS ||
@@ -372,7 +397,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	bt->addr = addr;
 	bt->size = size;
 	bt->cycles = 0;
-	bt->exit_refill = TIMING_REFILL;
+	bt->exit_refill = TIMING_REFILL_EXECUTE;
 	bt->entry_refill = 0;
 	bt->entry = (struct entry_dependence){0};
 	bt->ninsns = 0;
@@ -389,6 +414,7 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	uint64_t pc = addr;
 	int it_left = 0;
 	struct unaligned_run run = {0};
+	uint16_t prev_writes = 0; /* core registers the previous instruction of the block wrote */
 	bool ok = true;
 	while (left > 0) {
 		uint32_t at = (uint32_t)pc;
@@ -435,8 +461,8 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 		     line++)
 			if (bt->nfetches == 0 || bt->fetch[bt->nfetches - 1].line != line)
 				bt->fetch[bt->nfetches++] = (struct fetch_point){line, bt->cycles};
-		bool unpredicted = in->id == ARM_INS_TBB || in->id == ARM_INS_TBH || loads_pc(a, in->id);
-		bt->exit_refill = unpredicted ? TIMING_REFILL_UNPREDICTED : TIMING_REFILL;
+		bt->exit_refill = branch_refill(in, a, prev_writes);
+		prev_writes = written_core_regs(a);
 		ic->mem = mem;
 		ic->access = mem ? access_span(in, a, at) : (struct access_span){.dir = ACCESS_NONE};
 		bt->cycles += c;

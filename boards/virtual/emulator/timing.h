@@ -10,10 +10,15 @@
 
 /* Pipeline refill P of a taken branch (TRM table 3-1: 1..3 "depending on the alignment and
  * width of the target instruction, and whether the processor manages to speculate the address
- * early"). A direct branch's target is known early: 2. A target loaded from memory (LDR PC,
- * POP/LDM with PC) or a table branch cannot be speculated: TRM 3.3.2 gives "three cycles for
- * the pipeline reload" for both. */
-#define TIMING_REFILL 2
+ * early"). Early means in decode: the Cortex-M3 TRM (r2p0, table 15-3 "Branches and stages
+ * evaluated by the processor"; the M4 has the M3's pipeline) issues the target of B, BL, BX LR,
+ * BLX LR and MOV PC,LR in decode, unless LR is being written then, and that of CBZ/CBNZ, BX/BLX
+ * with another register, ADD/MOV PC and ISB in execute: P = 1 and 2. Measured on an STM32F4
+ * (compendium.i-0.nl "Branch timing", "Function calls"): a taken loop branch takes 2 cycles, a
+ * call and return 4. A target loaded from memory (LDR PC, POP/LDM with PC) or a table branch:
+ * TRM 3.3.2 gives "three cycles for the pipeline reload". */
+#define TIMING_REFILL_DECODE 1
+#define TIMING_REFILL_EXECUTE 2
 #define TIMING_REFILL_UNPREDICTED 3
 /* Instruction alignment. TRM table 3-1: P is "up to 1 cycle longer when branching to unaligned
  * 32-bit instructions" (taken here for every branch, a loaded target too); measured on an STM32

@@ -69,7 +69,16 @@ int main(void)
 	CHECK(bt.exit_refill == TIMING_REFILL_UNPREDICTED); /* a loaded target: 3-cycle reload */
 	CHECK(PRICE(0xe8d0, 0xf001) == 3);           /* tbb [r0, r1]: load 2 + add 1 (+P) */
 	CHECK(bt.exit_refill == TIMING_REFILL_UNPREDICTED);
-	CHECK(PRICE(0x2000, 0xe7fe) == 2 && bt.exit_refill == TIMING_REFILL); /* movs; b: direct */
+	CHECK(PRICE(0x2000, 0xe7fe) == 2 && bt.exit_refill == TIMING_REFILL_DECODE); /* movs; b */
+	/* the stage a branch's target is issued in (timing.h) */
+	CHECK(PRICE(0xd0fe) == 1 && bt.exit_refill == TIMING_REFILL_DECODE);    /* beq */
+	CHECK(PRICE(0x4770) == 1 && bt.exit_refill == TIMING_REFILL_DECODE);    /* bx lr */
+	CHECK(PRICE(0x46f7) == 1 && bt.exit_refill == TIMING_REFILL_DECODE);    /* mov pc, lr */
+	CHECK(PRICE(0x469e, 0x4770) == 2 && bt.exit_refill == TIMING_REFILL_EXECUTE); /* mov lr, r3; bx lr */
+	CHECK(PRICE(0x4718) == 1 && bt.exit_refill == TIMING_REFILL_EXECUTE);   /* bx r3 */
+	CHECK(PRICE(0x4798) == 1 && bt.exit_refill == TIMING_REFILL_EXECUTE);   /* blx r3 */
+	CHECK(PRICE(0xb108) == 1 && bt.exit_refill == TIMING_REFILL_EXECUTE);   /* cbz r0 */
+	CHECK(PRICE(0x4487) == 1 && bt.exit_refill == TIMING_REFILL_EXECUTE);   /* add pc, r0 */
 	CHECK(PRICE(0xed2d, 0x8b04) == 5);           /* vpush {d8-d9}: 1 + 4 words */
 	CHECK(PRICE(0xee30, 0x0a81) == 1 && bt.uses_fp); /* vadd.f32 */
 	CHECK(PRICE(0xee00, 0x0a81) == 3);           /* vmla.f32 */
