@@ -21,9 +21,12 @@ SRAM1_END, SRAM_END = 0x2001C000, 0x20020000  # STM32F407: SRAM1 112 KiB, then S
 
 
 def layout_symbols(elf) -> dict[str, int]:
+    """The linker's global symbols (an image may also have local ones of the same name, e.g. a
+    label `end` in some assembly)."""
     with elf.open("rb") as stream:
         symbols = ELFFile(stream).get_section_by_name(".symtab")
-        return {name: symbols.get_symbol_by_name(name)[0]["st_value"]
+        return {name: next(s["st_value"] for s in symbols.get_symbol_by_name(name)
+                           if s["st_info"]["bind"] == "STB_GLOBAL")
                 for name in ("_stack", "end", "__pqscope_stack_reserve")}
 
 
