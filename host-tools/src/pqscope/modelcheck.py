@@ -120,9 +120,7 @@ def read_lines(port, timeout: float) -> list[str]:
             deadline = time.monotonic() + timeout
         lines = data.decode("ascii", errors="replace").splitlines()
         complete = lines if data.endswith(b"\n") else lines[:-1]
-        if any(SUMMARY_LINE.fullmatch(line) for line in complete):
-            return _from_first_line(complete)
-        if time.monotonic() > deadline:
+        if any(SUMMARY_LINE.fullmatch(line) for line in complete) or time.monotonic() > deadline:
             return _from_first_line(complete)
 
 
