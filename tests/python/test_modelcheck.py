@@ -2,9 +2,18 @@
 what a board's port delivers, junk and all, into sequences, and every way the output can be broken
 into one clear error."""
 
-import pytest
+import contextlib
+import io
+import json
 
-from pqscope.modelcheck import ModelCheckError, parse_output, read_lines
+import pytest
+from rich.console import Console
+
+from conftest import REPO
+from pqscope import modelcheck
+from pqscope.boards import get_board
+from pqscope.modelcheck import ModelCheckError, parse_output, read_lines, run_model_check
+from pqscope.targets import Target, Uart
 
 GOOD = [
     "empty measurement: 3 cycles",
@@ -71,3 +80,33 @@ def test_broken_output_is_one_clear_error(lines, expected):
     with pytest.raises(ModelCheckError, match=None) as error:
         parse(lines)
     assert expected in str(error.value)
+
+
+class ChunkTarget(Target):
+    """A board whose UART delivers `chunks`; it builds and flashes nothing."""
+
+    kind = "chunks"
+
+    def __init__(self, chunks: list[bytes]):
+        super().__init__(REPO, get_board(REPO, "virtual"))
+        self.chunks = chunks
+
+    @contextlib.contextmanager
+    def uart(self, elf, console, *, stats_dir, profiling=None):
+        yield Uart(ChunkPort(self.chunks), "chunks")
+
+
+def test_the_boards_output_is_kept_when_it_cannot_be_parsed(monkeypatch, tmp_path):
+    monkeypatch.setattr(modelcheck, "build_test_image", lambda root, board, name: tmp_path / f"{name}.elf")
+    broken = "\n".join([*GOOD[:3], "PASS al"]).encode()  # cut off: no summary within the deadline
+    with pytest.raises(ModelCheckError, match=r"without the summary line \(the board's output: .*output.txt\)"):
+        run_model_check(REPO, ChunkTarget([broken]), Console(file=io.StringIO()), 0.2, tmp_path / "out")
+    assert (tmp_path / "out/output.txt").read_text().splitlines() == GOOD[:3]
+    assert not (tmp_path / "out/model-check.json").exists()
+
+
+def test_a_parsed_check_is_saved_beside_the_output(monkeypatch, tmp_path):
+    monkeypatch.setattr(modelcheck, "build_test_image", lambda root, board, name: tmp_path / f"{name}.elf")
+    check = run_model_check(REPO, ChunkTarget([("\n".join(GOOD) + "\n").encode()]), Console(file=io.StringIO()), 5,
+                            tmp_path / "out")
+    assert json.loads((tmp_path / "out/model-check.json").read_text()) == check.to_json()

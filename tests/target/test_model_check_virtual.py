@@ -21,11 +21,14 @@ def declared_benches() -> dict[str, tuple[int, int | None]]:
     return rows
 
 
-def test_every_sequence_takes_what_the_model_prices_it_at():
-    result = subprocess.run([sys.executable, "-m", "pqscope", "model-check", "--json"], capture_output=True,
-                            text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
+def test_every_sequence_takes_what_the_model_prices_it_at(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "pqscope", "model-check", "--json", "--out", str(tmp_path)],
+                            capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
+    assert json.loads((tmp_path / "model-check.json").read_text()) == document
+    output = (tmp_path / "output.txt").read_text().splitlines()
+    assert output[0].startswith("empty measurement: ") and output[-1].startswith("TRM: all ")
     assert document["board"] == "virtual" and document["target"] == {"target": "virtual"}
     sequences = {s["name"]: s for s in document["sequences"]}
     benches = declared_benches()

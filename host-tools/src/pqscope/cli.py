@@ -629,23 +629,28 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
 @cli.command("model-check")
 @click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True)
 @_connection_options(timeout=30.0)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the board's output and model-check.json (default: "
+                   "runs/<timestamp>-<board>-model-check).")
 @JSON_OPTION
 @click.pass_context
-def model_check(ctx: click.Context, board_name, port, baud, timeout, flash, as_json) -> None:
+def model_check(ctx: click.Context, board_name, port, baud, timeout, flash, out, as_json) -> None:
     """Time the virtual board's micro-benchmarks (tests/vboard/trm_bench.S) on a board against the
     cycles its timing model prices them at, and published measurements on silicon.
 
     On a Discovery board, the sequences that do not take what the model says are where the model is
     wrong; on the virtual board, every one must. Exit status 1 when any departs from the model."""
-    from .modelcheck import print_model_check, run_model_check
+    from .modelcheck import RESULT_FILE, print_model_check, run_model_check
 
     root = repo_root()
     board = get_board(root, board_name)
-    check = run_model_check(root, open_target(root, board, Link(port, baud, timeout, flash)), stderr(), timeout)
+    path = out or root / "runs" / f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-model-check"
+    check = run_model_check(root, open_target(root, board, Link(port, baud, timeout, flash)), stderr(), timeout, path)
     if as_json:
         _print_json(check.to_json())
     else:
         print_model_check(_wide_console(), check)
+        stderr().print(f"results: {path / RESULT_FILE}")
     if check.departures:
         ctx.exit(1)
 

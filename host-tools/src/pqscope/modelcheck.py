@@ -8,8 +8,8 @@ take what the model says (the emulator prices what the model says); on a Discove
 sequences that do not are where the model is wrong, which is the evidence the model's open
 questions need (README, "How close the virtual board is to silicon")."""
 
+import json
 import re
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
@@ -132,15 +132,26 @@ def _from_first_line(lines: list[str]) -> list[str]:
     return lines
 
 
-def run_model_check(root: Path, target: Target, console: Console, timeout: float) -> ModelCheck:
-    """Builds the benchmarks' image for the target's board, runs it there and reads its results."""
+OUTPUT_FILE = "output.txt"  # the board's lines, kept before they are parsed
+RESULT_FILE = "model-check.json"
+
+
+def run_model_check(root: Path, target: Target, console: Console, timeout: float, out: Path) -> ModelCheck:
+    """Builds the benchmarks' image for the target's board, runs it there and reads its results
+    into `out` (the board's output as received, then the parsed result)."""
     target.check()
     elf = build_test_image(root, target.board, IMAGE)
     target.prepare(console)
-    with tempfile.TemporaryDirectory() as stats_dir:
-        with target.uart(elf, console, stats_dir=Path(stats_dir)) as uart:
-            lines = read_lines(uart.port, timeout)
-    return parse_output(lines, target.board.name, target.describe())
+    out.mkdir(parents=True, exist_ok=True)
+    with target.uart(elf, console, stats_dir=out) as uart:
+        lines = read_lines(uart.port, timeout)
+    (out / OUTPUT_FILE).write_text("".join(f"{line}\n" for line in lines))
+    try:
+        check = parse_output(lines, target.board.name, target.describe())
+    except ModelCheckError as error:
+        raise ModelCheckError(f"{error} (the board's output: {out / OUTPUT_FILE})") from None
+    (out / RESULT_FILE).write_text(json.dumps(check.to_json(), indent=2) + "\n")
+    return check
 
 
 def print_model_check(console: Console, check: ModelCheck) -> None:
