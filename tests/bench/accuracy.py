@@ -8,6 +8,7 @@ pinned pqm4 sources the build fetched (benchmarks.md of pqm4 and of its Round3 t
     .venv/bin/python tests/bench/accuracy.py --all      # the slow SPHINCS+ rows too (hours)
     .venv/bin/python tests/bench/accuracy.py -n 100 --scheme ml-dsa-44
     .venv/bin/python tests/bench/accuracy.py --board stm32f4discovery --port /dev/ttyUSB0   # silicon
+    .venv/bin/python tests/bench/accuracy.py --all --finished-only   # the table so far, while --all measures
 
 Measurements go to runs/accuracy/<scheme>-<impl>/ (runs/accuracy-<board>/ for another board than
 the virtual one) and are reused (resumed if cut short) by the
@@ -116,12 +117,24 @@ def sample_timeout(published: dict[str, Published]) -> float:
     return max(60.0, sum(p.high for p in published.values()) / SLOWEST_EMULATOR)
 
 
+def run_dir(scheme: str, impl: str, samples: int, seed: str, board: str) -> Path:
+    runs = ROOT / ("runs/accuracy" if board == VIRTUAL else f"runs/accuracy-{board}")
+    return runs / f"{scheme}-{impl}-n{samples}-{seed}"
+
+
+def finished(out: Path) -> bool:
+    """Whether the run directory holds a complete measurement (meta.json's status)."""
+    try:
+        return json.loads((out / "meta.json").read_text()).get("status") == "complete"
+    except (OSError, ValueError):
+        return False
+
+
 def measure(scheme: str, impl: str, samples: int, seed: str, timeout: float, board: str,
             port: str | None) -> dict[str, dict]:
     """The board's cycles per op (mean, min, max over `samples`), from a run directory that is
     reused when it holds the same measurement."""
-    runs = ROOT / ("runs/accuracy" if board == VIRTUAL else f"runs/accuracy-{board}")
-    out = runs / f"{scheme}-{impl}-n{samples}-{seed}"
+    out = run_dir(scheme, impl, samples, seed, board)
     command = [sys.executable, "-m", "pqscope", "run", "--json", "--no-report", "--timeout", f"{timeout:.0f}",
                *(["--port", port] if port else [])]
     if (out / "meta.json").is_file():
@@ -143,6 +156,9 @@ def main() -> None:
     parser.add_argument("--scheme", help="only this scheme's rows")
     parser.add_argument("--board", default=VIRTUAL, help=f"the board to measure on (default {VIRTUAL})")
     parser.add_argument("--port", help="serial port of a real board")
+    parser.add_argument("--finished-only", action="store_true",
+                        help="print only the rows already measured to the end, naming the others (while another "
+                             "call measures them)")
     args = parser.parse_args()
     tables = {dependency: published_table(dependency) for dependency in ("pqm4", "pqm4_round3")}
     boards = {dependency: published_board(dependency) for dependency in tables}
@@ -150,6 +166,7 @@ def main() -> None:
     print(f"| scheme | impl | op | pqm4 (avg (runs); min-max) | pqm4's board | spread | {ours_name} (mean (n); "
           "min-max) | deviation | target |")
     print("|---|---|---|---|---|---|---|---|---|")
+    pending: list[str] = []
     met: dict[str, list[tuple[bool, str]]] = {}  # target -> (within, pqm4's board) per operation
     for row in json.loads(CATALOGUE.read_text())["implementations"]:
         published_as = comparable(row)
@@ -160,6 +177,9 @@ def main() -> None:
         if published is None:
             continue
         scheme, impl = row["scheme"], row["impl"]
+        if args.finished_only and not finished(run_dir(scheme, impl, args.samples, args.seed, args.board)):
+            pending.append(f"{scheme}/{impl}")
+            continue
         model = measure(scheme, impl, args.samples, args.seed, sample_timeout(published), args.board, args.port)
         for op in OPS:
             theirs, ours = published[op], model.get(op)
@@ -180,6 +200,8 @@ def main() -> None:
                   f"{theirs.high:,} | {boards[row['source']['dependency']]} | {theirs.spread:.1%} | {ours['mean']:,.0f} ({args.samples}); {ours['min']:,.0f}-"
                   f"{ours['max']:,.0f} | {deviation:+.1%} | {checks} |", flush=True)
     print()
+    if pending:
+        print(f"not measured to the end yet: {', '.join(pending)}")
     for name, results in met.items():
         by_board = {board: [within for within, b in results if b == board] for board in dict.fromkeys(b for _, b in results)}
         print(f"{name}: {sum(within for within, _ in results)} of {len(results)} within ("
