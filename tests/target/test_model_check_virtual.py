@@ -8,7 +8,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import EMULATOR, ROOT
 
 BENCH_ROW = re.compile(r"^\tX\((\w+), (\d+), (\d+)\)", re.MULTILINE)
 
@@ -40,3 +40,27 @@ def test_every_sequence_takes_what_the_model_prices_it_at(tmp_path):
     assert document["departures"] == []
     assert document["model_against_published"] == [name for name, (model, silicon) in benches.items()
                                                    if silicon is not None and silicon != model]
+
+
+def test_a_halted_board_keeps_its_uart_until_stopped():
+    """The benchmarks' image halts once it has printed; the host opens the pty only after that and
+    still reads every line (a halted board's UART stays readable until the host stops it)."""
+    elf = ROOT / "build/stm32f4discovery/tests/vboard/vboard-trm.elf"
+    emulator = subprocess.Popen([str(EMULATOR), "--elf", str(elf), "--uart", "pty"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        lines = iter(emulator.stderr.readline, "")
+        pty = next(line for line in lines if line.startswith("vboard: uart ")).split()[-1]
+        assert next(line for line in lines if line.startswith("vboard: ")).startswith("vboard: halted")
+        fd = os.open(pty, os.O_RDONLY | os.O_NOCTTY)
+        try:
+            output = b""
+            while b"TRM: " not in output or not output.endswith(b"\n"):
+                output += os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        assert output.decode().splitlines()[-1].startswith("TRM: all ")
+        assert emulator.poll() is None  # still serving the pty
+    finally:
+        emulator.terminate()
+        assert emulator.wait(timeout=60) == 0

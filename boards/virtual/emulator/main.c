@@ -293,6 +293,8 @@ int main(int argc, char **argv)
 	    machine_set_unique_id(&machine, unique_id) == 0)
 		rc = machine_run(&machine);
 	double wall = monotonic_seconds() - t0;
+	if (rc == 0 && mode == UART_PTY && !machine.signal)
+		uart_hold(&uart, &machine.signal); /* the host stops it (SIGTERM) once it has read all */
 
 	if (stats_path && write_stats(stats_path, &machine, wall, uart.host_wait_seconds) && rc == 0)
 		rc = 1;

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,4 +126,22 @@ enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted)
 		u->eof = true;
 		return UART_WAIT_EOF;
 	}
+}
+
+void uart_hold(struct uart_host *u, volatile int *interrupted)
+{
+	uart_flush(u);
+	/* Signals stay blocked except inside ppoll, so one arriving after the check is not lost. */
+	sigset_t stop, waiting;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &waiting);
+	bool reading = true;
+	while (!*interrupted) {
+		struct pollfd p = {.fd = reading ? u->in_fd : -1, .events = POLLIN};
+		if (ppoll(&p, 1, NULL, &waiting) > 0 && read(u->in_fd, u->rx, sizeof u->rx) <= 0)
+			reading = false; /* input to a halted board is dropped; a broken input is not polled */
+	}
+	sigprocmask(SIG_SETMASK, &waiting, NULL);
 }

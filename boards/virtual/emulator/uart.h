@@ -42,4 +42,9 @@ enum uart_wait { UART_WAIT_DATA, UART_WAIT_EOF, UART_WAIT_INTERRUPTED };
  * last report: the firmware has consumed every byte received and waits for more. */
 enum uart_wait uart_wait_input(struct uart_host *u, volatile int *interrupted);
 
+/* After the firmware halted: flushes the output and keeps the UART open until `interrupted` (a
+ * signal) is set, as a halted real board's stays readable, so that a host opening the pty late
+ * still reads all the firmware wrote. */
+void uart_hold(struct uart_host *u, volatile int *interrupted);
+
 #endif
