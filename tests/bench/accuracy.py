@@ -9,6 +9,7 @@ pinned pqm4 sources the build fetched (benchmarks.md of pqm4 and of its Round3 t
     .venv/bin/python tests/bench/accuracy.py -n 100 --scheme ml-dsa-44
     .venv/bin/python tests/bench/accuracy.py --board stm32f4discovery --port /dev/ttyUSB0   # silicon
     .venv/bin/python tests/bench/accuracy.py --all --finished-only   # the table so far, while --all measures
+    .venv/bin/python tests/bench/accuracy.py --all --reuse-finished  # finished rows as they are, whatever emulator
 
 Measurements go to runs/accuracy/<scheme>-<impl>/ (runs/accuracy-<board>/ for another board than
 the virtual one) and are reused (resumed if cut short) by the
@@ -130,6 +131,15 @@ def finished(out: Path) -> bool:
         return False
 
 
+def read_back(out: Path) -> dict[str, dict]:
+    """A finished run's cycles per op, read from its directory whatever built its emulator."""
+    result = subprocess.run([sys.executable, "-m", "pqscope", "report", str(out), "--format", "json"],
+                            capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+    if result.returncode != 0:
+        raise SystemExit(f"{out}: {result.stderr.strip()}")
+    return {entry["op"]: entry["cycles"] for entry in json.loads(result.stdout)["results"]}
+
+
 def measure(scheme: str, impl: str, samples: int, seed: str, timeout: float, board: str,
             port: str | None) -> dict[str, dict]:
     """The board's cycles per op (mean, min, max over `samples`), from a run directory that is
@@ -156,6 +166,10 @@ def main() -> None:
     parser.add_argument("--scheme", help="only this scheme's rows")
     parser.add_argument("--board", default=VIRTUAL, help=f"the board to measure on (default {VIRTUAL})")
     parser.add_argument("--port", help="serial port of a real board")
+    parser.add_argument("--reuse-finished", action="store_true",
+                        help="read finished rows back as they are, even if another build of the emulator measured "
+                             "them (by default such a row is refused and must be measured again); the table says "
+                             "how many builds measured its rows")
     parser.add_argument("--finished-only", action="store_true",
                         help="print only the rows already measured to the end, naming the others (while another "
                              "call measures them)")
@@ -167,6 +181,7 @@ def main() -> None:
           "min-max) | deviation | target |")
     print("|---|---|---|---|---|---|---|---|---|")
     pending: list[str] = []
+    builds: set[str | None] = set()  # the emulator builds (timing_model digests) of rows read back
     met: dict[str, list[tuple[bool, str]]] = {}  # target -> (within, pqm4's board) per operation
     for row in json.loads(CATALOGUE.read_text())["implementations"]:
         published_as = comparable(row)
@@ -177,10 +192,15 @@ def main() -> None:
         if published is None:
             continue
         scheme, impl = row["scheme"], row["impl"]
-        if args.finished_only and not finished(run_dir(scheme, impl, args.samples, args.seed, args.board)):
+        out = run_dir(scheme, impl, args.samples, args.seed, args.board)
+        if args.finished_only and not finished(out):
             pending.append(f"{scheme}/{impl}")
             continue
-        model = measure(scheme, impl, args.samples, args.seed, sample_timeout(published), args.board, args.port)
+        if args.reuse_finished and finished(out):
+            model = read_back(out)
+            builds.add(json.loads((out / "meta.json").read_text()).get("timing_model"))
+        else:
+            model = measure(scheme, impl, args.samples, args.seed, sample_timeout(published), args.board, args.port)
         for op in OPS:
             theirs, ours = published[op], model.get(op)
             if ours is None:
@@ -202,6 +222,8 @@ def main() -> None:
     print()
     if pending:
         print(f"not measured to the end yet: {', '.join(pending)}")
+    if len(builds) > 1:
+        print(f"rows read back as measured by {len(builds)} builds of the emulator (--reuse-finished)")
     for name, results in met.items():
         by_board = {board: [within for within, b in results if b == board] for board in dict.fromkeys(b for _, b in results)}
         print(f"{name}: {sum(within for within, _ in results)} of {len(results)} within ("
