@@ -523,6 +523,43 @@ BEGIN str_ldr_sram2
 	ldr r4, [r8, #4]
 	END
 
+/* Costs the TRM states or leaves open that the model does not price (README, "not modelled"):
+ * a board run settles them. TRM 3.3.2: "A halfword aligned word load or store adds one extra
+ * cycle", "A byte-aligned word load or store adds two"; it says nothing of an IT-conditional load
+ * that fails its condition (the model charges it as executed, a skipped ALU instruction 1). */
+BEGIN ldr_unaligned_halfword
+	START
+	ldr r3, [r8, #2]
+	END
+
+BEGIN ldr_unaligned_byte
+	START
+	ldr r3, [r8, #1]
+	END
+
+/* The branches keep the counter reads out of the IT block's translation block (the virtual board
+ * refuses a counter read beside an IT-conditional access). */
+.macro IT_LOAD taken
+	movs r3, #\taken
+	START
+	b 1f
+	nop
+1:
+	cmp r3, #0
+	it ne
+	ldrne r4, [r8, #4]
+	b 2f
+	nop
+2:
+	END
+.endm
+
+BEGIN it_skipped_load
+	IT_LOAD 0
+
+BEGIN it_executed_load
+	IT_LOAD 1
+
 	.type leaf_bx_lr, %function
 	.thumb_func
 leaf_bx_lr:
