@@ -65,14 +65,10 @@ class Published:
         return (self.high - self.low) / self.mean
 
 
-def published_table(dependency: str) -> dict[tuple[str, str], dict[str, Published]]:
-    """pqm4's signature speed table: (scheme, impl) -> op -> published cycles."""
-    path = DEPS / f"{dependency}-src/benchmarks.md"
-    if not path.is_file():
-        raise SystemExit(f"{path} is missing: configure the board tree first (cmake --preset stm32f4discovery), "
-                         "which fetches the pinned pqm4")
+def signature_speeds(benchmarks_md: str) -> dict[tuple[str, str], dict[str, Published]]:
+    """The signature speed table of a pqm4 benchmarks.md: (scheme, impl) -> op -> published cycles."""
     table, in_signatures = {}, False
-    for line in path.read_text().splitlines():
+    for line in benchmarks_md.splitlines():
         if line.startswith("## "):
             in_signatures = line.strip() == "## Signature Schemes"
         elif in_signatures and line.startswith("| ") and "AVG:" in line:
@@ -84,6 +80,15 @@ def published_table(dependency: str) -> dict[tuple[str, str], dict[str, Publishe
                     op: Published(*(int(g.replace(",", "")) for g in found.groups()), int(name[2]))
                     for op, found in zip(OPS, figures)}
     return table
+
+
+def published_table(dependency: str) -> dict[tuple[str, str], dict[str, Published]]:
+    """pqm4's signature speed table at the pinned commit of `dependency`."""
+    path = DEPS / f"{dependency}-src/benchmarks.md"
+    if not path.is_file():
+        raise SystemExit(f"{path} is missing: configure the board tree first (cmake --preset stm32f4discovery), "
+                         "which fetches the pinned pqm4")
+    return signature_speeds(path.read_text())
 
 
 DEFAULT_BOARD = re.compile(r"^\* `([\w-]+)` \(default\)", re.MULTILINE)
