@@ -3,8 +3,9 @@
  * DSP multiplies, saturation, bit-field, extend, reverse, IT unless folded, VADD/VMUL...) costs
  * 1; the exceptions are priced explicitly below. Not modelled: unaligned data-access penalties,
  * skipped conditional instructions costing 1 instead of their full cost, NOP folding, and the
- * data-dependent delays of the write buffer. Instruction alignment and loads right after a store
- * cost what TIMING_UNALIGNED_* and TIMING_STORE_THEN_* say (timing.h). */
+ * data-dependent delays of the write buffer, runs of 32-bit instructions at halfword addresses
+ * (timing.h). A branch to an unaligned 32-bit instruction and loads right after a store cost what
+ * TIMING_UNALIGNED_TARGET and TIMING_STORE_THEN_* say (timing.h). */
 #include "timing.h"
 
 #include <stdio.h>
@@ -336,27 +337,6 @@ static struct access_span access_span(const cs_insn *in, const cs_arm *a, uint32
 	return s;
 }
 
-/* A run of consecutive 32-bit instructions at halfword addresses: the fetch of aligned words
- * falls behind by its third instruction (fourth if all are stores), once per run. */
-struct unaligned_run {
-	uint32_t length;
-	bool stores_only, charged;
-};
-
-static uint32_t unaligned_run_cost(struct unaligned_run *run, bool wide_unaligned, bool store)
-{
-	if (!wide_unaligned) {
-		*run = (struct unaligned_run){0};
-		return 0;
-	}
-	run->stores_only = run->length == 0 ? store : run->stores_only && store;
-	run->length++;
-	if (run->charged || run->length < (run->stores_only ? 4u : 3u))
-		return 0;
-	run->charged = true;
-	return TIMING_UNALIGNED_RUN;
-}
-
 /* The refill of a taken branch by the stage its target is issued in (timing.h): `prev_writes`
  * are the core registers the instruction before it writes (in execute while it decodes). */
 static uint32_t branch_refill(const cs_insn *in, const cs_arm *a, uint16_t prev_writes)
@@ -413,7 +393,6 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 	size_t left = size;
 	uint64_t pc = addr;
 	int it_left = 0;
-	struct unaligned_run run = {0};
 	uint16_t prev_writes = 0; /* core registers the previous instruction of the block wrote */
 	bool ok = true;
 	while (left > 0) {
@@ -451,10 +430,8 @@ bool timing_analyze(csh cs, const uint8_t *code, uint32_t size, uint32_t addr,
 		if (in->id == ARM_INS_IT && ic->before.after_narrow)
 			c = 0; /* folded (timing.h) */
 		st.after_narrow = in->size == 2;
-		bool wide_unaligned = in->size == 4 && (at & 2);
-		if (bt->ninsns == 1 && wide_unaligned)
+		if (bt->ninsns == 1 && in->size == 4 && (at & 2))
 			bt->entry_refill = TIMING_UNALIGNED_TARGET;
-		c += unaligned_run_cost(&run, wide_unaligned, single_kind(in->id) == SINGLE_STORE);
 		ic->cycles = (uint16_t)c;
 		/* lines of this instruction's first and last halfword, where they start a new one */
 		for (uint32_t line = at / TIMING_LINE_BYTES; line <= (at + in->size - 1) / TIMING_LINE_BYTES;
