@@ -282,7 +282,8 @@ endfunction()
 #                        [DEFINES <defs...>])
 # SCHEME and IMPL default to the names of the directory's parent and of the directory (pqm4's
 # crypto_sign/<scheme>/<impl> layout); STACK_BYTES (the link-time stack reserve) to 16384;
-# SYMMETRIC to fips202 (unused primitives are dropped by the linker). The API is read off api.h:
+# SYMMETRIC to fips202 (unused primitives are dropped by the linker), or to none when the directory
+# brings its own fips202.c (as an implementation pinned to an older Keccak does). The API is read off api.h:
 # crypto_sign_signature declared -> "signature", else crypto_sign/crypto_sign_open. Creates
 # image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record reports the sizes)
 # and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
@@ -302,7 +303,7 @@ function(pqscope_add_impl_dir dir)
   if(NOT arg_STACK_BYTES)
     set(arg_STACK_BYTES 16384)
   endif()
-  if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN)
+  if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN AND NOT EXISTS ${dir}/fips202.c)
     set(arg_SYMMETRIC fips202)
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/api.h)

@@ -100,12 +100,14 @@ def load_catalogue(root: Path) -> list[Implementation]:
 IMPL_DIR_STACK_BYTES = 16384
 
 
-def implementation_from_dir(directory: Path, scheme: str | None = None, impl: str | None = None) -> Implementation:
+def implementation_from_dir(directory: Path, scheme: str | None = None, impl: str | None = None,
+                            stack_bytes: int | None = None) -> Implementation:
     """An implementation outside the catalogue: by default named as pqm4 lays them out,
-    crypto_sign/<scheme>/<impl>. Its key and signature sizes come from the device (INFO)."""
+    crypto_sign/<scheme>/<impl>, with IMPL_DIR_STACK_BYTES of stack unless told. Its key and
+    signature sizes come from the device (INFO)."""
     directory = directory.resolve()
     return Implementation(scheme or directory.parent.name, impl or directory.name, "bring-your-own",
-                          0, 0, 0, IMPL_DIR_STACK_BYTES, "ok", directory=directory)
+                          0, 0, 0, stack_bytes or IMPL_DIR_STACK_BYTES, "ok", directory=directory)
 
 
 def find_implementation(catalogue: list[Implementation], scheme: str, impl: str) -> Implementation:

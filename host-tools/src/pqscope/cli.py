@@ -16,7 +16,7 @@ from rich.table import Column, Table
 from . import falcon_compare
 from .build import PLAIN, Variant
 from .boards import Board, get_board, load_boards
-from .catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
+from .catalogue import IMPL_DIR_STACK_BYTES, Implementation, find_implementation, implementation_from_dir, load_catalogue
 from .console import stderr
 from .errors import PqscopeError
 from .paths import repo_root
@@ -90,11 +90,24 @@ def _board(root: Path, board_name: str, clock_name: str | None) -> Board:
     return board_at_clock(root, board_name, clock_name)
 
 
+def _own_implementation(impl_dir: Path | None, scheme: str | None, impl: str | None,
+                        stack_bytes: int | None) -> Implementation | None:
+    """The --impl-dir implementation, if one is given; --stack-bytes sizes only that one's stack."""
+    if impl_dir is None:
+        if stack_bytes is not None:
+            raise PqscopeError("--stack-bytes sizes the stack of your own implementation (--impl-dir); a catalogue "
+                               "row reserves its own (catalogue.json \"stack_bytes\")")
+        return None
+    return implementation_from_dir(impl_dir, scheme, impl, stack_bytes)
+
+
 def _select(root: Path, board_name: str, scheme: str | None, impl: str | None,
-            impl_dir: Path | None = None, clock_name: str | None = None) -> tuple[Board, Implementation]:
+            impl_dir: Path | None = None, clock_name: str | None = None,
+            stack_bytes: int | None = None) -> tuple[Board, Implementation]:
     board = _board(root, board_name, clock_name)
-    if impl_dir is not None:
-        return board, implementation_from_dir(impl_dir, scheme, impl)
+    own = _own_implementation(impl_dir, scheme, impl, stack_bytes)
+    if own is not None:
+        return board, own
     if scheme is None or impl is None:
         raise PqscopeError("give --scheme and --impl (or --impl-dir with your own implementation)")
     return board, find_implementation(load_catalogue(root), scheme, impl)
@@ -112,6 +125,10 @@ IMPL_DIR_OPTION = click.option(
     "--impl-dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Your own implementation: a directory with the pqm4/NIST signature API (api.h); "
          "--scheme/--impl name it (default: its parent's and its own name).")
+STACK_BYTES_OPTION = click.option(
+    "--stack-bytes", type=click.IntRange(1024), metavar="BYTES",
+    help=f"The stack to reserve for --impl-dir's implementation at link time (default {IMPL_DIR_STACK_BYTES}); an "
+         "image whose data, bss and stack exceed the board's RAM is refused.")
 
 
 def _probe_options(command):
@@ -188,14 +205,15 @@ def _shard_runner(root: Path, board: Board, ports, baud, timeout, flash, jobs, a
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
+@STACK_BYTES_OPTION
 @CLOCK_OPTION
 @_probe_options
 @JSON_OPTION
-def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, clock_name: str | None,
-          probed: bool, probe_names: tuple[str, ...], as_json: bool) -> None:
+def build(board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None, stack_bytes: int | None,
+          clock_name: str | None, probed: bool, probe_names: tuple[str, ...], as_json: bool) -> None:
     """Build one image and check that it fits the board."""
     root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl, impl_dir, clock_name)
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir, clock_name, stack_bytes)
     image = open_target(root, board).image(implementation, stderr(), _variant(probed, probe_names))
     size = image.size
     if as_json:
@@ -269,6 +287,7 @@ def _parse_seed(text: str | None) -> bytes:
 @click.option("--scheme", help="Scheme (default: the default suite, every implementation in DEFAULT_SUITE).")
 @click.option("--impl", help="Implementation of --scheme.")
 @IMPL_DIR_OPTION
+@STACK_BYTES_OPTION
 @click.option("--ops", "ops_text", default="keygen,sign,verify", show_default=True, help="Operations to report.")
 @click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
 @SEED_OPTION
@@ -286,7 +305,7 @@ def _parse_seed(text: str | None) -> bytes:
               help="Write report.md and report.html (`pqscope report --format md|html` prints them later).")
 @JSON_OPTION
 @click.pass_context
-def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, samples, seed, msg_len, clock_name, probed,
+def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops_text, samples, seed, msg_len, clock_name, probed,
         probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out, resume_path, with_report,
         as_json) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board (or boards:
@@ -303,8 +322,9 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, ops_text, sample
         return
     board = _board(root, board_name, clock_name)
     catalogue = load_catalogue(root)
-    if impl_dir is not None:
-        selected = [implementation_from_dir(impl_dir, scheme, impl)]
+    own = _own_implementation(impl_dir, scheme, impl, stack_bytes)
+    if own is not None:
+        selected = [own]
     elif (scheme is None) != (impl is None):
         raise PqscopeError("give both --scheme and --impl, or neither for the default suite")
     elif scheme is None:
@@ -345,6 +365,7 @@ def _measure_members(ctx: click.Context, runner: Runner, members: list[Member], 
 # The run's parameters, which --resume takes from meta.json (or a suite's suite.json), by their
 # option names.
 RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--scheme", "impl": "--impl", "impl_dir": "--impl-dir",
+                "stack_bytes": "--stack-bytes",
                 "ops_text": "--ops", "samples": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out",
                 "probed": "--probes", "probe_names": "--probe"}
 
@@ -443,6 +464,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
+@STACK_BYTES_OPTION
 @click.option("-n", "samples", default=2000, show_default=True, type=click.IntRange(20, 2**31 - 1),
               help="Most signatures: pairs of one fixed-key and one random-key signature, in random order. The "
                    "test stops at the first look (100, 200, 400, ... signatures) whose verdict is definite.")
@@ -467,7 +489,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--taint", "taint_check", is_flag=True,
               help="Also run the exact check (pqscope taint, 2 signatures) on the virtual board and show its findings "
                    "beside the statistical localisation.")
-def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, fixed_n, bound_percent, seed, msg_len,
+def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent, seed, msg_len,
                clock_name, key_refresh, probed, probe_names, ports, baud, timeout, flash, jobs, adapters, places, coordinator, out,
                resume_path, as_json, taint_check) -> None:
     """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
@@ -481,7 +503,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
         what = CtCapture(meta.samples, meta.seed, meta.msg_len, meta.key_refresh,
                          variant=variant_from_json(meta.variant), fixed_n=bool(meta.fixed_n), bound=meta.bound)
     else:
-        board, implementation = _select(root, board_name, scheme, impl, impl_dir, clock_name)
+        board, implementation = _select(root, board_name, scheme, impl, impl_dir, clock_name, stack_bytes)
         path = out or root / "runs" / (f"{time.strftime('%Y%m%d-%H%M%S')}-{board.name}-{implementation.scheme}-"
                                        f"{implementation.impl}-ct")
         what = CtCapture(samples, _parse_seed(seed), msg_len, key_refresh, variant=_variant(probed, probe_names),
@@ -543,6 +565,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
 @click.option("--scheme")
 @click.option("--impl")
 @IMPL_DIR_OPTION
+@STACK_BYTES_OPTION
 @click.option("-n", "signatures", default=TAINT_SIGNATURES, show_default=True, type=click.IntRange(1, 10_000),
               help="Signatures, each with a key of its own: each one's path is checked.")
 @SEED_OPTION
@@ -550,12 +573,12 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, samples, 
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
 @JSON_OPTION
-def taint_command(board_name, scheme, impl, impl_dir, signatures, seed, msg_len, out, as_json) -> None:
+def taint_command(board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len, out, as_json) -> None:
     """Check signing exactly on the virtual board: every executed instruction whose time can depend on the secret key."""
     from .taint import KINDS, check_signatures
 
     root = repo_root()
-    board, implementation = _select(root, board_name, scheme, impl, impl_dir)
+    board, implementation = _select(root, board_name, scheme, impl, impl_dir, stack_bytes=stack_bytes)
     if target_kind(board) is not VirtualTarget:
         raise PqscopeError(f"board {board.name} cannot track the key through its instructions: taint runs on the "
                            f"virtual board (--board {VIRTUAL_BOARD})")

@@ -52,6 +52,7 @@ class RunMeta:
     code_sha256: str | None = None  # of the image's executable sections: a resume must run the same code
     timing_model: str | None = None  # the virtual board's emulator (SHA-256): a resume must price alike
     impl_dir: str | None = None  # a bring-your-own implementation's directory
+    impl_stack_bytes: int | None = None  # ... and the stack reserved for it (--stack-bytes)
     info: dict | None = None  # the device's INFO
     probes: dict | None = None  # the image's probes (probes.ProbeSet), if it has any
     variant: dict | None = None  # the probed image and its extra probes (runner.variant_json); absent: plain

@@ -324,6 +324,7 @@ class Runner:
             clock=board.clock.name, clock_hz=board.clock_hz, flash_wait_states=board.clock.flash_wait_states,
             **what.parameters(), variant=variant_json(what.variant),
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
+            impl_stack_bytes=implementation.stack_bytes if implementation.directory is not None else None,
         )
 
 
@@ -432,7 +433,7 @@ def new_suite(path: Path, board: Board, implementations: list[Implementation], w
 def resumed_implementation(root: Path, meta: RunMeta) -> Implementation:
     """The implementation a run measured: its own directory (--impl-dir) or a catalogue row."""
     if meta.impl_dir is not None:
-        return implementation_from_dir(Path(meta.impl_dir), meta.scheme, meta.impl)
+        return implementation_from_dir(Path(meta.impl_dir), meta.scheme, meta.impl, meta.impl_stack_bytes)
     return find_implementation(load_catalogue(root), meta.scheme, meta.impl)
 
 
