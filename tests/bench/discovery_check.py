@@ -1,13 +1,13 @@
 #!/usr/bin/env python3
 """The virtual board against the STM32F4 Discovery itself, on identical code (issue #18). pqm4's
 last benchmarks.md measured on the Discovery (commit DISCOVERY, 2022: "obtained at 24MHz", Arm GNU
-Toolchain 11.3.Rel1) has rows whose exact sources are in pqm4's history: Dilithium2/3/5 `m4f`
-(built here with that commit's Keccak assembly and mupq's FIPS 202 code of then, as pqm4 built them)
-and Falcon `m4-ct` (the catalogue's `fpemu-m4`, identical but for where `randombytes` is declared).
-The script exports the Dilithium sources from the pqm4 clone the build fetched into
-build/discovery-check/ (nothing is copied into the repository), measures them on the virtual board
-with `pqscope run --impl-dir` and Falcon from the catalogue (runs/accuracy/, shared with
-accuracy.py), and prints each operation beside the Discovery's numbers.
+Toolchain 11.3.Rel1) has rows whose exact sources are in pqm4's history: Dilithium2/3/5 `m4f` and
+Falcon-512/1024 `m4-ct` (the catalogue's `fpemu-m4` is Round3's m4-ct, identical but for where
+`randombytes` is declared). The script exports them from the pqm4 clone the build fetched into
+build/discovery-check/ (nothing is copied into the repository), each with the Keccak assembly and
+mupq's FIPS 202 code of that commit as pqm4 built them (the pinned ones are newer and faster),
+measures them on the virtual board with `pqscope run --impl-dir` (runs in runs/discovery-check/,
+reused) and prints each operation beside the Discovery's numbers.
 
     .venv/bin/python tests/bench/discovery_check.py [-n SAMPLES] [--seed SEED]
 """
@@ -22,15 +22,14 @@ from io import BytesIO
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from accuracy import (FIXED_TIME_SPREAD, OPS, ROOT, VIRTUAL, finished, measure, read_back, run_dir,  # noqa: E402
-                      sample_timeout, signature_speeds)
+from accuracy import FIXED_TIME_SPREAD, OPS, ROOT, finished, read_back, sample_timeout, signature_speeds  # noqa: E402
 from board_pairs import DISCOVERY, PQM4, git  # noqa: E402
 
 EXPORT = ROOT / "build" / "discovery-check" / DISCOVERY
 RUNS = ROOT / "runs" / "discovery-check"
-DILITHIUM = ("dilithium2", "dilithium3", "dilithium5")
-# Falcon m4-ct at DISCOVERY is the catalogue's fpemu-m4 (Round3's m4-ct).
-CATALOGUE_ROWS = {("falcon-512", "m4-ct"): ("falcon-512", "fpemu-m4"), ("falcon-1024", "m4-ct"): ("falcon-1024", "fpemu-m4")}
+# dilithium3/5 link dilithium2's files, which the export brings along.
+ROWS = (("dilithium2", "m4f"), ("dilithium3", "m4f"), ("dilithium5", "m4f"), ("falcon-512", "m4-ct"),
+        ("falcon-1024", "m4-ct"))
 # The Keccak and FIPS 202 code pqm4 linked at DISCOVERY (mk/crypto.mk): its own assembly permutation,
 # mupq's fips202.c and the header declaring the permutation's API.
 SYMMETRIC = (("pqm4", "common/keccakf1600.S"), ("mupq", "common/fips202.c"), ("mupq", "common/fips202.h"),
@@ -38,10 +37,9 @@ SYMMETRIC = (("pqm4", "common/keccakf1600.S"), ("mupq", "common/fips202.c"), ("m
 STACK_MARGIN = 4096  # the harness's own frames above pqm4's measured stack
 
 
-def export_dilithium() -> dict[str, Path]:
-    """Dilithium's m4f directories at DISCOVERY (dilithium3/5 link dilithium2's files), each with the
-    symmetric code of then."""
-    archive = subprocess.run(["git", "-C", str(PQM4), "archive", DISCOVERY, *(f"crypto_sign/{s}/m4f" for s in DILITHIUM)],
+def export_rows() -> dict[tuple[str, str], Path]:
+    """The ROWS' directories at DISCOVERY, each with the symmetric code of then."""
+    archive = subprocess.run(["git", "-C", str(PQM4), "archive", DISCOVERY, *(f"crypto_sign/{s}/{i}" for s, i in ROWS)],
                              capture_output=True, check=True).stdout
     EXPORT.mkdir(parents=True, exist_ok=True)
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
@@ -51,11 +49,11 @@ def export_dilithium() -> dict[str, Path]:
                "mupq": lambda path: subprocess.run(["git", "-C", str(PQM4 / "mupq"), "show", f"{mupq}:{path}"],
                                                    capture_output=True, text=True, check=True).stdout}
     dirs = {}
-    for scheme in DILITHIUM:
-        directory = EXPORT / "crypto_sign" / scheme / "m4f"
+    for scheme, impl in ROWS:
+        directory = EXPORT / "crypto_sign" / scheme / impl
         for repository, path in SYMMETRIC:
             (directory / Path(path).name).write_text(sources[repository](path))
-        dirs[scheme] = directory
+        dirs[(scheme, impl)] = directory
     return dirs
 
 
@@ -69,17 +67,18 @@ def stack_bytes(benchmarks_md: str, scheme: str, impl: str) -> int:
     return max(int(g.replace(",", "")) for g in found.groups()) + STACK_MARGIN
 
 
-def measure_directory(directory: Path, scheme: str, samples: int, seed: str, stack: int, timeout: float) -> dict:
-    out = RUNS / f"{scheme}-m4f-n{samples}-{seed}"
+def measure_directory(directory: Path, scheme: str, impl: str, samples: int, seed: str, stack: int,
+                      timeout: float) -> dict:
+    out = RUNS / f"{scheme}-{impl}-n{samples}-{seed}"
     if finished(out):
         return read_back(out)
     command = [sys.executable, "-m", "pqscope", "run", "--json", "--no-report", "--timeout", f"{timeout:.0f}"]
     command += ["--resume", str(out)] if (out / "meta.json").is_file() else [
-        "--impl-dir", str(directory), "--scheme", scheme, "--impl", "m4f", "--stack-bytes", str(stack),
+        "--impl-dir", str(directory), "--scheme", scheme, "--impl", impl, "--stack-bytes", str(stack),
         "-n", str(samples), "--seed", seed, "--out", str(out)]
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
     if result.returncode != 0:
-        raise SystemExit(f"{scheme}/m4f at {DISCOVERY}: {result.stderr.strip()}")
+        raise SystemExit(f"{scheme}/{impl} at {DISCOVERY}: {result.stderr.strip()}")
     return read_back(out)
 
 
@@ -94,18 +93,10 @@ def main() -> None:
           "min-max) | deviation |")
     print("|---|---|---|---|---|---|---|")
     within: list[bool] = []
-    rows = [((scheme, "m4f"), directory) for scheme, directory in export_dilithium().items()]
-    rows += [(row, None) for row in CATALOGUE_ROWS]
-    for (scheme, impl), directory in rows:
+    for (scheme, impl), directory in export_rows().items():
         theirs = published[(scheme, impl)]
-        if directory is not None:
-            ours = measure_directory(directory, scheme, args.samples, args.seed, stack_bytes(benchmarks_md, scheme, impl),
-                                     sample_timeout(theirs))
-        else:
-            ours_scheme, ours_impl = CATALOGUE_ROWS[(scheme, impl)]
-            out = run_dir(ours_scheme, ours_impl, args.samples, args.seed, VIRTUAL)
-            ours = read_back(out) if finished(out) else measure(ours_scheme, ours_impl, args.samples, args.seed,
-                                                                 sample_timeout(theirs), VIRTUAL, None)
+        ours = measure_directory(directory, scheme, impl, args.samples, args.seed,
+                                 stack_bytes(benchmarks_md, scheme, impl), sample_timeout(theirs))
         for op in OPS:
             p, m = theirs[op], ours[op]
             deviation = m["mean"] / p.mean - 1
