@@ -8,6 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from pqscope.cli import cli
+from pqscope.runmeta import RunMeta
+from pqscope.runner import resumed_implementation
 
 RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
 FLASH = ("flash", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f")
@@ -178,3 +180,28 @@ def test_a_run_records_the_compiler_flags_and_dependency_pins(fake_repo, fake_to
     result = invoke(*RUN, "-n", "1", "--seed", "01", "--out", str(tmp_path / "run"))
     assert result.exit_code == 0, result.stderr
     assert json.loads((tmp_path / "run/meta.json").read_text())["build"] == build_info
+
+
+def test_your_own_implementation_gets_the_stack_it_asks_for(fake_repo, fake_toolchain, tmp_path):
+    log = fake_toolchain()
+    own = tmp_path / "crypto_sign/my-scheme/opt"
+    own.mkdir(parents=True)
+    (own / "api.h").write_text("#define CRYPTO_BYTES 1\n")
+    result = invoke("build", "--board", "stm32f4discovery", "--impl-dir", str(own), "--stack-bytes", "70000", "--json")
+    assert result.exit_code == 0, result.stderr
+    (image,) = json.loads(result.stdout)["images"]
+    assert image["stack_bytes"] == 70000
+    assert "-DPQSCOPE_IMPL_STACK_BYTES=70000" in log.read_text().splitlines()[0]
+
+
+def test_stack_bytes_is_refused_for_a_catalogue_row(fake_repo):
+    result = invoke("build", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f",
+                    "--stack-bytes", "70000")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[-1].startswith("Error: --stack-bytes sizes the stack of your own implementation")
+
+
+def test_a_resumed_run_of_your_own_implementation_keeps_its_stack(tmp_path):
+    meta = RunMeta(kind="run", scheme="my-scheme", impl="opt", impl_dir=str(tmp_path), impl_stack_bytes=70000)
+    implementation = resumed_implementation(tmp_path, meta)
+    assert (implementation.directory, implementation.stack_bytes) == (tmp_path.resolve(), 70000)

@@ -2,15 +2,18 @@
 is not in the catalogue reports its api.h sizes, signs, verifies and rejects a corrupted signature
 on the virtual board, and replays from its seed."""
 
+import pytest
+
 from pqscope.protocol import Op, Status
 
 ALL_OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
 
-def test_toy_image_runs_verifies_and_replays(image_session):
-    session = image_session("toy-signature", "mac")
+@pytest.mark.parametrize("impl", ["mac", "own-fips202"])  # own-fips202: the toy with its own FIPS 202 code
+def test_toy_image_runs_verifies_and_replays(image_session, impl):
+    session = image_session("toy-signature", impl)
     info = session.hello()
-    assert (info.scheme, info.impl) == ("toy-signature", "mac")
+    assert (info.scheme, info.impl) == ("toy-signature", impl)
     assert (info.pk_bytes, info.sk_bytes, info.sig_bytes) == (32, 32, 32)
     first = session.run_sample(bytes(32), 100, ALL_OPS, 0, digest=True)
     again = session.run_sample(bytes(32), 100, ALL_OPS, 1, digest=True)
