@@ -282,9 +282,11 @@ endfunction()
 #                        [DEFINES <defs...>])
 # SCHEME and IMPL default to the names of the directory's parent and of the directory (pqm4's
 # crypto_sign/<scheme>/<impl> layout); STACK_BYTES (the link-time stack reserve) to 16384;
-# SYMMETRIC to fips202 (unused primitives are dropped by the linker), or to none when the directory
-# brings its own fips202.c (as an implementation pinned to an older Keccak does). The API is read off api.h:
-# crypto_sign_signature declared -> "signature", else crypto_sign/crypto_sign_open. Creates
+# SYMMETRIC to fips202 and sha2 (unused primitives are dropped by the linker), less each one whose
+# file (fips202.c, sha2.c) the directory brings itself, as an implementation pinned to older
+# symmetric code does. The API is read off api.h: crypto_sign_signature declared -> "signature",
+# else crypto_sign/crypto_sign_open; NAMESPACE, unless given, is the prefix api.h puts before
+# crypto_sign_keypair (PQClean's PQCLEAN_<SCHEME>_<IMPL>_, none for pqm4's). Creates
 # image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record reports the sizes)
 # and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
 function(pqscope_add_impl_dir dir)
@@ -303,8 +305,12 @@ function(pqscope_add_impl_dir dir)
   if(NOT arg_STACK_BYTES)
     set(arg_STACK_BYTES 16384)
   endif()
-  if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN AND NOT EXISTS ${dir}/fips202.c)
-    set(arg_SYMMETRIC fips202)
+  if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN)
+    foreach(primitive fips202 sha2)
+      if(NOT EXISTS ${dir}/${primitive}.c)
+        list(APPEND arg_SYMMETRIC ${primitive})
+      endif()
+    endforeach()
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/api.h)
   file(READ ${dir}/api.h api_text)
@@ -313,6 +319,13 @@ function(pqscope_add_impl_dir dir)
     set(api signed-message)
   else()
     set(api signature)
+  endif()
+  if(NOT DEFINED arg_NAMESPACE)
+    string(REGEX MATCH "([A-Za-z0-9_]*)crypto_sign_keypair[ \t]*\\(" declaration "${api_text}")
+    if(NOT declaration)
+      message(FATAL_ERROR "${dir}/api.h declares no crypto_sign_keypair(...), not the pqm4/NIST signature API")
+    endif()
+    set(arg_NAMESPACE "${CMAKE_MATCH_1}")
   endif()
   pqscope_add_image(SCHEME ${arg_SCHEME} IMPL ${arg_IMPL} SOURCE_DIR ${dir} STACK_BYTES ${arg_STACK_BYTES}
     API ${api} NAMESPACE "${arg_NAMESPACE}" SYMMETRIC ${arg_SYMMETRIC} LIBRARIES ${arg_LIBRARIES}

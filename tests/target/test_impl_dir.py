@@ -1,6 +1,7 @@
-"""pqscope_add_impl_dir on the toy signature (tests/toy_signature): the image of a directory that
-is not in the catalogue reports its api.h sizes, signs, verifies and rejects a corrupted signature
-on the virtual board, and replays from its seed."""
+"""pqscope_add_impl_dir on directories that are not catalogue rows: the image of each reports its
+api.h sizes, signs, verifies and rejects a corrupted signature on the virtual board, and replays
+from its seed. The toy signature (tests/toy_signature), alone and with its own FIPS 202 code, and
+PQClean's SPHINCS+-SHA2-128f directory as it comes (namespaced API, the harness's SHA-256)."""
 
 import pytest
 
@@ -9,12 +10,19 @@ from pqscope.protocol import Op, Status
 ALL_OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
 
-@pytest.mark.parametrize("impl", ["mac", "own-fips202"])  # own-fips202: the toy with its own FIPS 202 code
-def test_toy_image_runs_verifies_and_replays(image_session, impl):
-    session = image_session("toy-signature", impl)
+TOY_SIZES = (32, 32, 32)
+SPHINCS_SIZES = (32, 64, 17088)  # PQClean's api.h for sphincs-sha2-128f-simple
+
+
+@pytest.mark.parametrize("scheme, impl, sizes", [
+    ("toy-signature", "mac", TOY_SIZES),
+    ("toy-signature", "own-fips202", TOY_SIZES),
+    ("sphincs-sha2-128f-simple", "pqclean-dir", SPHINCS_SIZES)])
+def test_image_runs_verifies_and_replays(image_session, scheme, impl, sizes):
+    session = image_session(scheme, impl)
     info = session.hello()
-    assert (info.scheme, info.impl) == ("toy-signature", impl)
-    assert (info.pk_bytes, info.sk_bytes, info.sig_bytes) == (32, 32, 32)
+    assert (info.scheme, info.impl) == (scheme, impl)
+    assert (info.pk_bytes, info.sk_bytes, info.sig_bytes) == sizes
     first = session.run_sample(bytes(32), 100, ALL_OPS, 0, digest=True)
     again = session.run_sample(bytes(32), 100, ALL_OPS, 1, digest=True)
     other = session.run_sample(bytes([1]) + bytes(31), 100, ALL_OPS, 2, digest=True)
