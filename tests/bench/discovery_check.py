@@ -3,11 +3,14 @@
 last benchmarks.md measured on the Discovery (commit DISCOVERY, 2022: "obtained at 24MHz", Arm GNU
 Toolchain 11.3.Rel1) has rows whose exact sources are in pqm4's history: Dilithium2/3/5 `m4f` and
 Falcon-512/1024 `m4-ct` (the catalogue's `fpemu-m4` is Round3's m4-ct, identical but for where
-`randombytes` is declared). The script exports them from the pqm4 clone the build fetched into
-build/discovery-check/ (nothing is copied into the repository), each with the Keccak assembly and
-mupq's FIPS 202 code of that commit as pqm4 built them (the pinned ones are newer and faster),
-measures them on the virtual board with `pqscope run --impl-dir` (runs in runs/discovery-check/,
-reused) and prints each operation beside the Discovery's numbers.
+`randombytes` is declared), and the PQClean `clean` rows of the PQClean commit pqm4's mupq
+submodule pinned then: Dilithium2/3, Falcon-512/1024 (the C floating-point emulation, our
+`fpemu-c`'s kind), SPHINCS+-SHA256-128f and SPHINCS+-SHAKE256-128f (simple). The script exports
+them from the pqm4 clone the build fetched into build/discovery-check/ (nothing is copied into the
+repository), each with the Keccak assembly and mupq's FIPS 202 and SHA-2 code of that commit as
+pqm4 built them (the pinned Keccak is newer and faster), measures them on the virtual board with
+`pqscope run --impl-dir` (runs in runs/discovery-check/, reused) and prints each operation beside
+the Discovery's numbers.
 
     .venv/bin/python tests/bench/discovery_check.py [-n SAMPLES] [--seed SEED]
 """
@@ -27,32 +30,49 @@ from board_pairs import DISCOVERY, PQM4, git  # noqa: E402
 
 EXPORT = ROOT / "build" / "discovery-check" / DISCOVERY
 RUNS = ROOT / "runs" / "discovery-check"
-# dilithium3/5 link dilithium2's files, which the export brings along.
-ROWS = (("dilithium2", "m4f"), ("dilithium3", "m4f"), ("dilithium5", "m4f"), ("falcon-512", "m4-ct"),
-        ("falcon-1024", "m4-ct"))
-# The Keccak and FIPS 202 code pqm4 linked at DISCOVERY (mk/crypto.mk): its own assembly permutation,
-# mupq's fips202.c and the header declaring the permutation's API.
-SYMMETRIC = (("pqm4", "common/keccakf1600.S"), ("mupq", "common/fips202.c"), ("mupq", "common/fips202.h"),
-             ("mupq", "common/keccakf1600.h"))
+# (scheme, impl, the repository holding crypto_sign/<scheme>/<impl> at DISCOVERY); dilithium3/5 m4f
+# link dilithium2's files, which the export brings along.
+ROWS = (("dilithium2", "m4f", "pqm4"), ("dilithium3", "m4f", "pqm4"), ("dilithium5", "m4f", "pqm4"),
+        ("falcon-512", "m4-ct", "pqm4"), ("falcon-1024", "m4-ct", "pqm4"),
+        ("dilithium2", "clean", "pqclean"), ("dilithium3", "clean", "pqclean"), ("falcon-512", "clean", "pqclean"),
+        ("falcon-1024", "clean", "pqclean"), ("sphincs-sha256-128f-simple", "clean", "pqclean"),
+        ("sphincs-shake256-128f-simple", "clean", "pqclean"))
+# The symmetric code pqm4 linked at DISCOVERY (mk/crypto.mk): its own Keccak assembly under mupq's
+# fips202.c (with the header declaring the permutation's API), for every row; mupq's sha2.c with
+# pqm4's assembly SHA-512 block function, for the rows that include sha2.h.
+KECCAK = (("pqm4", "common/keccakf1600.S"), ("mupq", "common/fips202.c"), ("mupq", "common/fips202.h"),
+          ("mupq", "common/keccakf1600.h"))
+SHA2 = (("mupq", "common/sha2.c"), ("mupq", "common/sha2.h"), ("mupq", "common/crypto_hashblocks_sha512.h"),
+        ("pqm4", "common/crypto_hashblocks_sha512.c"), ("pqm4", "common/crypto_hashblocks_sha512_inner32.s"))
 STACK_MARGIN = 4096  # the harness's own frames above pqm4's measured stack
 
 
 def export_rows() -> dict[tuple[str, str], Path]:
     """The ROWS' directories at DISCOVERY, each with the symmetric code of then."""
-    archive = subprocess.run(["git", "-C", str(PQM4), "archive", DISCOVERY, *(f"crypto_sign/{s}/{i}" for s, i in ROWS)],
-                             capture_output=True, check=True).stdout
-    EXPORT.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(EXPORT, filter="tar")
     mupq = git("ls-tree", DISCOVERY, "mupq").split()[2]
-    sources = {"pqm4": lambda path: git("show", f"{DISCOVERY}:{path}"),
-               "mupq": lambda path: subprocess.run(["git", "-C", str(PQM4 / "mupq"), "show", f"{mupq}:{path}"],
-                                                   capture_output=True, text=True, check=True).stdout}
+    pqclean = subprocess.run(["git", "-C", str(PQM4 / "mupq"), "ls-tree", mupq, "pqclean"], capture_output=True,
+                             text=True, check=True).stdout.split()[2]
+    commits = {"pqm4": (PQM4, DISCOVERY), "mupq": (PQM4 / "mupq", mupq), "pqclean": (PQM4 / "mupq" / "pqclean", pqclean)}
+    EXPORT.mkdir(parents=True, exist_ok=True)
+    for repository, (clone, commit) in commits.items():
+        paths = [f"crypto_sign/{scheme}/{impl}" for scheme, impl, held_in in ROWS if held_in == repository]
+        if paths:
+            archive = subprocess.run(["git", "-C", str(clone), "archive", commit, *paths], capture_output=True,
+                                     check=True).stdout
+            with tarfile.open(fileobj=BytesIO(archive)) as tar:
+                tar.extractall(EXPORT, filter="tar")
+
+    def show(repository: str, path: str) -> str:
+        clone, commit = commits[repository]
+        return subprocess.run(["git", "-C", str(clone), "show", f"{commit}:{path}"], capture_output=True, text=True,
+                              check=True).stdout
+
     dirs = {}
-    for scheme, impl in ROWS:
+    for scheme, impl, _ in ROWS:
         directory = EXPORT / "crypto_sign" / scheme / impl
-        for repository, path in SYMMETRIC:
-            (directory / Path(path).name).write_text(sources[repository](path))
+        uses_sha2 = any('#include "sha2.h"' in source.read_text() for source in directory.glob("*.[ch]"))
+        for repository, path in KECCAK + (SHA2 if uses_sha2 else ()):
+            (directory / Path(path).name).write_text(show(repository, path))
         dirs[(scheme, impl)] = directory
     return dirs
 
