@@ -9,7 +9,15 @@ if(NOT ARM_NONE_EABI_GCC)
 endif()
 get_filename_component(_arm_bin "${ARM_NONE_EABI_GCC}" DIRECTORY)
 
-set(CMAKE_C_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
+# PQSCOPE_C_COMPILER: another C compiler for the same images, to compare compilers on the same code
+# (tests/bench/gcc11-freestanding: GCC 11.3, pqm4's).
+set(PQSCOPE_C_COMPILER "" CACHE FILEPATH "C compiler instead of arm-none-eabi-gcc (compiler comparisons)")
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES PQSCOPE_C_COMPILER)
+if(PQSCOPE_C_COMPILER)
+  set(CMAKE_C_COMPILER "${PQSCOPE_C_COMPILER}")
+else()
+  set(CMAKE_C_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
+endif()
 set(CMAKE_ASM_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
 set(CMAKE_OBJCOPY "${_arm_bin}/arm-none-eabi-objcopy" CACHE FILEPATH "")
 set(CMAKE_SIZE "${_arm_bin}/arm-none-eabi-size" CACHE FILEPATH "")
