@@ -78,6 +78,7 @@ class Behaviour:
     noise: bytes = b""  # sent before every record, followed by a delimiter
     answer_commands: int | None = None  # stop answering after this many commands
     answer_signatures: int | None = None  # stop answering after this many RUN or SIGN_SLOT commands
+    cut_frame: bool = False  # when it stops answering: first send half of the answer's first frame
     corrupt_records: list[int] = field(default_factory=list)  # indexes (sending order) to damage
     reject_commands: int = 0  # answer the first N commands with ERROR(BAD_FRAME)
     reset_on_run: bool = False  # answer RUN with a boot announcement, as if the board reset
@@ -173,6 +174,10 @@ class FakeDevice:
         if (self.stopped_answering.is_set()
                 or behaviour.answer_commands is not None and len(self.commands) > behaviour.answer_commands
                 or behaviour.answer_signatures is not None and self.signatures > behaviour.answer_signatures):
+            if behaviour.cut_frame and not self.stopped_answering.is_set() and isinstance(command, (Run, SignSlot)):
+                op = command.ops[0] if isinstance(command, Run) else Op.SIGN
+                wire = encode_message(Sample(command.sample_id, op, Status.OK, 1, fake_stack(op)), frame.seq)
+                self._output(wire[:len(wire) // 2])
             self.stopped_answering.set()
             return
         if len(self.commands) <= behaviour.reject_commands:

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 from fakedevice import fake_cycles, fake_stack
 from pqscope.build import read_size
 from pqscope.capture import sample_seed
-from pqscope.cli import BENCH_SAMPLES, BENCH_SEED, cli
+from pqscope.bench import BENCH_SAMPLES, BENCH_SEED
+from pqscope.cli import cli
 from pqscope.frames import FrameDecoder
 from pqscope.protocol import PROTOCOL_VERSION, Info, Op, decode_message
 from pqscope.vboard import virtual_board_serial

@@ -12,7 +12,8 @@ from test_cli import assert_one_line_error
 from conftest import without_board
 from fakedevice import KEY_SLOTS, Behaviour
 from pqscope.cli import cli
-from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, analyse, analyse_ct, capture_ct, join_intervals, schedule
+from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, capture_ct, schedule
+from pqscope.ct_verdict import analyse, analyse_ct, join_intervals
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Status
 
@@ -271,7 +272,7 @@ def test_classes_come_in_pairs_of_one_each_in_seeded_random_order():
 
 
 def test_a_ranked_function_reads_in_rounded_words():
-    from pqscope.report import function_line
+    from pqscope.views.ct import function_line
     line = function_line({"function": "__ieee754_sqrt", "t": 88.33532345976302, "difference": 412.4,
                           "share": 5.056124488968192})
     assert line == ("__ieee754_sqrt: t = 88.3, +412 cycles per signature, 506% of the total's difference")

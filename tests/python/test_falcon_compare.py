@@ -10,6 +10,8 @@ from rich.console import Console
 
 from conftest import REPO
 from pqscope import falcon_compare
+from pqscope.views import falcon as falcon_view
+from pqscope.views.page import to_html
 from pqscope.catalogue import load_catalogue
 from pqscope.cli import cli
 from pqscope.ct import CtSample
@@ -128,12 +130,12 @@ def test_fp_operations_cost_the_random_operand_median_per_operation(compared):
 
 def test_the_reports_show_every_section(compared):
     document, _steps, _path = compared
-    page = falcon_compare.html_page(document, b"png")
+    page = to_html(falcon_view.page(document))
     for text in ("Price of constant time", "fpemu-c/fpnative", "1.67x", "__ieee754_sqrt", "sqrt", "101.0",
                  "<img"):
         assert text in page
     console = Console(record=True, width=200)
-    falcon_compare.print_comparison(console, document)
+    falcon_view.show(console, document)
     printed = console.export_text()
     assert "__aeabi_l2d" in printed and "1.10x" in printed and "no-leak" in printed
     assert "-31.6 (__ieee754_sqrt)" in printed  # the function that decided the verdict beside the total's 1.8
@@ -142,7 +144,7 @@ def test_the_reports_show_every_section(compared):
 def test_the_figure_renders(compared):
     from pqscope.plots import falcon_modes_png
 
-    assert falcon_modes_png(compared[0]).startswith(b"\x89PNG")
+    assert falcon_modes_png(compared[0], falcon_compare.MODES, falcon_compare.OPS).startswith(b"\x89PNG")
 
 
 def test_the_operations_per_signature_match_the_firmware():

@@ -35,11 +35,12 @@ def rows_of(run: Path) -> list[dict]:
         return list(csv.DictReader(stream))
 
 
-def kill_after(args: list[str], samples: int, stopped: Path, image: str | None = None) -> None:
+def kill_after(args: list[str], samples: int, stopped: Path, image: str | None = None,
+               behaviour: dict | None = None) -> None:
     """Runs `pqscope args` on a fake board (running `image`, "<scheme>/<impl>", or any) that answers
     `samples` samples, then SIGKILLs it, as a crash would, once it asked for the next one: by then
-    the rows of exactly `samples` samples are written."""
-    env = os.environ | {"FAKE_DEVICE": json.dumps({"answer_signatures": samples}),
+    the rows of exactly `samples` samples are written. `behaviour`: more of the board's Behaviour."""
+    env = os.environ | {"FAKE_DEVICE": json.dumps({"answer_signatures": samples, **(behaviour or {})}),
                         "FAKE_VBOARD_STOPPED": str(stopped)}
     if image:
         env["FAKE_DEVICE_IMAGE"] = image

@@ -10,7 +10,9 @@ from pqscope.capture import Row, check_info, sample_seed
 from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Op, Status
-from pqscope.report import markdown, run_document
+from pqscope.runs import run_document
+from pqscope.views.page import to_markdown
+from pqscope.views.runs import page
 from pqscope.stats import cycle_stats, summarize
 
 ML_DSA = find_implementation(load_catalogue(REPO), "ml-dsa-44", "m4f")
@@ -53,7 +55,7 @@ def test_summary_counts_failures_and_excludes_their_cycles():
     assert (verify["n"], verify["verified"], verify["corrupt_accepted"]) == (3, 1, 1)
     assert (verify["cycles"]["min"], verify["cycles"]["max"]) == (10, 12)
     assert sign["code_bytes"] == verify["code_bytes"] == 4242
-    report = markdown(run_document("virtual", 24_000_000, Path("runs/x"), [sign, verify]))
+    report = to_markdown(page(run_document("virtual", 24_000_000, Path("runs/x"), [sign, verify]), []))
     assert report.count("stayed valid with one bit flipped") == 1
     assert "ml-dsa-44 m4f: 1 of 3 signatures stayed valid" in report
     (keygen,) = summarize(rows, (Op.KEYGEN,), "ml-dsa-44", "m4f", code_bytes=1)

@@ -16,7 +16,8 @@ from conftest import EMULATOR, ROOT
 from pqscope.boards import get_board
 from pqscope.build import Variant, build_image
 from pqscope.console import stderr
-from pqscope.ct import capture_ct, join_intervals, load_intervals
+from pqscope.ct import capture_ct, load_intervals
+from pqscope.ct_verdict import join_intervals
 from pqscope.targets import Link, Profiling, VirtualTarget
 
 SIGNATURES = 12

@@ -49,7 +49,8 @@ static void usage(void)
 		"                      [--taint FILE.json --taint-function NAME\n"
 		"                       [--taint-public-return NAME]...\n"
 		"                       [--taint-public-argument NAME:INDEX:BYTES]...\n"
-		"                       [--taint-public-secret-bytes OFFSET:BYTES]...]\n");
+		"                       [--taint-public-secret-bytes OFFSET:BYTES]...\n"
+		"                       [--taint-calls FILE.jsonl [--taint-id-symbol SYMBOL]]]\n");
 }
 
 static void on_signal(int sig)
@@ -155,7 +156,7 @@ int main(int argc, char **argv)
 	const char *interval_id_symbol = NULL;
 	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
 	int npublic = 0;
-	const char *taint_path = NULL, *taint_function = NULL;
+	const char *taint_path = NULL, *taint_function = NULL, *taint_calls_path = NULL, *taint_id = NULL;
 	const char *taint_returns[MAX_TAINT_OPTIONS], *taint_arguments[MAX_TAINT_OPTIONS];
 	const char *taint_secret_bytes[MAX_TAINT_OPTIONS];
 	int nreturns = 0, narguments = 0, nsecret_bytes = 0;
@@ -222,6 +223,10 @@ int main(int argc, char **argv)
 			taint_path = val;
 		} else if (!strcmp(opt, "--taint-function")) {
 			taint_function = val;
+		} else if (!strcmp(opt, "--taint-calls")) {
+			taint_calls_path = val;
+		} else if (!strcmp(opt, "--taint-id-symbol")) {
+			taint_id = val;
 		} else if (!strcmp(opt, "--taint-public-return")) {
 			if (nreturns == MAX_TAINT_OPTIONS) {
 				usage();
@@ -247,7 +252,8 @@ int main(int argc, char **argv)
 	}
 	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
 	    ((npublic || interval_id_symbol) && !intervals_path) || (!taint_path != !taint_function) ||
-	    ((nreturns || narguments || nsecret_bytes) && !taint_path)) {
+	    ((nreturns || narguments || nsecret_bytes || taint_calls_path) && !taint_path) ||
+	    (taint_id && !taint_calls_path)) {
 		usage();
 		return 2;
 	}
@@ -270,6 +276,10 @@ int main(int argc, char **argv)
 			return 1;
 	struct taint *taint = taint_path ? taint_new(&elf) : NULL;
 	if (taint_path && (!taint || taint_scope_function(taint, taint_function)))
+		return 1;
+	if (taint_calls_path && taint_calls(taint, taint_calls_path))
+		return 1;
+	if (taint_id && taint_id_symbol(taint, taint_id))
 		return 1;
 	for (int i = 0; i < nreturns; i++)
 		if (taint_public_return(taint, taint_returns[i]))

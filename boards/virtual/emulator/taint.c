@@ -26,6 +26,8 @@ struct finding {
 	uint64_t key;      /* address << 8 | kind << 4 | region; count 0: empty slot */
 	uint64_t count;
 	bool secret;
+	uint64_t call_count; /* ... within the current call of the scope function (--taint-calls) */
+	bool call_secret;
 };
 
 enum role {
@@ -82,6 +84,14 @@ struct taint {
 	uint64_t calls;
 	uint64_t *coverage;      /* per returned call: the instructions it ran first */
 	uint64_t coverage_cap;
+
+	/* --taint-calls: a line per returned call, with what it found and ran first */
+	FILE *calls_out;
+	uint32_t *first_run;     /* the current call's first-run instruction addresses */
+	size_t first_used, first_cap;
+	uint64_t call_start;     /* instructions before the current call */
+	uint32_t id_addr;        /* --taint-id-symbol: the sample id's word (0: none) */
+	uint32_t sample_id;      /* ... read when the call began */
 
 	bool in_handler;
 	uint8_t saved[SLOTS];
@@ -172,18 +182,24 @@ void taint_mark(struct taint *t, uint32_t addr, uint32_t n, uint8_t value)
 
 /* ---- findings ---- */
 
-static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secret);
+/* The slot of `key` in the table (open addressing): its entry, or the empty slot it goes in. */
+static struct finding *finding_slot(const struct taint *t, uint64_t key)
+{
+	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & t->finding_mask;
+	while (t->findings[i].count && t->findings[i].key != key)
+		i = (i + 1) & t->finding_mask;
+	return &t->findings[i];
+}
 
 static void findings_grow(struct taint *t)
 {
 	struct finding *old = t->findings;
 	uint32_t n = t->finding_mask + 1;
 	t->finding_mask = 2 * n - 1;
-	t->finding_used = 0;
 	t->findings = calloc(2 * (size_t)n, sizeof *t->findings);
 	for (uint32_t i = 0; i < n; i++)
 		if (old[i].count)
-			finding_put(t, old[i].key, old[i].count, old[i].secret);
+			*finding_slot(t, old[i].key) = old[i];
 	free(old);
 }
 
@@ -191,16 +207,15 @@ static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secr
 {
 	if (2 * (t->finding_used + 1) > t->finding_mask + 1)
 		findings_grow(t);
-	uint32_t i = (uint32_t)((key * 0x9e3779b97f4a7c15ull) >> 40) & t->finding_mask;
-	while (t->findings[i].count && t->findings[i].key != key)
-		i = (i + 1) & t->finding_mask;
-	struct finding *f = &t->findings[i];
+	struct finding *f = finding_slot(t, key);
 	if (!f->count) {
 		f->key = key;
 		t->finding_used++;
 	}
 	f->count += count;
 	f->secret |= secret;
+	f->call_count += count;
+	f->call_secret |= secret;
 }
 
 static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
@@ -299,6 +314,13 @@ static inline void cover(struct taint *t, uint32_t addr)
 	if (half < FLASH_SIZE / 2 && !(t->covered[half >> 3] & (1u << (half & 7)))) {
 		t->covered[half >> 3] |= (uint8_t)(1u << (half & 7));
 		t->newly_covered++;
+		if (t->calls_out) {
+			if (t->first_used == t->first_cap) {
+				t->first_cap = t->first_cap ? 2 * t->first_cap : 1024;
+				t->first_run = realloc(t->first_run, t->first_cap * sizeof *t->first_run);
+			}
+			t->first_run[t->first_used++] = addr;
+		}
 	}
 }
 
@@ -325,12 +347,16 @@ static void update_recording(struct taint *t)
 	t->recording = (t->scope_depth > 0 || t->record_always) && !t->in_handler;
 }
 
+static void write_call(struct taint *t);
+
 static void call_returned(struct taint *t, const struct frame *f)
 {
 	if (f->roles & ROLE_PUBLIC_RETURN)
 		t->r[0] = declassify(t->r[0]);
 	if ((f->roles & ROLE_SCOPE) && --t->scope_depth == 0) {
 		clear_all(t);
+		if (t->calls_out)
+			write_call(t);
 		if (t->calls == t->coverage_cap) {
 			t->coverage_cap = t->coverage_cap ? 2 * t->coverage_cap : 64;
 			t->coverage = realloc(t->coverage, t->coverage_cap * sizeof *t->coverage);
@@ -375,8 +401,13 @@ void taint_block(struct taint *t, uint32_t addr)
 				t->dropped_frames++;
 			} else {
 				t->stack[t->depth++] = (struct frame){{addr, lr & ~1u}, roles & FRAME_ROLES};
-				if (roles & ROLE_SCOPE)
-					t->scope_depth++;
+				if ((roles & ROLE_SCOPE) && t->scope_depth++ == 0) {
+					t->call_start = t->instructions;
+					uint8_t id[4] = {0};
+					if (t->id_addr && t->core.code(t->core.core, t->id_addr, id, 4) == 4)
+						t->sample_id = (uint32_t)id[0] | (uint32_t)id[1] << 8 |
+							       (uint32_t)id[2] << 16 | (uint32_t)id[3] << 24;
+				}
 			}
 		}
 	}
@@ -512,14 +543,84 @@ static int by_address_kind_region(const void *pa, const void *pb)
 	return (a->key & 0xf) < (b->key & 0xf) ? -1 : (a->key & 0xf) > (b->key & 0xf);
 }
 
-int taint_write(const struct taint *t, const char *path)
+static void write_finding(FILE *f, const struct finding *e, uint64_t count, bool secret)
 {
-	struct finding *list = malloc((t->finding_used + 1) * sizeof *list);
+	enum taint_kind kind = (enum taint_kind)(e->key >> 4 & 0xf);
+	fprintf(f, "{\"kind\": \"%s\", \"address\": \"0x%08x\", \"count\": %llu, \"declassified\": %s",
+		kind_names[kind], (uint32_t)(e->key >> 8), (unsigned long long)count,
+		secret ? "false" : "true");
+	if (kind == TAINT_ADDRESS)
+		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & 0xf]);
+	fputc('}', f);
+}
+
+/* The findings with a count (of the whole run, or of the current call), in the output's order. */
+static size_t sorted_findings(const struct taint *t, struct finding **list, bool in_call)
+{
+	*list = malloc((t->finding_used + 1) * sizeof **list);
 	size_t n = 0;
 	for (uint32_t i = 0; i <= t->finding_mask; i++)
-		if (t->findings[i].count)
-			list[n++] = t->findings[i];
-	qsort(list, n, sizeof *list, by_address_kind_region);
+		if (in_call ? t->findings[i].call_count : t->findings[i].count)
+			(*list)[n++] = t->findings[i];
+	qsort(*list, n, sizeof **list, by_address_kind_region);
+	return n;
+}
+
+/* The line of the call that just returned (--taint-calls), flushed at once so that a killed run
+ * keeps every call before it; then the next call starts counting afresh. */
+static void write_call(struct taint *t)
+{
+	FILE *f = t->calls_out;
+	struct finding *list;
+	size_t n = sorted_findings(t, &list, true);
+	fprintf(f, "{\"call\": %llu, \"sample_id\": %lu, \"instructions\": %llu, \"findings\": [",
+		(unsigned long long)t->calls, (unsigned long)t->sample_id,
+		(unsigned long long)(t->instructions - t->call_start));
+	for (size_t i = 0; i < n; i++) {
+		fputs(i ? ", " : "", f);
+		write_finding(f, &list[i], list[i].call_count, list[i].call_secret);
+	}
+	fputs("], \"covered\": [", f);
+	for (size_t i = 0; i < t->first_used; i++)
+		fprintf(f, "%s%lu", i ? ", " : "", (unsigned long)t->first_run[i]);
+	fputs("]}\n", f);
+	fflush(f);
+	free(list);
+	for (uint32_t i = 0; i <= t->finding_mask; i++) {
+		t->findings[i].call_count = 0;
+		t->findings[i].call_secret = false;
+	}
+	t->first_used = 0;
+}
+
+int taint_calls(struct taint *t, const char *path)
+{
+	/* Appended to: a resumed check (pqscope taint --resume) keeps the lines of the calls before. */
+	t->calls_out = fopen(path, "a");
+	if (!t->calls_out) {
+		fprintf(stderr, "vboard: error: cannot write %s (--taint-calls)\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+int taint_id_symbol(struct taint *t, const char *name)
+{
+	uint32_t size = 0;
+	size_t found = t->elf ? elf_find_object(t->elf, name, &t->id_addr, &size) : 0;
+	if (found != 1 || size != 4) {
+		fprintf(stderr, "vboard: error: %s (--taint-id-symbol)\n",
+			found > 1 ? "more than one such data symbol" : found ? "the symbol is not a 32-bit word" :
+			"no such data symbol in the ELF");
+		return -1;
+	}
+	return 0;
+}
+
+int taint_write(const struct taint *t, const char *path)
+{
+	struct finding *list;
+	size_t n = sorted_findings(t, &list, false);
 
 	char tmp[4096];
 	snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -533,14 +634,8 @@ int taint_write(const struct taint *t, const char *path)
 		   "\"instructions\": %llu, \"findings\": [",
 		(unsigned long long)t->calls, (unsigned long long)t->instructions);
 	for (size_t i = 0; i < n; i++) {
-		enum taint_kind kind = (enum taint_kind)(list[i].key >> 4 & 0xf);
-		fprintf(f, "%s{\"kind\": \"%s\", \"address\": \"0x%08x\", \"count\": %llu, "
-			   "\"declassified\": %s", i ? ",\n  " : "\n  ", kind_names[kind],
-			(uint32_t)(list[i].key >> 8), (unsigned long long)list[i].count,
-			list[i].secret ? "false" : "true");
-		if (kind == TAINT_ADDRESS)
-			fprintf(f, ", \"region\": \"%s\"", region_names[list[i].key & 0xf]);
-		fputc('}', f);
+		fputs(i ? ",\n  " : "\n  ", f);
+		write_finding(f, &list[i], list[i].count, list[i].secret);
 	}
 	fprintf(f, "%s], \"coverage\": [", n ? "\n" : "");
 	for (uint64_t i = 0; i < t->calls; i++)
@@ -587,6 +682,9 @@ void taint_free(struct taint *t)
 {
 	if (t) {
 		taint_decoder_close(&t->dec);
+		if (t->calls_out)
+			fclose(t->calls_out);
+		free(t->first_run);
 		free(t->covered);
 		free(t->coverage);
 		free(t->findings);

@@ -158,6 +158,13 @@ bool taint_insn(struct taint *t, uint32_t addr);
 void taint_exception_entry(struct taint *t, uint32_t frame, bool fp);
 void taint_exception_return(struct taint *t);
 
+/* --taint-calls FILE.jsonl: when a call of the scope function returns, appends and flushes one
+ * line: {"call": N, "sample_id": N, "instructions": N, "findings": [as below, counted in this
+ * call], "covered": [the flash instruction addresses this call ran first in this run]}; a killed
+ * run keeps each call before it. --taint-id-symbol NAME: "sample_id" is the 32-bit word NAME holds
+ * when the call begins (0 without). Each -1 after an error message. */
+int taint_calls(struct taint *t, const char *path);
+int taint_id_symbol(struct taint *t, const char *name);
 /* Writes the findings (format above). -1 after an error message. */
 int taint_write(const struct taint *t, const char *path);
 /* Instructions executed inside calls of the scope function (outside handlers). */

@@ -769,6 +769,49 @@ static void test_coverage_per_call(void)
 	taint_free(t);
 }
 
+/* --taint-calls: a line per returned call of the scope function with that call's own findings,
+ * instructions and the instructions it ran first. */
+static void test_call_lines(void)
+{
+	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
+	struct taint *t = taint_new(&elf);
+	char path[] = "/tmp/vboard-taint-calls-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_scope_function(t, "sign") == 0);
+	CHECK(taint_calls(t, path) == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	for (int call = 0; call < 2; call++) {
+		regs[14] = CALLER + 1;
+		taint_block(t, SCOPE);
+		code_base = CODE;
+		taint_set(t, 1, S);
+		RUN(t, 0, 0xfbb1, 0xf0f2);          /* udiv r0, r1, r2 on a secret: in both calls */
+		if (call == 1) {
+			code_base = CODE + 0x40;
+			RUN(t, 0, 0x2001);          /* a path only the second call takes */
+		}
+		taint_block(t, CALLER);
+	}
+	taint_free(t);
+	char text[1024] = {0};
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+	CHECK(!strcmp(text,
+		      "{\"call\": 0, \"sample_id\": 0, \"instructions\": 1, \"findings\": [{\"kind\": "
+		      "\"division\", \"address\": \"0x08000100\", \"count\": 1, \"declassified\": false}], "
+		      "\"covered\": [134217984]}\n"
+		      "{\"call\": 1, \"sample_id\": 0, \"instructions\": 2, \"findings\": [{\"kind\": "
+		      "\"division\", \"address\": \"0x08000100\", \"count\": 1, \"declassified\": false}], "
+		      "\"covered\": [134218048]}\n"));
+}
+
 int main(void)
 {
 	test_data_processing_and_flags();
@@ -796,5 +839,6 @@ int main(void)
 	test_declassify();
 	test_scope_marks_and_returns();
 	test_coverage_per_call();
+	test_call_lines();
 	return check_summary("taint tests");
 }

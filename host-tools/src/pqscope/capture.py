@@ -48,6 +48,15 @@ def check_info(info: Info, board: Board, implementation: Implementation, msg_len
         raise PqscopeError(f"--msg-len {msg_len} exceeds the image's maximum of {info.max_msg_len}")
 
 
+# Keygen samples get ids of their own so that they never collide with signature ids.
+KEYGEN_ID_BASE = 0x8000_0000
+INTERVAL_FUNCTION = "run_sign"  # the harness function around each timed signature
+
+
+def derive_seed(master_seed: bytes, purpose: str, index: int) -> bytes:
+    return hashlib.sha256(master_seed + purpose.encode() + index.to_bytes(4, "little")).digest()
+
+
 def sample_seed(master_seed: bytes, index: int) -> bytes:
     """Each sample's seed, derived so that the master seed replays the whole run."""
     return hashlib.sha256(master_seed + index.to_bytes(4, "little")).digest()

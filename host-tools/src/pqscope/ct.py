@@ -11,42 +11,31 @@ other slots random keys, optionally regenerated every `key_refresh` uses.
 """
 
 import csv
-import hashlib
 import json
-import math
 import random
 from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-import numpy as np
-
 from . import leakstats
+from .build import PLAIN, Variant
+from .capture import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
+from .catalogue import Implementation
+from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, CtResult, analyse, board_summaries, look_summary,
+                         taint_beside)
 from .device import DeviceSession
 from .errors import PqscopeError
+from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_values,
+                     readings_from_values)
 from .protocol import Info, ProbeReading, Sample, Status
-from .build import PLAIN, Variant
-from .catalogue import Implementation
-from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_profile,
-                     probe_values, readings_from_values)
-from .report import ct_page
 from .rundir import RunDirectory, csv_lines, read_header, sort_by_sample, write_atomically
-from .runner import Capture, shard_directories
+from .runner import Capture, Finished, shard_directories, variant_from_json
 from .targets import Profiling
+from .taint import TaintCapture
 
-FIXED, RANDOM = 0, 1
 FIXED_SLOT = 0
-# Keygen samples get ids of their own so that they never collide with signature ids.
-KEYGEN_ID_BASE = 0x8000_0000
-TOP_FUNCTIONS = 10
-INTERVAL_FUNCTION = "run_sign"  # the harness function around each timed signature
-# The emulator's name for the time spent in public-input functions (--public-function).
-PUBLIC_TIME = "(public-input functions)"
-
-
-def derive_seed(master_seed: bytes, purpose: str, index: int) -> bytes:
-    return hashlib.sha256(master_seed + purpose.encode() + index.to_bytes(4, "little")).digest()
+EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
 
 
 @dataclass(frozen=True)
@@ -220,13 +209,15 @@ class CtCapture(Capture):
     the device made in meta.json; finished by the verdict (ct.json, report.html)."""
 
     kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
+    view = "ct"
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
-                 variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None):
+                 variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
-        # The exact check's result (pqscope taint's document) when it ran beside the test: shown
-        # next to the statistical localisation.
+        # Signatures of the exact check to run beside the test (0: none), and its result once it
+        # ran: shown next to the statistical localisation.
+        self.exact_check = exact_check
         self.taint: dict | None = None
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
@@ -241,8 +232,22 @@ class CtCapture(Capture):
         self.fixed_n = fixed_n
         self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
 
+    @classmethod
+    def from_meta(cls, meta) -> "CtCapture":
+        return cls(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
+                   fixed_n=bool(meta.fixed_n), bound=meta.bound, exact_check=meta.exact_check or 0)
+
     def parameters(self) -> dict:
-        return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound}
+        return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound,
+                "exact_check": self.exact_check or None}
+
+    def companion(self) -> tuple[Capture, str] | None:
+        """The exact check beside the test, into its "taint" subdirectory."""
+        return (TaintCapture(self.exact_check, self.master_seed, self.msg_len), EXACT_CHECK_DIRECTORY) \
+            if self.exact_check else None
+
+    def take_companion(self, document: dict) -> None:
+        self.taint = document
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
         """At a look before the last, why the test can stop: its verdict is leak or no-leak. A
@@ -260,7 +265,7 @@ class CtCapture(Capture):
             # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
             result = self._analyse(implementation, path, _first(records, look), meta, profiled,
                                    bootstrap_resamples=10)
-            self.progress = self._last_look = _look_summary(result, look)
+            self.progress = self._last_look = look_summary(result, look)
             if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
                 self.decided_at = look
                 return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
@@ -276,14 +281,14 @@ class CtCapture(Capture):
         if record.status.timed:
             self._live.add(record.key_class, record.cycles)
 
-    def _bound_shown(self, result: "CtResult") -> bool:
+    def _bound_shown(self, result: CtResult) -> bool:
         """Whether a requested bound holds (no bound requested, or a leak: nothing to show)."""
         if self.bound is None or result.verdict != leakstats.Verdict.NO_LEAK:
             return True
         shown = result.total.bound
         return shown is not None and shown.share is not None and shown.share <= self.bound
 
-    def _analyse(self, implementation, path, records, meta, profiled, **options) -> "CtResult":
+    def _analyse(self, implementation, path, records, meta, profiled, **options) -> CtResult:
         """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
         intervals = load_intervals(path) if profiled else None
         probes = ProbeSet.from_json(meta.probes) if meta.probes else None
@@ -296,6 +301,12 @@ class CtCapture(Capture):
 
     def label(self, implementation: Implementation) -> str:
         return f"ct {super().label(implementation)}"
+
+    def instrumented(self, target) -> bool:
+        if self.exact_check and not target.taints:
+            raise PqscopeError(f"--taint runs on the virtual board (--board virtual), not on {target.board.name}")
+        # The probed image's probes replace the virtual board's profiler: it measures as a board would.
+        return target.profiles and not self.variant.probed
 
     def profiling(self, implementation: Implementation, directory: Path) -> Profiling:
         # Every signature profiled: the localisation and the attempt counts.
@@ -323,105 +334,32 @@ class CtCapture(Capture):
     def write(self, run_dir: RunDirectory, record: CtSample) -> None:
         run_dir.write_record(ct_record(record))
 
-    def finish(self, implementation, path, records, meta, profiled) -> dict:
-        from .plots import class_ecdfs_png, plot_t_vs_n  # matplotlib: loaded only for the report
-
+    def finish(self, implementation, path, records, meta, profiled) -> Finished:
         # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
         # stay in ct.csv, outside the verdict.
         records = _first(records, self.decided_at or self.samples)
         result = self._analyse(implementation, path, records, meta, profiled)
-        probes = ProbeSet.from_json(meta.probes) if meta.probes else None
-        document = {"board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
-                    "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
-                    "run_dir": str(path), **result.to_json(),
-                    "sequential": {"looks": self.looks, "stopped": meta.stopped_early}}
-        if self.bound is not None:
-            document["bound_requested"] = {"share_of_mean": self.bound, "shown": self._bound_shown(result)}
+        top_functions = result.to_json().get("top_functions", [])
+        leaking = [f["function"] for f in top_functions if f["depends_on_class"] and f["function"] != PUBLIC_TIME]
+        selection = (["--scheme", implementation.scheme, "--impl", implementation.impl]
+                     if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
         boards = board_summaries(records, meta.boards or {})
-        if len(boards) > 1:
-            document["boards"] = boards
-        if probes is not None:
-            timed = [s for s in records if s.status.timed]
-            document["probe_inflation"] = probe_inflation(probes, [s.probes for s in timed], [s.cycles for s in timed])
-        leaking = [f["function"] for f in document.get("top_functions", []) if f["depends_on_class"]
-                   and f["function"] != PUBLIC_TIME]
-        if profiled and leaking:
-            selection = (["--scheme", implementation.scheme, "--impl", implementation.impl]
-                         if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
-            document["confirm_on_board"] = confirmation(leaking, implementation.probed_functions, Path(meta.elf),
-                                                        meta.info["board"], selection)
-        if self.taint is not None:
-            document["taint"] = taint_beside(self.taint, document.get("top_functions", []))
-        evidence = result.evidence
+        timed = [s for s in records if s.status.timed]
+        document = {
+            "board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
+            "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
+            "run_dir": str(path), **result.to_json(), "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
+            **({} if self.bound is None else {
+                "bound_requested": {"share_of_mean": self.bound, "shown": self._bound_shown(result)}}),
+            **({"boards": boards} if len(boards) > 1 else {}),
+            **({} if not meta.probes else {"probe_inflation": probe_inflation(
+                ProbeSet.from_json(meta.probes), [s.probes for s in timed], [s.cycles for s in timed])}),
+            **({} if not (profiled and leaking) else {"confirm_on_board": confirmation(
+                leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
+            **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
+        }
         sort_by_sample(path / self.samples_name)
-        write_atomically(path / "ct.json", json.dumps(document, indent=2) + "\n")
-        write_atomically(path / "report.html", ct_page(
-            document, plot_t_vs_n(leakstats.t_against_n(evidence.classes, evidence.values)),
-            class_ecdfs_png(evidence.classes, evidence.values, evidence.label)))
-        return document
-
-
-def taint_beside(taint: dict, top_functions: list[dict]) -> dict:
-    """The exact check's findings for the constant-time test's page: its verdict and findings,
-    and, per function the statistics localised, the findings inside it. The two answer different
-    questions: the statistics point at the function where the time goes (a callee doing extra
-    work), the exact check at the instruction that decides on the secret (often in its caller)."""
-    def counts(function: str) -> dict:
-        inside = [f for f in taint["findings"] if f["function"] == function]
-        return {"leaks": sum(f["leak"] for f in inside), "declassified": sum(f["declassified"] for f in inside)}
-
-    return {"verdict": taint["verdict"], "signatures": taint["signatures"], "findings": taint["findings"],
-            "in_top_functions": {f["function"]: counts(f["function"]) for f in top_functions}}
-
-
-def board_summaries(records: list[CtSample], boards: dict[str, dict]) -> list[dict]:
-    """Per board that measured some of `records`: its signatures, median cycles per class, and
-    whether its cycles differ from the boards' consensus: per class, t = (the board's mean - the
-    median of the boards' means) / the standard error of its mean; the larger |t| of the two
-    classes is reported, and `stands_out` past the evidence threshold. Every board signs the same
-    keys and messages in the same proportions, so sound boards agree; the median keeps one
-    misbehaving board from moving the consensus (with two boards, both differ alike). `boards`:
-    meta.json's description of each board by its serial number."""
-    timed = [record for record in records if record.status.timed]
-    serials = sorted({record.board for record in timed})
-    cycles = {(serial, key_class): np.array([r.cycles for r in timed if r.board == serial and r.key_class == key_class],
-                                            dtype=np.float64)
-              for serial in serials for key_class in (FIXED, RANDOM)}
-    consensus = {key_class: np.median([values.mean() for (_, each), values in cycles.items()
-                                       if each == key_class and values.size])
-                 for key_class in (FIXED, RANDOM)}
-    summaries = []
-    for serial in serials:
-        largest = None
-        for key_class in (FIXED, RANDOM):
-            values = cycles[serial, key_class]
-            if len(serials) < 2 or values.size < leakstats.MIN_SAMPLES_PER_TEST:
-                continue
-            error = values.std(ddof=1) / np.sqrt(values.size)
-            difference = values.mean() - consensus[key_class]
-            t = difference / error if error > 0 else (0.0 if difference == 0 else math.copysign(math.inf, difference))
-            if largest is None or abs(t) > abs(largest):
-                largest = float(t)
-        summaries.append({"board": serial, **boards.get(serial, {}),
-                          "signatures": sum(1 for r in records if r.board == serial),
-                          "median_cycles": {name: float(np.median(cycles[serial, key_class]))
-                                            if cycles[serial, key_class].size else None
-                                            for key_class, name in ((FIXED, "fixed"), (RANDOM, "random"))},
-                          "t_against_the_boards": leakstats.json_number(largest),
-                          "stands_out": largest is not None and abs(largest) > leakstats.LEAK_EVIDENCE_T})
-    return summaries
-
-
-def _look_summary(result: "CtResult", count: int) -> str:
-    """What the progress line says after a look: max |t|, the leading function, the samples needed."""
-    max_abs_t = leakstats.json_number(result.total.max_abs_t)
-    text = f"at {count}: max |t| {max_abs_t:.1f}" if isinstance(max_abs_t, float) else f"at {count}: max |t| {max_abs_t}"
-    worst = _strongest_function(result.functions or ())
-    if worst is not None:
-        text += f", {worst.name} |t| {abs(worst.t):.1f}"
-    if result.total.samples_needed:
-        text += f", a leak this size needs {2 * result.total.samples_needed:,}"
-    return text
+        return Finished(document, (result.evidence.classes.tolist(), result.evidence.values.tolist()))
 
 
 def _first(records: list[CtSample], count: int) -> list[CtSample]:
@@ -444,217 +382,3 @@ def load_intervals(path: Path) -> list[dict]:
     return intervals
 
 
-@dataclass(frozen=True)
-class PublicTime:
-    """The time of the public-input functions, subtracted from each signature's total."""
-
-    functions: tuple[str, ...]
-    mean_fixed: float
-    mean_random: float
-
-    def to_json(self) -> dict:
-        return {"functions": list(self.functions), "mean_cycles": {"fixed": self.mean_fixed, "random": self.mean_random}}
-
-
-@dataclass(frozen=True)
-class AttemptCorrection:
-    """The cost of each signing attempt, removed from the totals and from every function."""
-
-    retry_function: str
-    cycles_per_attempt: float
-    mean_attempts_fixed: float
-    mean_attempts_random: float
-
-    def to_json(self) -> dict:
-        return {"retry_function": self.retry_function, "cycles_per_attempt": self.cycles_per_attempt,
-                "mean_attempts": {"fixed": self.mean_attempts_fixed, "random": self.mean_attempts_random}}
-
-
-@dataclass(frozen=True)
-class Evidence:
-    """The values that decided the verdict, per usable signature in test order: the (corrected)
-    total, or the function whose time decided it. The report plots them."""
-
-    classes: np.ndarray
-    values: np.ndarray
-    label: str
-
-
-@dataclass(frozen=True)
-class CtResult:
-    """A constant-time test's outcome: the statistics of the (corrected) total, the corrections,
-    the functions ranked by how their time depends on the key class (virtual board), and the
-    verdict that weighs both (`decide`)."""
-
-    total: leakstats.LeakResult
-    verdict: leakstats.Verdict
-    reason: str
-    failed_samples: int
-    corrupt_accepted: int
-    public_time: PublicTime | None = None
-    attempts: AttemptCorrection | None = None
-    uncorrected: leakstats.LeakResult | None = None  # the total before the corrections
-    functions: tuple[leakstats.FunctionLeak, ...] | None = None  # None: no profile
-    # Where the functions' cycles come from: the emulator's profiler (exclusive cycles of every
-    # function) or the device's probes (inclusive cycles of the probed ones).
-    localised_by: str | None = None
-    evidence: Evidence | None = None  # not in ct.json: the report's plots
-
-    def to_json(self) -> dict:
-        document = self.total.to_json() | {"verdict": str(self.verdict), "reason": self.reason}
-        if self.public_time:
-            document["public_time"] = self.public_time.to_json()
-        if self.attempts:
-            document["correction"] = self.attempts.to_json()
-        if self.uncorrected:
-            document["uncorrected"] = self.uncorrected.to_json()
-        document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
-        if self.evidence is not None:
-            document["plotted"] = self.evidence.label
-        if self.functions is not None:
-            document["localised_by"] = self.localised_by
-            document["top_functions"] = [leak.to_json() for leak in self.functions[:TOP_FUNCTIONS]]
-            worst = _strongest_function(self.functions)
-            if worst:
-                document["max_abs_t_function"] = {"function": worst.name, "t": leakstats.json_number(worst.t)}
-        return document
-
-
-def join_intervals(samples: list[CtSample], intervals: list[dict]) -> list[dict]:
-    """Each signature's emulator interval, joined by sample id (intervals of emulators that wrote
-    no ids: by position, if their numbers agree). A signature without its interval is an error
-    naming it: a localisation must never vanish or shift silently. A signature the device ran
-    twice (its answer was lost) has two intervals of the same code: the last one counts."""
-    if all("sample_id" in line for line in intervals):
-        by_id = {line["sample_id"]: line for line in intervals}
-    elif len(intervals) == len(samples):
-        by_id = {sample.index: line for sample, line in zip(samples, intervals)}
-    else:
-        raise PqscopeError(f"the emulator wrote {len(intervals)} intervals for {len(samples)} signatures, "
-                           "without sample ids to join them by")
-    missing = [sample.index for sample in samples if sample.index not in by_id]
-    if missing:
-        raise PqscopeError(f"the emulator's intervals lack signature {missing[0]}"
-                           + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
-                           + ": its localisation would be lost")
-    return [by_id[sample.index] for sample in samples]
-
-
-def analyse_ct(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
-               public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0) -> dict:
-    """The verdict document of `analyse` (ct.json)."""
-    return analyse(samples, intervals, retry_function, public_functions, probes=probes, seed=seed).to_json()
-
-
-PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probes (inclusive cycles)"
-
-
-def analyse(samples: list[CtSample], intervals: list[dict] | None, retry_function: str | None,
-            public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0, looks: int = 1,
-            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES) -> CtResult:
-    """Leak statistics of the verified signatures' time and, with the emulator's intervals or the
-    device's `probes`, of each function's time (the localisation).
-
-    With a `retry_function` (called once per signing attempt, e.g. ML-DSA's challenge sampling),
-    times are corrected for the number of attempts first: how often a rejection loop repeats is
-    public randomness (its rate may differ slightly between keys, which says nothing about how
-    the key is used), so each attempt's cost, fitted over all samples, is removed from the total
-    and from every function. The analysis of the uncorrected total stays under "uncorrected".
-
-    Likewise, the time of `public_functions` (booked apart by the emulator) depends only on public
-    data — the public key changes with the key class too — so it is subtracted from the total and
-    left out of the ranking.
-
-    `looks`: the number of looks of a sequential test (leakstats.sequential_looks), which raises
-    the leak thresholds so that looking often does not make leaks of chance.
-    """
-    usable = [i for i, s in enumerate(samples) if s.status.timed]
-    classes = np.array([samples[i].key_class for i in usable])
-    raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
-    cycles = raw_cycles
-    if probes is not None:
-        profile = [probe_profile(probes.names, sample.probes, public_functions, PUBLIC_TIME) for sample in samples]
-    else:
-        profile = join_intervals(samples, intervals) if intervals is not None else None
-    public_time = attempt_correction = attempts = None
-    if public_functions and profile is not None:
-        public = np.array([profile[i]["functions"].get(PUBLIC_TIME, (0, 0))[0] for i in usable], dtype=float)
-        public_time = PublicTime(tuple(public_functions), float(public[classes == FIXED].mean()),
-                                 float(public[classes == RANDOM].mean()))
-        cycles = cycles - public
-    if retry_function and profile is not None:
-        attempts = np.array([profile[i]["functions"].get(retry_function, (0, 0))[1] for i in usable], dtype=float)
-        attempt_correction = AttemptCorrection(retry_function, _attempt_slope(attempts, cycles),
-                                               float(attempts[classes == FIXED].mean()),
-                                               float(attempts[classes == RANDOM].mean()))
-        cycles = _without_attempts(attempts, cycles)
-    corrected = public_time is not None or attempt_correction is not None
-    total = leakstats.analyse(classes, cycles, seed=seed, looks=looks, bootstrap_resamples=bootstrap_resamples)
-    series = _function_series(profile, usable, attempts) if profile is not None else None
-    functions = None if series is None else tuple(leakstats.rank_functions(
-        {name: values[classes == FIXED] for name, values in series.items()},
-        {name: values[classes == RANDOM] for name, values in series.items()}, looks))
-    verdict, reason, deciding = decide(total, functions)
-    evidence = Evidence(classes, series[deciding], f"{deciding} cycles") if deciding else Evidence(
-        classes, cycles, "signing cycles" + (" (corrected)" if public_time or attempt_correction else ""))
-    return CtResult(total, verdict, reason, failed_samples=len(samples) - len(usable),
-                    corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
-                    public_time=public_time, attempts=attempt_correction,
-                    uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed, looks=looks,
-                                                  bootstrap_resamples=bootstrap_resamples) if corrected else None,
-                    functions=functions,
-                    localised_by=None if profile is None else PROBES if probes is not None else PROFILER,
-                    evidence=evidence)
-
-
-def _function_series(profile: list[dict], usable: list[int], attempts: np.ndarray | None) -> dict[str, np.ndarray]:
-    """Every function's cycles per usable signature, in test order (less each attempt's cost)."""
-    rows = [profile[i]["functions"] for i in usable]
-    series = {}
-    for name in sorted(set().union(*rows) - {PUBLIC_TIME}):
-        values = np.array([functions.get(name, (0, 0))[0] for functions in rows], dtype=float)
-        series[name] = _without_attempts(attempts, values) if attempts is not None else values
-    return series
-
-
-def decide(total: leakstats.LeakResult, functions: tuple[leakstats.FunctionLeak, ...] | None
-           ) -> tuple[leakstats.Verdict, str, str | None]:
-    """The verdict, why, and the function that decided it (None: the total did): the total's
-    verdict, unless a function's time depends on the key class past the same thresholds: public
-    randomness elsewhere (e.g. Falcon's sampler) can hide a small leak in the total, so such a
-    function makes the verdict a leak, or keeps it from no-leak."""
-    worst = _strongest_function(functions or ())
-    if worst is None or total.verdict == leakstats.Verdict.LEAK:
-        return total.verdict, total.reason, None
-    max_abs_t = leakstats.json_number(total.max_abs_t)
-    max_abs_t = f"{max_abs_t:.1f}" if isinstance(max_abs_t, float) else max_abs_t
-    if abs(worst.t) > worst.definite_t:
-        return leakstats.Verdict.LEAK, (f"{worst.name}'s time depends on the key: |t| = {abs(worst.t):.1f} (test "
-                                        f"{worst.test}) > {worst.definite_t:.1f} for {len(functions)} functions "
-                                        f"(the total's max |t| is {max_abs_t})"), worst.name
-    if total.verdict == leakstats.Verdict.NO_LEAK and abs(worst.t) >= worst.evidence_t:
-        return leakstats.Verdict.INCONCLUSIVE, (f"the total shows no leak, but {worst.name}'s time depends on the "
-                                                f"key with |t| = {abs(worst.t):.1f} (test {worst.test}) >= "
-                                                f"{worst.evidence_t:.1f} for {len(functions)} functions"), worst.name
-    return total.verdict, total.reason, None
-
-
-def _strongest_function(functions) -> leakstats.FunctionLeak | None:
-    with_t = [leak for leak in functions if leak.t is not None]
-    return max(with_t, key=lambda leak: abs(leak.t)) if with_t else None
-
-
-def _attempt_slope(attempts: np.ndarray, values: np.ndarray) -> float:
-    """Cycles per attempt, by least squares; 0 when it moves the values by less than half a
-    cycle over the attempts seen (cycle counts are integers: anything smaller is rounding)."""
-    if np.ptp(attempts) == 0:
-        return 0.0
-    slope = float(np.polyfit(attempts, values, 1)[0])
-    return slope if abs(slope) * np.ptp(attempts) >= 0.5 else 0.0
-
-
-def _without_attempts(attempts: np.ndarray, values: np.ndarray, slope: float | None = None) -> np.ndarray:
-    """The values less their attempts' cost, rounded to 1e-6 cycles: an exactly linear function
-    must come out exactly constant, not with floating-point residue a t-test would read."""
-    slope = _attempt_slope(attempts, values) if slope is None else slope
-    return np.round(values - slope * attempts, 6)

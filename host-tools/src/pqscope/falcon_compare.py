@@ -11,22 +11,17 @@ The steps that touch a board (a measurement, a constant-time test) come in as ca
 assembly of the document is independent of how they ran.
 """
 
-import base64
-import html
 import statistics
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
-from rich.console import Console
-from rich.table import Table
-
 from .catalogue import Implementation, find_implementation
 from .errors import PqscopeError
 from .protocol import Op
-from .report import runs_document
 from .runner import Runner, SampleCapture
-from .runs import load_run
+from .runs import load_run, runs_document
 
 SCHEMES = ("falcon-512", "falcon-1024")
 MODES = ("fpnative", "fpemu-c", "fpemu-m4")
@@ -78,7 +73,8 @@ class RunnerSteps:
 def run_comparison(catalogue: list[Implementation], scheme: str, board: str, path: Path, steps: Steps, *,
                    ct_samples: int, fp_ct_samples: int) -> dict:
     """Runs every part into subdirectories of `path` (measure/<mode>, ct/<mode>,
-    fp-ops/<op>-<mode>) and returns the comparison document."""
+    fp-ops/<op>-<mode>) and returns the comparison document, with the time it took."""
+    started = time.monotonic()
     if scheme not in SCHEMES:
         raise PqscopeError(f"compare-falcon compares Falcon: --scheme must be one of {', '.join(SCHEMES)}, not '{scheme}'")
     # Every row first, so that a catalogue without the FP-operation rows fails before hours of work.
@@ -92,7 +88,8 @@ def run_comparison(catalogue: list[Implementation], scheme: str, board: str, pat
     for (op, mode), implementation in fp_rows.items():
         document, samples = steps.constant_time(implementation, fp_ct_samples, path / "fp-ops" / f"{op}-{mode}")
         fp_operations.append(fp_operation_entry(op, mode, document, samples))
-    return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations)
+    return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations,
+                               wall_seconds=round(time.monotonic() - started, 1))
 
 
 def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> dict:
@@ -106,7 +103,8 @@ def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence)
 
 
 def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, dict],
-                        ct_documents: dict[str, dict], fp_operations: list[dict]) -> dict:
+                        ct_documents: dict[str, dict], fp_operations: list[dict],
+                        wall_seconds: float | None = None) -> dict:
     """The comparison from each mode's run document and ct document and the FP-operation entries."""
     modes = {}
     for mode in MODES:
@@ -127,7 +125,8 @@ def comparison_document(scheme: str, board: str, path: Path, measurements: dict[
         }
     clock_hz = next((measurements[mode].get("clock_hz") for mode in MODES if measurements[mode].get("clock_hz")), None)
     return {"scheme": scheme, "board": board, "clock_hz": clock_hz, "modes": modes, "fp_operations": fp_operations,
-            "price_of_constant_time": price_of_constant_time(modes), "run_dir": str(path)}
+            "price_of_constant_time": price_of_constant_time(modes), "fp_op_reps": FP_OP_REPS, "run_dir": str(path),
+            **({} if wall_seconds is None else {"wall_seconds": wall_seconds})}
 
 
 def _op_summary(result: dict | None) -> dict | None:
@@ -152,116 +151,3 @@ def price_of_constant_time(modes: dict[str, dict]) -> dict:
             ratios[op] = emulated["median"] / native["median"] if native and emulated and native["median"] else None
         price[f"{mode}/{NATIVE}"] = ratios
     return price
-
-
-def _cycles(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def _ratio(value: float | None) -> str:
-    return "-" if value is None else f"{value:.2f}x"
-
-
-def _t(value) -> str:
-    if value is None:
-        return "-"
-    return value if isinstance(value, str) else f"{value:.1f}"
-
-
-MODE_HEADINGS = ("mode", "keygen median", "sign median", "verify median", "stack B", "ct verdict", "ct max |t| total",
-                 "ct max |t| function")
-PRICE_HEADINGS = ("ratio", *OPS)
-FP_HEADINGS = ("operation", *(f"{mode} cycles/op" for mode in MODES), *(f"{mode} verdict" for mode in MODES))
-LOCALISATION_HEADINGS = ("mode", "function", "t", "share of the difference", "mean difference (cycles)")
-
-
-def mode_rows(document: dict) -> list[list[str]]:
-    rows = []
-    for mode, entry in document["modes"].items():
-        rows.append([mode, *(_cycles(entry[op]["median"] if entry[op] else None) for op in OPS),
-                     "-" if entry["stack_bytes"] is None else f"{entry['stack_bytes']:,}",
-                     entry["ct"]["verdict"], _t(entry["ct"]["max_abs_t"]), _worst_function(entry["ct"])])
-    return rows
-
-
-def _worst_function(ct: dict) -> str:
-    worst = ct.get("max_abs_t_function")
-    return "-" if worst is None else f"{_t(worst['t'])} ({worst['function']})"
-
-
-def price_rows(document: dict) -> list[list[str]]:
-    return [[name, *(_ratio(ratios[op]) for op in OPS)] for name, ratios in document["price_of_constant_time"].items()]
-
-
-def fp_rows(document: dict) -> list[list[str]]:
-    by_key = {(entry["op"], entry["mode"]): entry for entry in document["fp_operations"]}
-    rows = []
-    for op in dict.fromkeys(entry["op"] for entry in document["fp_operations"]):
-        entries = [by_key.get((op, mode)) for mode in MODES]
-        cycles = ["-" if e is None or e["cycles_per_op"] is None else f"{e['cycles_per_op']:,.1f}" for e in entries]
-        verdicts = ["-" if e is None else e["verdict"] + (f" ({e['top_function']})" if e["top_function"] else "")
-                    for e in entries]
-        rows.append([op, *cycles, *verdicts])
-    return rows
-
-
-def localisation_rows(document: dict) -> list[list[str]]:
-    rows = []
-    for mode, entry in document["modes"].items():
-        for function in entry["ct"]["top_functions"]:
-            share = function["share"]
-            difference = function["difference"]
-            rows.append([mode, function["function"], _t(function["t"]),
-                         "-" if share is None else f"{100 * share:.0f}%",
-                         "-" if difference is None else f"{difference:+,.1f}"])
-    return rows
-
-
-def print_comparison(console: Console, document: dict) -> None:
-    title = f"{document['scheme']}: floating-point modes on {document['board']}"
-    for heading, headings, rows in (
-        (title, MODE_HEADINGS, mode_rows(document)),
-        ("Price of constant time (median cycles, emulated / native)", PRICE_HEADINGS, price_rows(document)),
-        (f"Falcon FP primitives ({FP_OP_REPS} per signature)", FP_HEADINGS, fp_rows(document)),
-        ("Where the time depends on the key (constant-time test profile)", LOCALISATION_HEADINGS,
-         localisation_rows(document)),
-    ):
-        table = Table(title=heading)
-        for column in headings:
-            table.add_column(column, justify="left" if column in ("mode", "ratio", "operation", "function") else "right")
-        for row in rows:
-            table.add_row(*row)
-        console.print(table)
-    console.print(f"comparison saved in {document['run_dir']}")
-
-
-def _html_table(headings: Sequence[str], rows: list[list[str]]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headings)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def html_page(document: dict, figure_png: bytes) -> str:
-    title = html.escape(f"pqscope compare-falcon: {document['scheme']} on {document['board']}")
-    image = base64.b64encode(figure_png).decode()
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<style>body {{ font-family: sans-serif; margin: 2em; }} table {{ border-collapse: collapse; margin-bottom: 1em; }}
-th, td {{ border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }}
-td:first-child, th:first-child {{ text-align: left; }} img {{ max-width: 100%; }}</style>
-</head><body><h1>{title}</h1>
-<p>Run directory: <code>{html.escape(document['run_dir'])}</code>. <code>fpnative</code>: C doubles (libgcc/libm
-soft-float on the single-precision FPU); <code>fpemu-c</code>, <code>fpemu-m4</code>: Falcon's constant-time integer
-emulation in C and in Cortex-M4 assembly.</p>
-<h2>Modes</h2>{_html_table(MODE_HEADINGS, mode_rows(document))}
-<h2>Price of constant time</h2><p>Median cycles of an emulated mode divided by native doubles'.</p>
-{_html_table(PRICE_HEADINGS, price_rows(document))}
-<h2>Falcon's FP primitives</h2><p>Each primitive {FP_OP_REPS} times per signature on a key of operands
-(catalogue rows <code>falcon-fp-*</code>): cycles per operation are median signing cycles with random operands
-/ {FP_OP_REPS} (including the loop's few cycles per call); the verdict is the fixed-vs-random-operand test's.</p>
-{_html_table(FP_HEADINGS, fp_rows(document))}
-<h2>Localisation</h2><p>The functions whose time depends most on the key in each mode's constant-time test
-(virtual board profile).</p>{_html_table(LOCALISATION_HEADINGS, localisation_rows(document))}
-<h2>Figures</h2><img alt="median cycles per mode and cycles per FP operation" src="data:image/png;base64,{image}">
-</body></html>
-"""

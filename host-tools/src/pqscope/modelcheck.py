@@ -8,7 +8,6 @@ take what the model says (the emulator prices what the model says); on a Discove
 sequences that do not are where the model is wrong, which is the evidence the model's open
 questions need (README, "How close the virtual board is to silicon")."""
 
-import json
 import re
 import time
 from collections.abc import Iterable
@@ -16,10 +15,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.table import Table
 
+from . import views
 from .build import build_test_image
 from .errors import PqscopeError
+from .rundir import write_atomically
 from .targets import Target
 
 IMAGE = "vboard-trm"
@@ -133,40 +133,21 @@ def _from_first_line(lines: list[str]) -> list[str]:
 
 
 OUTPUT_FILE = "output.txt"  # the board's lines, kept before they are parsed
-RESULT_FILE = "model-check.json"
 
 
 def run_model_check(root: Path, target: Target, console: Console, timeout: float, out: Path) -> ModelCheck:
     """Builds the benchmarks' image for the target's board, runs it there and reads its results
-    into `out` (the board's output as received, then the parsed result)."""
+    into `out` (the board's output as received, then the parsed result and its reports)."""
     target.check()
     elf = build_test_image(root, target.board, IMAGE)
     target.prepare(console)
     out.mkdir(parents=True, exist_ok=True)
     with target.uart(elf, console, stats_dir=out) as uart:
         lines = read_lines(uart.port, timeout)
-    (out / OUTPUT_FILE).write_text("".join(f"{line}\n" for line in lines))
+    write_atomically(out / OUTPUT_FILE, "".join(f"{line}\n" for line in lines))
     try:
         check = parse_output(lines, target.board.name, target.describe())
     except ModelCheckError as error:
         raise ModelCheckError(f"{error} (the board's output: {out / OUTPUT_FILE})") from None
-    (out / RESULT_FILE).write_text(json.dumps(check.to_json(), indent=2) + "\n")
+    views.write(out, "model-check", check.to_json())
     return check
-
-
-def print_model_check(console: Console, check: ModelCheck) -> None:
-    table = Table("sequence", "cycles", "model", "published on silicon", "", box=None)
-    for s in check.sequences:
-        verdict = "as modelled" if s.as_modelled else "[bold red]NOT as modelled[/]"
-        if s.silicon is not None and s.silicon != s.cycles:
-            verdict += f"; published {s.silicon - s.cycles:+d}"
-        table.add_row(s.name, str(s.cycles), s.model_text, "-" if s.silicon is None else str(s.silicon), verdict)
-    console.print(table)
-    departures = check.departures
-    console.print(f"{check.board}: {len(check.sequences) - len(departures)} of {len(check.sequences)} sequences "
-                  f"take what the model prices them at" + (f"; not: {', '.join(s.name for s in departures)}"
-                                                           if departures else ""))
-    against = check.model_against_published
-    if against:
-        console.print(f"the model departs from published measurements on silicon for {len(against)}: "
-                      f"{', '.join(f'{s.name} ({s.model_text} against {s.silicon})' for s in against)}")

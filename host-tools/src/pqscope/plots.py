@@ -101,19 +101,17 @@ def class_ecdfs_png(classes, cycles, label: str = "signing cycles") -> bytes:
     return _png(figure)
 
 
-def falcon_modes_png(document: dict) -> bytes:
-    """compare-falcon's figure: median cycles per operation and mode (log scale), and cycles per
-    FP primitive and mode, hatched where the fixed-vs-random-operand test found a leak."""
-    from .falcon_compare import MODES, OPS
-
-    modes = [mode for mode in MODES if mode in document["modes"]]
+def falcon_modes_png(document: dict, all_modes: Sequence[str], ops: Sequence[str]) -> bytes:
+    """compare-falcon's figure: median cycles per operation (`ops`) and mode (log scale), and
+    cycles per FP primitive and mode, hatched where the fixed-vs-random-operand test found a leak."""
+    modes = [mode for mode in all_modes if mode in document["modes"]]
     operations = list(dict.fromkeys(entry["op"] for entry in document["fp_operations"]))
     width = 0.8 / len(modes)
     figure, (op_axis, fp_axis) = plt.subplots(1, 2, figsize=(13, 4.5))
     for index, mode in enumerate(modes):
         entry = document["modes"][mode]
-        medians = [entry[op]["median"] if entry[op] else np.nan for op in OPS]
-        op_axis.bar(np.arange(len(OPS)) + index * width, medians, width, label=mode)
+        medians = [entry[op]["median"] if entry[op] else np.nan for op in ops]
+        op_axis.bar(np.arange(len(ops)) + index * width, medians, width, label=mode)
         fp = {e["op"]: e for e in document["fp_operations"] if e["mode"] == mode}
         cycles = [fp[op]["cycles_per_op"] if op in fp and fp[op]["cycles_per_op"] is not None else np.nan
                   for op in operations]
@@ -121,7 +119,7 @@ def falcon_modes_png(document: dict) -> bytes:
         for bar, op in zip(bars, operations):
             if op in fp and fp[op]["verdict"] == "leak":
                 bar.set_hatch("///")
-    op_axis.set_xticks(np.arange(len(OPS)) + width * (len(modes) - 1) / 2, OPS)
+    op_axis.set_xticks(np.arange(len(ops)) + width * (len(modes) - 1) / 2, ops)
     op_axis.set_yscale("log")
     op_axis.set_ylabel("median cycles")
     op_axis.set_title(document["scheme"])

@@ -14,7 +14,8 @@ from .errors import PqscopeError
 # What reading a run back needs from its meta.json: a report, or resuming each kind.
 REPORT_NEEDS = ("scheme", "impl", "ops", "image")
 RESUME_NEEDS = {"run": ("board", "scheme", "impl", "ops", "samples", "msg_len", "master_seed"),
-                "ct": ("board", "scheme", "impl", "samples", "msg_len", "key_refresh", "master_seed")}
+                "ct": ("board", "scheme", "impl", "samples", "msg_len", "key_refresh", "master_seed"),
+                "taint": ("board", "scheme", "impl", "samples", "msg_len", "master_seed")}
 
 
 class MetaProblem(PqscopeError):
@@ -23,7 +24,7 @@ class MetaProblem(PqscopeError):
 
 @dataclass
 class RunMeta:
-    kind: str  # "run" (keygen/sign/verify samples) or "ct" (a constant-time test)
+    kind: str  # "run" (keygen/sign/verify samples), "ct" (a constant-time test) or "taint" (the exact check)
     board: str | None = None
     scheme: str | None = None
     impl: str | None = None
@@ -69,6 +70,7 @@ class RunMeta:
     fixed_n: bool | None = None  # all `samples` signatures, not a sequential test (absent: sequential)
     stopped_early: str | None = None  # why a sequential test stopped before `samples`
     bound: float | None = None  # the no-leak bound asked for (--bound), as a share of the mean time
+    exact_check: int | None = None  # signatures of the exact check beside the test (ct --taint), in taint/
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 

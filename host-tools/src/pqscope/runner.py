@@ -29,7 +29,8 @@ from .protocol import Info, Op
 from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state, resume_parameters,
                      sort_by_sample, start_suite, suite_parameters, write_meta)
 from .runmeta import RunMeta
-from .targets import Connection, Profiling, Target
+from .targets import Connection, Profiling, Tainting, Target
+from . import views
 
 
 def _now() -> str:
@@ -67,6 +68,7 @@ class Capture:
     """What a measurement captures, and how its records are written, kept on resume and finished."""
 
     kind: ClassVar[str]  # meta.json's "kind", and the command that resumes it
+    view: ClassVar[str | None] = None  # the kind of result its document is (views.KINDS), if it has one
     unit: ClassVar[str]  # what one record is called in messages
     samples_name: ClassVar[str]
     fields: ClassVar[tuple[str, ...]]  # the CSV's columns, before those of the image's probes
@@ -76,6 +78,11 @@ class Capture:
         self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len
         # The probed image's probes replace the virtual board's profiler: it measures as a board would.
         self.variant = variant
+
+    @classmethod
+    def from_meta(cls, meta: RunMeta) -> "Capture":
+        """The capture an interrupted measurement began, from its meta.json."""
+        raise NotImplementedError
 
     def parameters(self) -> dict:
         """Its own entries of meta.json, besides samples, msg_len and master_seed."""
@@ -88,9 +95,25 @@ class Capture:
         """Resuming: the records of `path` to keep (files rewritten to hold just those)."""
         raise NotImplementedError
 
-    def profiling(self, implementation: Implementation, directory: Path) -> Profiling | None:
-        """What a target with a profiler should record, into a shard's `directory` (None: nothing)."""
+    def instrumented(self, target: Target) -> bool:
+        """Whether `target` records what `profiling` asks for (raises if the capture needs it and
+        the target cannot)."""
+        return False
+
+    def profiling(self, implementation: Implementation, directory: Path) -> Profiling | Tainting | None:
+        """What an instrumented target records besides the UART, into a shard's `directory`."""
         return None
+
+    def check_image(self, implementation: Implementation, elf: Path) -> None:
+        """Raises, before anything runs, what makes the image unfit for this capture."""
+
+    def companion(self) -> "tuple[Capture, str] | None":
+        """A capture measured once this one's records are all in, into that subdirectory of its
+        run directory, before it finishes (None: none)."""
+        return None
+
+    def take_companion(self, document: dict) -> None:
+        """The companion's result document, before `finish`."""
 
     def records(self, session: DeviceSession, info: Info, kept: list, shard: "Shard") -> Iterator:
         """Captures the records of `shard` not in `kept` from the board answering `session`
@@ -110,8 +133,9 @@ class Capture:
         return None
 
     def finish(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
-               profiled: bool) -> dict | None:
-        """After a complete capture: the result document, kept in meta.json as "result" (None: no result)."""
+               profiled: bool) -> "Finished | None":
+        """After a complete capture: its result, kept in meta.json as "result" and, for a capture
+        with a `view`, written as that kind of result with its reports (None: no result)."""
         return None
 
 
@@ -125,6 +149,11 @@ class SampleCapture(Capture):
                  variant: Variant = PLAIN):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.ops = ops
+
+    @classmethod
+    def from_meta(cls, meta: RunMeta) -> "SampleCapture":
+        return cls(tuple(op for op in Op if op.label in meta.ops), meta.samples, meta.seed, meta.msg_len,
+                   variant=variant_from_json(meta.variant))
 
     def parameters(self) -> dict:
         return {"ops": [op.label for op in self.ops], "seed_derivation": "sha256(master_seed || u32le(sample_id))"}
@@ -142,7 +171,7 @@ class SampleCapture(Capture):
     def write(self, run_dir: RunDirectory, record: list[Row]) -> None:
         run_dir.write_rows(record)
 
-    def finish(self, implementation, path, records, meta, profiled) -> dict | None:
+    def finish(self, implementation, path, records, meta, profiled) -> "Finished | None":
         """samples.csv in sample order; with probes, what they added to each operation's total
         (meta.json's "result")."""
         sort_by_sample(path / self.samples_name)
@@ -150,9 +179,18 @@ class SampleCapture(Capture):
             return None
         probes = ProbeSet.from_json(meta.probes)
         timed = [row for rows in records for row in rows if row.status.timed]
-        return {"probe_inflation": {op.label: probe_inflation(probes, [r.probes for r in timed if r.op == op],
-                                                              [r.cycles for r in timed if r.op == op])
-                                    for op in self.ops}}
+        return Finished({"probe_inflation": {op.label: probe_inflation(probes, [r.probes for r in timed if r.op == op],
+                                                                       [r.cycles for r in timed if r.op == op])
+                                             for op in self.ops}})
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A complete capture's result: its document and, for a constant-time test, the values that
+    decided its verdict per signature (classes, values), which the report plots."""
+
+    document: dict
+    evidence: tuple[list[int], list[float]] | None = None
 
 
 @dataclass
@@ -173,8 +211,12 @@ class Runner:
     target may be given several times: the virtual board starts an emulator per connection),
     reporting progress on `console`."""
 
-    def __init__(self, targets: Target | list[Target], console: Console):
+    def __init__(self, targets: Target | list[Target], console: Console, capture: "Capture | None" = None):
+        """`capture`: what the runner will measure, if known now: a target that cannot take it is
+        refused before any other check."""
         self.targets = targets if isinstance(targets, list) else [targets]
+        if capture is not None:
+            capture.instrumented(self.targets[0])
         for target in self.targets:
             target.check()
         self.target, self.console = self.targets[0], console
@@ -185,6 +227,7 @@ class Runner:
         meta.json of an interrupted measurement there, its missing records. Ctrl-C ends it as
         "interrupted", keeping everything captured."""
         target, console = self.target, self.console
+        profiled = what.instrumented(target)  # before the build: a capture the target cannot take fails at once
         if implementation.status != "ok":
             console.print(f"warning: the catalogue marks {implementation.scheme}/{implementation.impl} as "
                           f"'{implementation.status}'")
@@ -204,7 +247,7 @@ class Runner:
             raise PqscopeError(f"cannot resume {path}: the virtual board's emulator changed since the run started, "
                                f"and its samples would mix two timing models; start a new run (or rebuild the "
                                f"emulator it began with)")
-        profiled = target.profiles and not what.variant.probed
+        what.check_image(implementation, image.elf)
         kept = what.keep(path, profiled) if resumed else []
         records = list(kept)
         shards = [Shard(index, len(targets)) for index in range(len(targets))]
@@ -255,6 +298,7 @@ class Runner:
                             if meta.stopped_early:
                                 console.print(f"stopped early: {meta.stopped_early}")
                                 break
+                self._measure_companion(implementation, path, what)
                 meta.status = "complete"
             except KeyboardInterrupt:
                 meta.status = "interrupted"
@@ -270,11 +314,30 @@ class Runner:
                 console.print(f"interrupted after {len(records)} of {what.samples} {what.unit}; data kept in {path}, "
                               f"resume with `pqscope {what.kind} --resume {path}`")
                 return outcome
-            outcome.result = what.finish(implementation, path, records, meta, profiled)
-            if outcome.result is not None:
-                meta.result = outcome.result
+            finished = what.finish(implementation, path, records, meta, profiled)
+            if finished is not None:
+                outcome.result = meta.result = finished.document
                 write_meta(path, meta)
+                if what.view:
+                    views.write(path, what.view, finished.document, finished.evidence)
         return outcome
+
+    def _measure_companion(self, implementation: Implementation, path: Path, what: Capture) -> None:
+        """The capture's companion (resumed where an earlier attempt left it); its interruption
+        interrupts the capture too."""
+        companion = what.companion()
+        if companion is None:
+            return
+        capture, directory = companion
+        sub = path / directory
+        resumed = resume_parameters(sub, kind=capture.kind) if (sub / "meta.json").is_file() else None
+        if resumed is not None and resumed.status == "complete":
+            what.take_companion(resumed.result)
+            return
+        outcome = self.measure(implementation, sub, capture, resumed)
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        what.take_companion(outcome.result)
 
     def _start(self, connections: list[Connection], implementation: Implementation, what: Capture) -> list[Info]:
         """Each board's INFO, checked to be the image meant (the same on every shard but for the
@@ -437,18 +500,32 @@ def resumed_implementation(root: Path, meta: RunMeta) -> Implementation:
     return find_implementation(load_catalogue(root), meta.scheme, meta.impl)
 
 
-def resumed_run(root: Path, path: Path) -> tuple[Board, SampleCapture, list[Member]]:
-    """What resuming the run or suite at `path` measures: its board at its clock, the capture with its
-    parameters (meta.json, or a suite's suite.json), and its members: complete ones stay as they
-    are, the interrupted one goes on, those never started start."""
-    if not is_suite(path):
-        meta = resume_parameters(path)
-        return resumed_board(root, meta), _sample_capture(meta.ops, meta.samples, meta.master_seed, meta.msg_len,
-                                           variant_from_json(meta.variant)), [
-            Member(resumed_implementation(root, meta), path, meta)]
+@dataclass(frozen=True)
+class Measurement:
+    """What a command measures: the board at its clock, the capture, and its members (one
+    implementation, or a suite's), each new, to go on with, or complete."""
+
+    board: Board
+    what: Capture
+    members: list[Member]
+
+
+def resumed(root: Path, path: Path, kind: type[Capture]) -> Measurement:
+    """What resuming the measurement at `path` (a capture of `kind`, or a suite of runs) measures,
+    with the parameters it began with (meta.json, or a suite's suite.json): complete members stay
+    as they are, the interrupted one goes on, those never started start."""
+    if kind is SampleCapture and is_suite(path):
+        return _resumed_suite(root, path)
+    meta = resume_parameters(path, kind=kind.kind)
+    return Measurement(resumed_board(root, meta), kind.from_meta(meta),
+                       [Member(resumed_implementation(root, meta), path, meta)])
+
+
+def _resumed_suite(root: Path, path: Path) -> Measurement:
     manifest = suite_parameters(path)
-    what = _sample_capture(manifest["ops"], manifest["samples"], manifest["master_seed"], manifest["msg_len"],
-                           variant_from_json(manifest.get("variant")))
+    what = SampleCapture(tuple(op for op in Op if op.label in manifest["ops"]), manifest["samples"],
+                         bytes.fromhex(manifest["master_seed"]), manifest["msg_len"],
+                         variant=variant_from_json(manifest.get("variant")))
     catalogue = load_catalogue(root)
     members = []
     for entry in manifest["members"]:
@@ -457,7 +534,7 @@ def resumed_run(root: Path, path: Path) -> tuple[Board, SampleCapture, list[Memb
         meta = member_state(run_path)
         complete = meta is not None and meta.status == "complete" and meta.samples_completed == meta.samples
         members.append(Member(implementation, run_path, meta, complete))
-    return board_at_clock(root, manifest["board"], manifest.get("clock")), what, members
+    return Measurement(board_at_clock(root, manifest["board"], manifest.get("clock")), what, members)
 
 
 def board_at_clock(root: Path, name: str, clock: str | None) -> Board:
@@ -469,9 +546,3 @@ def board_at_clock(root: Path, name: str, clock: str | None) -> Board:
 def resumed_board(root: Path, meta: RunMeta) -> Board:
     """The board a run measured on, at the clock it measured at (older runs: the default)."""
     return board_at_clock(root, meta.board, meta.clock)
-
-
-def _sample_capture(ops: list[str], samples: int, master_seed: str, msg_len: int,
-                    variant: Variant = PLAIN) -> SampleCapture:
-    return SampleCapture(tuple(op for op in Op if op.label in ops), samples, bytes.fromhex(master_seed), msg_len,
-                         variant=variant)

@@ -13,6 +13,8 @@ from .rundir import OPS_BY_LABEL, read_samples
 from .runmeta import REPORT_NEEDS, MetaProblem, RunMeta
 from .stats import summarize
 
+RESULTS_SCHEMA = 1
+
 
 @dataclass(frozen=True)
 class Run:
@@ -69,3 +71,16 @@ def newest_measured_run(runs_dir: Path, measured: Callable[[Run], bool]) -> tupl
             return path, runs
     raise PqscopeError(f"no runs: {runs_dir} holds none with the samples needed; measure with `pqscope run` or "
                        "pass --run DIR")
+
+
+def run_document(board: str, clock_hz: int, run_dir: Path, results: list[dict],
+                 flash_wait_states: int | None = None) -> dict:
+    return {"schema": RESULTS_SCHEMA, "board": board, "clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
+            "run_dir": str(run_dir), "results": results}
+
+
+def runs_document(path: Path, runs: list[Run]) -> dict:
+    """The document of run directories read back from disk (one run, or the runs of a suite)."""
+    first = runs[0].meta
+    results = [result for run in runs for result in run.results()]
+    return run_document(first.board, first.clock_hz or 0, path, results, first.flash_wait_states)

@@ -5,35 +5,24 @@ Cortex-M4 can depend on it (boards/virtual/README.md, --taint); this module runs
 signatures under it and names each finding's function and source line from the image."""
 
 import bisect
+import csv
 import json
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
-from rich.console import Console
 
-from .boards import Board
+from .capture import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from .catalogue import Declassification, Implementation
-from .ct import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from .errors import PqscopeError
+from .paths import repo_root
 from .protocol import Status
-from .report import taint_page
-from .rundir import write_atomically
-from .targets import VirtualTarget
+from .rundir import csv_lines, sort_by_sample, write_atomically
+from .runner import Capture, Finished, shard_directories
+from .targets import Tainting
 
-TAINT_FILE = "taint.json"
-FORMAT = "pqscope-vboard-taint"
-# What each kind of finding means on this board (24 MHz, 0 flash wait states, no cache).
-KINDS = {
-    "branch": "a branch or conditional on the secret: the path, and so the time, depends on it",
-    "jump": "a jump to an address computed from the secret",
-    "division": "UDIV/SDIV with a secret operand: 2-12 cycles, depending on the operands",
-    "address": "a memory access at an address computed from the secret: constant time on this board (no "
-               "cache, no wait states), a leak where memory timing varies (caches, flash wait states)",
-    "select": "an IT block on the secret whose instructions each take one cycle, executed or skipped: a "
-              "constant-time select",
-}
 LEAK_KINDS = ("branch", "jump", "division")
 
 
@@ -172,56 +161,174 @@ def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None
         raise PqscopeError(f"the catalogue declassifies decisions of {', '.join(missing)}, which {elf} lacks")
 
 
-def read_findings(path: Path, elf: Path, root: Path) -> tuple[dict, list[Finding]]:
-    """The emulator's taint document and its findings, each named from `elf` (source files
-    inside the repository `root` relative to it)."""
-    try:
-        document = json.loads(path.read_text())
-    except (OSError, ValueError) as error:
-        raise PqscopeError(f"cannot read the emulator's taint findings {path}: {error}") from None
-    if not isinstance(document, dict) or document.get("format") != FORMAT:
-        raise PqscopeError(f"{path} is not the emulator's taint findings (format {FORMAT})")
+# The emulator's regions in its order (an address finding per region, in this order).
+REGIONS = ("sram", "ccm", "flash", "peripheral")
+CALLS_FILE = "taint-calls.jsonl"
+TAINT_FIELDS = ("index", "seed", "status", "board")
+STATUS_BY_LABEL = {status.label: status for status in Status}
+
+
+@dataclass(frozen=True)
+class TaintSignature:
+    """One signature the exact check followed: signed with key `index`, from `seed`."""
+
+    index: int
+    seed: bytes
+    status: Status
+    board: str = ""  # the serial number of the board that signed it (INFO.board_serial)
+
+    def values(self) -> tuple:
+        return self.index, self.seed.hex(), self.status.label, self.board
+
+
+def _lines(calls: Path) -> list[dict]:
+    """The emulator's per-signature lines in `calls`; a line cut short by a kill is left out."""
+    lines = []
+    for text in calls.read_text().splitlines(keepends=True):
+        if not text.endswith("\n"):
+            continue
+        try:
+            line = json.loads(text)
+        except ValueError:
+            line = None
+        if not isinstance(line, dict) or not isinstance(line.get("sample_id"), int):
+            raise PqscopeError(f"{calls} is damaged: a line that is not a signature's findings ({text.strip()[:60]})")
+        lines.append(line)
+    return lines
+
+
+def _calls(path: Path) -> dict[int, dict]:
+    """Every shard's per-signature lines (CALLS_FILE) of the check at `path`, by sample id."""
+    return {line["sample_id"]: line for directory in shard_directories(path)
+            if (directory / CALLS_FILE).exists() for line in _lines(directory / CALLS_FILE)}
+
+
+def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples: int) -> list[TaintSignature]:
+    """The signatures a resumed check keeps: those in its CSV whose emulator line was written
+    (the CSV and every shard's line file are written back with just those, atomically)."""
+    csv_path = path / samples_name
+    lines = csv_path.read_text().splitlines(keepends=True) if csv_path.exists() else []
+    rows = list(csv.reader(line for line in lines[1:] if line.endswith("\n")))
+    calls = _calls(path)
+    kept = {}
+    for number, row in enumerate(rows, start=2):
+        try:
+            index, seed, status, board = row
+            signature = TaintSignature(int(index), bytes.fromhex(seed), STATUS_BY_LABEL[status], board)
+        except (ValueError, KeyError) as error:
+            raise PqscopeError(f"{csv_path} is damaged at line {number}: {error}") from None
+        if not 0 <= signature.index < samples or signature.seed != derive_seed(master_seed, "sign", signature.index):
+            raise PqscopeError(f"{csv_path} does not belong to this check: line {number} is not a signature of "
+                               "meta.json's master seed and -n")
+        if signature.index in calls:
+            kept[signature.index] = signature
+    for directory in shard_directories(path):
+        if (directory / CALLS_FILE).exists():
+            own = [line for line in _lines(directory / CALLS_FILE) if line["sample_id"] in kept]
+            write_atomically(directory / CALLS_FILE, "".join(json.dumps(line) + "\n" for line in own))
+    ordered = [kept[index] for index in sorted(kept)]
+    write_atomically(csv_path, csv_lines([TAINT_FIELDS, *(s.values() for s in ordered)]) if ordered else "")
+    return ordered
+
+
+class TaintCapture(Capture):
+    """The exact check's signatures (`pqscope taint`, and `pqscope ct --taint` beside the test):
+    each signed with a fresh key of its own, the key tainted, every instruction followed by the
+    emulator; taint.csv holds one row per signature, CALLS_FILE each one's findings."""
+
+    kind, unit, samples_name, fields, view = "taint", "signatures", "taint.csv", TAINT_FIELDS, "taint"
+
+    @classmethod
+    def from_meta(cls, meta) -> "TaintCapture":
+        return cls(meta.samples, meta.seed, meta.msg_len)
+
+    def label(self, implementation: Implementation) -> str:
+        return f"taint {super().label(implementation)}"
+
+    def instrumented(self, target) -> bool:
+        if not target.taints:
+            raise PqscopeError(f"board {target.board.name} cannot track the key through its instructions: taint runs "
+                               "on the virtual board (--board virtual)")
+        return True
+
+    def check_image(self, implementation: Implementation, elf: Path) -> None:
+        check_decisions(implementation.declassify, elf)
+
+    def profiling(self, implementation: Implementation, directory: Path) -> Tainting:
+        return Tainting(directory / CALLS_FILE, INTERVAL_FUNCTION, emulator_options(implementation.declassify))
+
+    def keep(self, path: Path, profiled: bool) -> list[TaintSignature]:
+        return _keep_signatures(path, self.samples_name, self.master_seed, self.samples)
+
+    def records(self, session, info, kept, shard) -> Iterator[TaintSignature]:
+        done = {signature.index for signature in kept}
+        for index in range(self.samples):
+            if index in done or not shard.owns(index):
+                continue
+            made = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
+            if made.status != Status.OK:
+                raise PqscopeError(f"key generation {index} failed on the device ({made.status.label})")
+            seed = derive_seed(self.master_seed, "sign", index)
+            signed = session.sign_slot(0, seed, self.msg_len, index)
+            if signed.status != Status.OK:
+                raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
+            yield TaintSignature(index, seed, signed.status, info.board_serial)
+
+    def write(self, run_dir, record: TaintSignature) -> None:
+        run_dir.write_record(record.values())
+
+    def finish(self, implementation, path, records, meta, profiled) -> Finished:
+        calls = _calls(path)
+        missing = [record.index for record in records if record.index not in calls]
+        if missing:
+            raise PqscopeError(f"the emulator wrote no findings for signature {missing[0]}: its check would be lost")
+        lines = [calls[record.index] for record in sorted(records, key=lambda record: record.index)]
+        findings = attribute(_named(_merged(lines), Path(meta.elf), repo_root()), implementation.declassify)
+        sort_by_sample(path / self.samples_name)
+        return Finished({
+            "scheme": implementation.scheme, "impl": implementation.impl, "board": meta.board,
+            "signatures": len(lines), "instructions": sum(line["instructions"] for line in lines),
+            "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
+            "declassifications": [item.to_json() for item in implementation.declassify],
+            # one path per signature: how much code each one reached that no earlier one had
+            "coverage": _coverage(lines), "findings": [finding.to_json() for finding in findings]})
+
+
+def _merged(lines: list[dict]) -> list[dict]:
+    """The signatures' findings together: per instruction, kind and region, the executions summed,
+    declassified only if it was in every signature; in the emulator's order."""
+    merged: dict[tuple, dict] = {}
+    for line in lines:
+        for raw in line["findings"]:
+            key = (int(raw["address"], 16), raw["kind"], REGIONS.index(raw["region"]) if raw.get("region") else -1)
+            entry = merged.setdefault(key, {**raw, "count": 0, "declassified": True})
+            entry["count"] += raw["count"]
+            entry["declassified"] &= raw["declassified"]
+    return [merged[key] for key in sorted(merged)]
+
+
+def _coverage(lines: list[dict]) -> dict:
+    """Distinct instructions the signatures ran, and per signature those no earlier one ran (each
+    emulator lists what it ran first: a resumed check's new emulator starts from nothing)."""
+    seen: set[int] = set()
+    new = []
+    for line in lines:
+        first = set(line["covered"]) - seen
+        new.append(len(first))
+        seen |= first
+    return {"instructions": len(seen), "new_instructions": new}
+
+
+def _named(raw_findings: list[dict], elf: Path, root: Path) -> list[Finding]:
+    """The emulator's findings, each named from `elf` (source files inside the repository `root`
+    relative to it)."""
     names = Symbolizer(elf)
     findings = []
-    for raw in document.get("findings", []):
+    for raw in raw_findings:
         address = int(raw["address"], 16)
         file, line = names.line(address)
         if file is not None and file.startswith(f"{root}/"):
             file = file[len(f"{root}/"):]
         findings.append(Finding(raw["kind"], address, raw["count"], raw["declassified"], raw.get("region"),
                                 names.function(address), file, line))
-    return document, findings
-
-
-def check_signatures(root: Path, board: Board, implementation: Implementation, signatures: int, master_seed: bytes,
-                     msg_len: int, out: Path, console: Console) -> dict:
-    """Signs `signatures` messages, each with a fresh key, on the virtual `board` with the key
-    tainted; writes taint.json (the findings) into `out` and returns its document."""
-    out.mkdir(parents=True, exist_ok=True)
-    raw_path = out / "vboard-taint.json"
-    target = VirtualTarget(root, board, emulator_args=("--taint", str(raw_path), "--taint-function", INTERVAL_FUNCTION,
-                                                       *emulator_options(implementation.declassify)))
-    image = target.image(implementation, console)
-    check_decisions(implementation.declassify, image.elf)
-    with target.connect(image.elf, console, stats_dir=out) as connection:
-        session = connection.session
-        session.hello()
-        for index in range(signatures):
-            made = session.keygen_slot(0, derive_seed(master_seed, "key", index), KEYGEN_ID_BASE + index)
-            if made.status != Status.OK:
-                raise PqscopeError(f"key generation {index} failed on the device ({made.status.label})")
-            signed = session.sign_slot(0, derive_seed(master_seed, "sign", index), msg_len, index)
-            if signed.status != Status.OK:
-                raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
-    document, findings = read_findings(raw_path, image.elf, root)
-    findings = attribute(findings, implementation.declassify)
-    result = {"scheme": implementation.scheme, "impl": implementation.impl, "board": "virtual",
-              "signatures": document["calls"], "instructions": document["instructions"],
-              "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
-              "declassifications": [item.to_json() for item in implementation.declassify],
-              # one path per signature: how much code each one reached that no earlier one had
-              "coverage": {"instructions": sum(document["coverage"]), "new_instructions": document["coverage"]},
-              "findings": [finding.to_json() for finding in findings]}
-    write_atomically(out / TAINT_FILE, json.dumps(result, indent=2) + "\n")
-    write_atomically(out / "report.html", taint_page(result))
-    return result
+    return findings

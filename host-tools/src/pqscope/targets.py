@@ -64,6 +64,22 @@ class Profiling:
                 *(arg for name in self.public_functions for arg in ("--public-function", name)))
 
 
+@dataclass(frozen=True)
+class Tainting:
+    """What the virtual board's exact check records (its --taint options): per returned call of
+    `function` (the harness's function around a timed signature), one line in `calls` with that
+    call's findings, the instructions it ran, those no earlier call in the same emulator ran, and
+    the id of the sample it signed; `options` declare the values a scheme publishes public."""
+
+    calls: Path
+    function: str
+    options: tuple[str, ...] = ()
+
+    def emulator_args(self) -> tuple[str, ...]:
+        return ("--taint", str(self.calls.with_name("vboard-taint.json")), "--taint-function", self.function,
+                "--taint-calls", str(self.calls), "--taint-id-symbol", Profiling.SAMPLE_ID_SYMBOL, *self.options)
+
+
 @dataclass
 class Uart:
     """The UART of a board running an image: a pyserial-like port, its name, and (once closed)
@@ -95,6 +111,7 @@ class Target:
 
     kind: ClassVar[str]
     profiles: ClassVar[bool] = False  # whether it reports per-function cycles (Profiling)
+    taints: ClassVar[bool] = False  # whether it tracks the secret through every instruction (Tainting)
 
     def __init__(self, root: Path, board: Board, link: Link = Link()):
         self.root, self.board, self.link = root, board, link
@@ -137,10 +154,13 @@ class Target:
     def connect(self, elf: Path, console: Console, *, stats_dir: Path,
                 on_receive: Callable[[bytes], object] | None = None,
                 profiling: Profiling | None = None) -> Iterator[Connection]:
-        """A session with the harness firmware running `elf` (see `uart`); `profiling` only where
-        `profiles`."""
-        if profiling is not None and not self.profiles:
+        """A session with the harness firmware running `elf` (see `uart`); `profiling` (a Profiling
+        or a Tainting) only where the target `profiles` or `taints`."""
+        if isinstance(profiling, Profiling) and not self.profiles:
             raise PqscopeError(f"board {self.board.name} has no profiler: only the virtual board profiles")
+        if isinstance(profiling, Tainting) and not self.taints:
+            raise PqscopeError(f"board {self.board.name} cannot track the key through its instructions: the exact "
+                               "check runs on the virtual board (--board virtual)")
         connection = None
         try:
             with self.uart(elf, console, stats_dir=stats_dir, profiling=profiling) as uart:
@@ -174,6 +194,7 @@ class VirtualTarget(Target):
 
     kind = "virtual"
     profiles = True
+    taints = True
 
     @staticmethod
     def runs_on(board: Board) -> str:

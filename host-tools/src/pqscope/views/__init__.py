@@ -1,0 +1,98 @@
+"""Every kind of result, shown: runs and suites, constant-time tests, the exact check, Falcon's
+modes compared and the model check, each rendered from its document to the terminal, JSON,
+Markdown and HTML. This is the one place result files are written (each atomically); the command
+that made a result and `pqscope report DIR` render it alike, from what is on disk."""
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+from rich.console import Console
+
+from ..errors import PqscopeError
+from ..rundir import write_atomically
+from ..runs import Run, find_runs, load_run, runs_document
+from . import bench, ct, falcon, modelcheck, runs, taint
+from .page import to_html, to_markdown
+
+# The document each kind keeps, by the file it is kept in.
+KINDS: dict[str, tuple[ModuleType, str]] = {
+    "ct": (ct, "ct.json"),
+    "taint": (taint, "taint.json"),
+    "compare-falcon": (falcon, "compare.json"),
+    "model-check": (modelcheck, "model-check.json"),
+}
+# The values that decided a constant-time verdict, per signature in test order: the plots' data.
+EVIDENCE_FILE = "evidence.csv"
+# Every kind's view; runs and the emulator benchmark keep no document of their own.
+VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, **{kind: view for kind, (view, _) in KINDS.items()}}
+FORMATS = ("table", "md", "html", "csv", "json")
+
+
+def write(path: Path, kind: str, document: dict, evidence: tuple[Sequence[int], Sequence[float]] | None = None) -> Path:
+    """Keeps `document` (of `kind`) and, for a constant-time test, its `evidence` in `path`, then
+    writes the reports from them; returns the HTML report's path."""
+    write_atomically(path / KINDS[kind][1], json.dumps(document, indent=2) + "\n")
+    if evidence is not None:
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows([("key_class", "value"), *zip(*evidence)])
+        write_atomically(path / EVIDENCE_FILE, buffer.getvalue())
+    kind, document, data = load(path)
+    return _write_pages(path, VIEWS[kind].page(document, data))
+
+
+def write_runs(path: Path, document: dict, loaded: list[Run]) -> Path:
+    """The reports of the run or suite at `path` (its document is made from the samples anew)."""
+    return _write_pages(path, runs.page(document, loaded))
+
+
+def _write_pages(path: Path, page) -> Path:
+    write_atomically(path / "report.md", to_markdown(page))
+    write_atomically(path / "report.html", to_html(page))
+    return path / "report.html"
+
+
+def load(path: Path) -> tuple[str, dict, object]:
+    """The kind, document and plot data of the result kept in `path` (runs: their samples)."""
+    for kind, (_, name) in KINDS.items():
+        if (path / name).is_file():
+            try:
+                document = json.loads((path / name).read_text())
+            except (OSError, ValueError) as error:
+                raise PqscopeError(f"{path / name} is damaged: {error}") from None
+            return kind, document, _evidence(path) if kind == "ct" else None
+    loaded = [load_run(run_path) for run_path in find_runs(path)]
+    return "run", runs_document(path, loaded), loaded
+
+
+def _evidence(path: Path) -> tuple[list[int], list[float]]:
+    try:
+        rows = list(csv.reader((path / EVIDENCE_FILE).read_text().splitlines()))[1:]
+        return [int(row[0]) for row in rows], [float(row[1]) for row in rows]
+    except (OSError, ValueError, IndexError) as error:
+        raise PqscopeError(f"{path / EVIDENCE_FILE} is damaged or missing: {error}") from None
+
+
+def show(console: Console, kind: str, document: dict) -> None:
+    """A result on the terminal, as the command that made it prints it."""
+    VIEWS[kind].show(console, document)
+
+
+def render(path: Path, fmt: str, console: Console) -> str | None:
+    """The result kept in `path` in format `fmt` (None: shown on `console`, as a table)."""
+    kind, document, data = load(path)
+    view = VIEWS[kind]
+    if fmt == "table":
+        view.show(console, document)
+        return None
+    if fmt == "json":
+        return json.dumps(document, indent=2) + "\n"
+    if fmt == "csv":
+        if kind != "run":
+            raise PqscopeError(f"{path} holds a {kind} result: CSV is for runs (its data is in the directory)")
+        return runs.csv_text(document)
+    page = view.page(document, data)
+    return to_markdown(page) if fmt == "md" else to_html(page)

@@ -1,0 +1,171 @@
+"""The view of a constant-time test (`pqscope ct`): the verdict and the evidence that decided it,
+the localisation, the exact check beside it, the boards that measured, and the plots of the
+values that decided (|t| against N, both classes' distributions)."""
+
+from collections.abc import Sequence
+
+import click
+from rich.console import Console
+
+from .page import Code, Facts, Figure, Page, Section, Table
+from .runs import clock_text
+from .taint import findings_section, taint_source
+
+SHARE_NOTE = ("The share is a function's mean difference between the classes (random keys minus the fixed key) over "
+              "the total's; functions can differ in opposite directions, so shares may exceed 100% or be negative.")
+BOARDS_NOTE = ("Each board signed the same keys and messages in the same proportions: its cycles should not differ "
+               "from the other boards'. t: per key class, the board's mean cycles less the median of the boards' means, "
+               "over the standard error of its mean; the larger of the two. A board past |t| = 4.5 stands out (another "
+               "clock, firmware or chip revision) and its signatures deserve a look before the verdict is trusted; "
+               "with two boards, both stand out alike.")
+BOARDS_HEADINGS = ("serial number", "place or port", "signatures", "median cycles (fixed key)",
+                   "median cycles (random keys)", "t against the boards", "consensus")
+
+
+def bound_text(bound: dict) -> str:
+    """A TOST bound (leakstats.LeakBound's JSON) in words."""
+    share = bound.get("share_of_mean")
+    return (f"no leak larger than {bound['cycles']:,.1f} cycles" + (f" ({share:.3%} of the mean)" if share is not None
+                                                                     else "") + " at 95% confidence")
+
+
+def _rounded(value) -> str:
+    return f"{value:.1f}" if isinstance(value, float) else str(value)
+
+
+def _number(value, spec: str) -> str:
+    return value if isinstance(value, str) else "-" if value is None else format(value, spec)
+
+
+def function_line(function: dict) -> str:
+    """A ranked function in words, e.g. "__ieee754_sqrt: t = 88.3, +412 cycles per signature (random
+    keys minus the fixed key), 63% of the total's difference"."""
+    t = function.get("t")
+    t_text = "t: too few samples" if t is None else f"t = {t}" if isinstance(t, str) else f"t = {t:.1f}"
+    text = f"{function['function']}: {t_text}, {function['difference']:+,.0f} cycles per signature"
+    share = function.get("share")
+    if share is not None:
+        text += f", {share:.0%} of the total's difference"
+    return text
+
+
+def _facts(document: dict) -> Facts:
+    n, clock = document["n"], document.get("clock")
+    facts = [("clock", clock_text(clock["hz"], clock["flash_wait_states"]) if clock and clock["hz"] else "not recorded"),
+             ("verdict", document["verdict"]), ("why", document.get("reason", "")),
+             ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
+             ("max |t|", _rounded(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test")))]
+    if document.get("corrupt_accepted"):
+        facts.append(("corrupted signatures accepted", f"{document['corrupt_accepted']:,}: still valid with one bit "
+                      "flipped, so the verifier accepts more than one encoding (their signing time is counted)"))
+    correction = document.get("correction")
+    if correction:
+        facts.append(("rejection attempts", f"{correction['retry_function']}: "
+                      f"{correction['cycles_per_attempt']:,.0f} cycles each, removed before testing "
+                      f"(mean attempts fixed {correction['mean_attempts']['fixed']:.2f}, "
+                      f"random {correction['mean_attempts']['random']:.2f}); "
+                      f"uncorrected verdict: {document['uncorrected']['verdict']}"))
+    if document.get("bound"):
+        requested = document.get("bound_requested")
+        facts.append(("bound", bound_text(document["bound"]) + ("" if not requested else
+                      f"; asked for {requested['share_of_mean']:.3%}: {'shown' if requested['shown'] else 'not shown'}")))
+    inflation = document.get("probe_inflation")
+    if inflation:
+        share = inflation["share_of_total"]
+        facts.append(("probe inflation", f"{inflation['mean_cycles']:,.0f} cycles per signature"
+                      + (f" ({share:.2%} of the total)" if share is not None else "")))
+    return Facts(facts)
+
+
+def _localisation(document: dict) -> Section | None:
+    functions = document.get("top_functions", [])
+    if not functions:
+        return None
+    taint = document.get("taint")
+
+    def inside(function: str) -> list[str]:
+        if taint is None:
+            return []
+        found = taint.get("in_top_functions", {}).get(function)
+        return [f"{found['leaks']} leak, {found['declassified']} declassified"
+                if found and (found["leaks"] or found["declassified"]) else "none"]
+
+    headings = ("function", "share of the difference", "t", "mean difference (cycles)",
+                *(("exact check's findings inside",) if taint else ()))
+    rows = [[f["function"], _number(f.get("share"), ".0%"), _number(f.get("t"), ".1f"),
+             _number(f.get("difference"), "+,.0f"), *inside(f["function"])] for f in functions]
+    return Section(f"Where the time differs ({document.get('localised_by')})", [Table(headings, rows), SHARE_NOTE])
+
+
+def _boards(boards: list[dict]) -> Section:
+    def median(value) -> str:
+        return "-" if value is None else f"{value:,.0f}"
+
+    rows = [[board["board"], board.get("place") or board.get("port") or board.get("target") or "-",
+             f"{board['signatures']:,}", median(board["median_cycles"]["fixed"]),
+             median(board["median_cycles"]["random"]),
+             "-" if board["t_against_the_boards"] is None else _rounded(board["t_against_the_boards"]),
+             "stands out" if board["stands_out"] else "agrees"] for board in boards]
+    return Section("Boards", [Table(BOARDS_HEADINGS, rows, left=2), BOARDS_NOTE])
+
+
+def page(document: dict, evidence: tuple[Sequence[int], Sequence[float]]) -> Page:
+    from .. import leakstats, plots  # numpy/matplotlib: loaded only when a figure is drawn
+
+    sections = [section for section in (_localisation(document),) if section]
+    if document.get("taint") is not None:
+        sections.append(findings_section(document["taint"], "The exact check beside it (pqscope taint)"))
+    confirm = document.get("confirm_on_board")
+    if confirm:
+        sections.append(Section("Confirm on a board", [
+            f"Probes of {', '.join(confirm['probes'])} time these functions on the board itself:",
+            Code(confirm["command"]), *[f"{f['function']}: {f['why']}" for f in confirm["not_probeable"]]]))
+    if document.get("boards"):
+        sections.append(_boards(document["boards"]))
+    plotted = document.get("plotted", "signing cycles")
+    classes, values = evidence
+    sections += [
+        Section(f"|t| against the number of samples: {plotted}", [Figure(
+            lambda: plots.plot_t_vs_n(leakstats.t_against_n(classes, values)), "|t| against N")]),
+        Section(f"{plotted} per key class", [Figure(
+            lambda: plots.class_ecdfs_png(classes, values, plotted), "cycle ECDF per class")])]
+    return Page(f"pqscope ct: {document['scheme']} {document['impl']} on {document['board']}", [_facts(document)],
+                sections)
+
+
+def show(console: Console, document: dict) -> None:
+    """The test's verdict, its evidence and where it points, as the `ct` command prints it."""
+    clock = document.get("clock") or {}
+    echo = click.echo
+    echo(f"{document['scheme']} {document['impl']} on {document['board']}"
+         + (f" at {clock_text(clock['hz'], clock['flash_wait_states'])}" if clock.get("hz") else "")
+         + f": {document['verdict']} ({document['reason']})")
+    if document["verdict"] == "no-leak" and document.get("bound"):
+        requested = document.get("bound_requested")
+        echo(f"  {bound_text(document['bound'])}" + ("" if not requested else " (the bound asked for is shown)"
+                                                     if requested["shown"] else " (NOT the bound asked for: raise -n)"))
+    if document["corrupt_accepted"]:
+        echo(f"  {document['corrupt_accepted']} of {document['n']['fixed'] + document['n']['random']} signatures "
+             f"stayed valid with one bit flipped: the verifier accepts more than one encoding of a signature (see "
+             f"ct.csv, corrupt_accepted)")
+    for function in document.get("top_functions", [])[:5]:
+        echo(f"  {function_line(function)}")
+    taint = document.get("taint")
+    if taint:
+        leaks = [finding for finding in taint["findings"] if finding["leak"]]
+        declassified = sum(finding["declassified"] for finding in taint["findings"])
+        echo(f"exact check ({taint['signatures']} signatures): {taint['verdict']}, {len(leaks)} leaking "
+             f"instruction{'' if len(leaks) == 1 else 's'}, {declassified} declassified")
+        for finding in leaks[:5]:
+            echo(f"  {finding['kind']} in {finding['function']} at {taint_source(finding)} "
+                 f"({finding['count']:,} executions)")
+    for board in document.get("boards", []):
+        if board["stands_out"]:
+            echo(f"  board {board['board']} ({board.get('place') or board.get('port')}) stands out: its cycles differ "
+                 f"from the boards' consensus (|t| {abs(float(board['t_against_the_boards'])):.1f}); see the report")
+    confirm = document.get("confirm_on_board")
+    if confirm:
+        echo(f"confirm on a board with probes of {', '.join(confirm['probes']) or 'none of them'}:\n"
+             f"  {confirm['command']}")
+        for function in confirm["not_probeable"]:
+            echo(f"  {function['function']}: {function['why']}")

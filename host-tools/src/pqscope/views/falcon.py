@@ -1,0 +1,123 @@
+"""The view of Falcon's floating-point modes side by side (`pqscope compare-falcon`): each mode's
+cycles, stack and constant-time verdict, the price of constant time, every FP primitive's cost and
+verdict, where the time depends on the key, and one figure of it all."""
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from ..protocol import Op
+from .page import Figure, Page, Section, Table
+
+OPS = tuple(op.label for op in Op)
+
+def _cycles(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.0f}"
+
+
+def _ratio(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}x"
+
+
+def _t(value) -> str:
+    if value is None:
+        return "-"
+    return value if isinstance(value, str) else f"{value:.1f}"
+
+
+MODE_HEADINGS = ("mode", "keygen median", "sign median", "verify median", "stack B", "ct verdict", "ct max |t| total",
+                 "ct max |t| function")
+PRICE_HEADINGS = ("ratio", *OPS)
+LOCALISATION_HEADINGS = ("mode", "function", "t", "share of the difference", "mean difference (cycles)")
+
+
+def mode_rows(document: dict) -> list[list[str]]:
+    rows = []
+    for mode, entry in document["modes"].items():
+        rows.append([mode, *(_cycles(entry[op]["median"] if entry[op] else None) for op in OPS),
+                     "-" if entry["stack_bytes"] is None else f"{entry['stack_bytes']:,}",
+                     entry["ct"]["verdict"], _t(entry["ct"]["max_abs_t"]), _worst_function(entry["ct"])])
+    return rows
+
+
+def _worst_function(ct: dict) -> str:
+    worst = ct.get("max_abs_t_function")
+    return "-" if worst is None else f"{_t(worst['t'])} ({worst['function']})"
+
+
+def price_rows(document: dict) -> list[list[str]]:
+    return [[name, *(_ratio(ratios[op]) for op in OPS)] for name, ratios in document["price_of_constant_time"].items()]
+
+
+def _fp_headings(document: dict) -> tuple[str, ...]:
+    modes = list(document["modes"])
+    return ("operation", *(f"{mode} cycles/op" for mode in modes), *(f"{mode} verdict" for mode in modes))
+
+
+def fp_rows(document: dict) -> list[list[str]]:
+    by_key = {(entry["op"], entry["mode"]): entry for entry in document["fp_operations"]}
+    rows = []
+    for op in dict.fromkeys(entry["op"] for entry in document["fp_operations"]):
+        entries = [by_key.get((op, mode)) for mode in document["modes"]]
+        cycles = ["-" if e is None or e["cycles_per_op"] is None else f"{e['cycles_per_op']:,.1f}" for e in entries]
+        verdicts = ["-" if e is None else e["verdict"] + (f" ({e['top_function']})" if e["top_function"] else "")
+                    for e in entries]
+        rows.append([op, *cycles, *verdicts])
+    return rows
+
+
+def localisation_rows(document: dict) -> list[list[str]]:
+    rows = []
+    for mode, entry in document["modes"].items():
+        for function in entry["ct"]["top_functions"]:
+            share = function["share"]
+            difference = function["difference"]
+            rows.append([mode, function["function"], _t(function["t"]),
+                         "-" if share is None else f"{100 * share:.0f}%",
+                         "-" if difference is None else f"{difference:+,.1f}"])
+    return rows
+
+
+def _tables(document: dict) -> list[tuple[str, Table]]:
+    """The comparison's tables, each under the title the terminal gives it."""
+    return [
+        (f"{document['scheme']}: floating-point modes on {document['board']}",
+         Table(MODE_HEADINGS, mode_rows(document))),
+        ("Price of constant time (median cycles, emulated / native)", Table(PRICE_HEADINGS, price_rows(document))),
+        (f"Falcon FP primitives ({document['fp_op_reps']} per signature)",
+         Table(_fp_headings(document), fp_rows(document))),
+        ("Where the time depends on the key (constant-time test profile)",
+         Table(LOCALISATION_HEADINGS, localisation_rows(document), left=2)),
+    ]
+
+
+def show(console: Console, document: dict) -> None:
+    for title, table in _tables(document):
+        rich = RichTable(title=title)
+        for index, column in enumerate(table.headings):
+            rich.add_column(column, justify="left" if index < table.left else "right")
+        for row in table.rows:
+            rich.add_row(*row)
+        console.print(rich)
+    console.print(f"comparison saved in {document['run_dir']}")
+
+
+def page(document: dict, _data=None) -> Page:
+    from .. import plots  # matplotlib is slow to import: only when the figure is drawn
+
+    modes, price, primitives, localisation = (table for _, table in _tables(document))
+    reps = document["fp_op_reps"]
+    intro = [f"Run directory: `{document['run_dir']}`. `fpnative`: C doubles (libgcc/libm soft-float on the "
+             "single-precision FPU); `fpemu-c`, `fpemu-m4`: Falcon's constant-time integer emulation in C and in "
+             "Cortex-M4 assembly."]
+    return Page(f"pqscope compare-falcon: {document['scheme']} on {document['board']}", intro, [
+        Section("Modes", [modes]),
+        Section("Price of constant time", ["Median cycles of an emulated mode divided by native doubles'.", price]),
+        Section("Falcon's FP primitives", [
+            f"Each primitive {reps} times per signature on a key of operands (catalogue rows `falcon-fp-*`): cycles "
+            f"per operation are median signing cycles with random operands / {reps} (including the loop's few cycles "
+            "per call); the verdict is the fixed-vs-random-operand test's.", primitives]),
+        Section("Localisation", ["The functions whose time depends most on the key in each mode's constant-time "
+                                 "test (virtual board profile).", localisation]),
+        Section("Figures", [Figure(lambda: plots.falcon_modes_png(document, list(document["modes"]), OPS),
+                                   "median cycles per mode and cycles per FP operation")]),
+    ])

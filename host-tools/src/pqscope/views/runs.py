@@ -1,0 +1,169 @@
+"""The view of runs and suites (`pqscope run`, `pqscope report` of a run directory): the cycles
+and stack table, probes, the TLS budget of the runs that signed and verified, and the plots."""
+
+import csv
+import io
+from collections.abc import Sequence
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from ..runs import Run
+from ..tls import budget_rows, has_sign_and_verify, signer_from_run
+from .page import Bullets, Figure, Page, Section, Table
+
+STAT_KEYS = ("min", "p05", "median", "mean", "p95", "max", "stdev")
+TLS_HEADINGS = ("scheme", "bytes", "≤ 9 kB", "≤ cwnd 10", "≤ cwnd 30", "extra RTT (cwnd 10)", "verify cycles",
+                "verify ms", "sign cycles", "sign ms")
+TLS_NOTE = ("Six signatures (CertificateVerify, two certificate-chain signatures, an OCSP staple, two SCTs) and two "
+            "public keys (leaf, intermediate) per handshake; only their bytes are counted. The client verifies all "
+            "six signatures (verify; the root's self-signature is neither sent nor checked); the server signs "
+            "CertificateVerify online (sign). cwnd: initial congestion windows of 1460-byte segments; extra round trips "
+            "(RTT) = ceil(bytes / window) - 1, ignoring slow start. Cycles are the runs' medians; n/a: no run, "
+            "catalogue sizes only.")
+TABLE_HEADINGS = ("scheme", "impl", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
+                  "median ms", "stack B", "code B")
+PROBE_HEADINGS = ("scheme", "impl", "op", "function", "mean cycles", "mean calls", "share of op")
+PROBE_NOTE = ("On-device probes: each function's cycles include its callees, with the probes' own cost taken out by "
+              "the device. The operations' totals include what the probes added (inflation, per op below).")
+
+
+def clock_text(clock_hz: int, flash_wait_states: int | None) -> str:
+    """"168 MHz, 5 flash wait states" (runs from before wait states were recorded: the clock alone)."""
+    if flash_wait_states is None:
+        return f"{clock_hz / 1e6:g} MHz"
+    return f"{clock_hz / 1e6:g} MHz, {flash_wait_states} flash wait state{'s' if flash_wait_states != 1 else ''}"
+
+
+def _title(document: dict) -> str:
+    return f"pqscope on {document['board']} at {clock_text(document['clock_hz'], document.get('flash_wait_states'))}"
+
+
+def _table_rows(document: dict) -> list[list[str]]:
+    clock_hz = document["clock_hz"]
+    rows = []
+    for result in document["results"]:
+        cycles = result["cycles"]
+        if cycles is None:
+            figures = ["-"] * 7
+        else:
+            figures = [f"{cycles[key]:,.0f}" for key in ("min", "median", "mean", "p95", "max", "stdev")]
+            figures.append(f"{cycles['median'] / clock_hz * 1e3:,.2f}" if clock_hz else "-")
+        stack = result["stack_bytes"]
+        rows.append([result["scheme"], result["impl"], result["op"], str(result["n"]), str(result["verified"]),
+                     *figures, "-" if stack is None else f"{stack:,}", f"{result['code_bytes']:,}"])
+    return rows
+
+
+def _probe_rows(document: dict) -> list[list[str]]:
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.2%}"
+
+    rows = []
+    for result in document["results"]:
+        for probe in result.get("probes", []):
+            rows.append([result["scheme"], result["impl"], result["op"], probe["function"],
+                         f"{probe['mean_cycles']:,.0f}", f"{probe['mean_calls']:,.1f}", share(probe["share_of_total"])])
+        if "probe_inflation" in result:
+            inflation = result["probe_inflation"]
+            rows.append([result["scheme"], result["impl"], result["op"], "(probe inflation of the total)",
+                         f"{inflation['mean_cycles']:,.0f}", "", share(inflation["share_of_total"])])
+    return rows
+
+
+def _malleability_notes(document: dict) -> list[str]:
+    """Verifications that also accepted the seed-chosen one-bit corruption of the signature."""
+    return [f"{result['scheme']} {result['impl']}: {result['corrupt_accepted']} of {result['n']} signatures stayed "
+            f"valid with one bit flipped (the verifier accepts more than one encoding; their cycles are counted)"
+            for result in document["results"] if result.get("corrupt_accepted")]
+
+
+def tls_label(row: dict) -> str:
+    return f"{row['scheme']}/{row['impl']}" if row["impl"] else row["scheme"]
+
+
+def _tls_cells(rows: list[dict]) -> list[list[str]]:
+    def number(value: float | None, decimals: int) -> str:
+        return "n/a" if value is None else f"{value:,.{decimals}f}"
+
+    return [[tls_label(row), f"{row['bytes']:,}",
+             *("yes" if row[key] else "no" for key in ("fits_9kB", "fits_initcwnd10", "fits_initcwnd30")),
+             str(row["extra_round_trips_initcwnd10"]), number(row["verify_cycles"], 0), number(row["verify_ms"], 2),
+             number(row["sign_cycles"], 0), number(row["sign_ms"], 2)]
+            for row in rows]
+
+
+def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
+    """The budget of every run that has sign and verify samples (none: the report has no TLS section)."""
+    return budget_rows([signer_from_run(run) for run in runs if has_sign_and_verify(run)])
+
+
+def page(document: dict, runs: Sequence[Run]) -> Page:
+    from .. import plots  # matplotlib is slow to import: only when a figure is drawn
+
+    intro = [f"Run directory: `{document['run_dir']}`", Table(TABLE_HEADINGS, _table_rows(document), left=3)]
+    notes = _malleability_notes(document)
+    if notes:
+        intro.append(Bullets(notes))
+    sections = []
+    with_cycles = [result for result in document["results"] if result["cycles"]]
+    if with_cycles:
+        sections += [Section("Median cycles", [Figure(lambda: plots.comparison_bars(with_cycles),
+                                                      "median cycles per operation")]),
+                     Section("Cycle distributions", [Figure(lambda: plots.cycle_ecdfs(list(runs)),
+                                                            "cycle ECDF per operation")])]
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        sections.append(Section("Probes", [Table(PROBE_HEADINGS, probe_rows, left=4), PROBE_NOTE]))
+    tls_rows = report_tls_rows(runs)
+    if tls_rows:
+        labels = [tls_label(row) for row in tls_rows]
+        sections.append(Section("TLS 1.3 handshake budget", [
+            Table(TLS_HEADINGS, _tls_cells(tls_rows)), TLS_NOTE,
+            Figure(lambda: plots.tls_budget(labels, tls_rows), "TLS handshake bytes and client verification time")]))
+    return Page(_title(document), intro, sections)
+
+
+def show(console: Console, document: dict) -> None:
+    table = RichTable(title=_title(document))
+    for heading in TABLE_HEADINGS:
+        table.add_column(heading, justify="left" if heading in ("scheme", "impl", "op") else "right")
+    for row in _table_rows(document):
+        table.add_row(*row)
+    console.print(table)
+    probe_rows = _probe_rows(document)
+    if probe_rows:
+        probes = RichTable(title="Probes", caption=PROBE_NOTE)
+        for heading in PROBE_HEADINGS:
+            probes.add_column(heading, justify="left" if heading in PROBE_HEADINGS[:4] else "right")
+        for row in probe_rows:
+            probes.add_row(*row)
+        console.print(probes)
+    for note in _malleability_notes(document):
+        console.print(note, markup=False)
+    console.print(f"run saved in {document['run_dir']}")
+
+
+def show_tls_budget(console: Console, rows: list[dict]) -> None:
+    overhead = rows[0]["overhead_bytes"] if rows else 0
+    caption = TLS_NOTE + (f" Plus {overhead:,} bytes of other handshake content each (--overhead)." if overhead else "")
+    table = RichTable(title="TLS 1.3 handshake budget", caption=caption)
+    cells = _tls_cells(rows)
+    table.add_column(TLS_HEADINGS[0], no_wrap=True)
+    for index, heading in enumerate(TLS_HEADINGS[1:], 1):
+        # Figures are never cut: the headings wrap instead.
+        table.add_column(heading, justify="right", min_width=max(len(row[index]) for row in cells))
+    for label, *figures in cells:
+        table.add_row(label.replace(" ", "\n"), *figures)  # a mixed assignment: one role per line
+    console.print(table)
+
+
+def csv_text(document: dict) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["scheme", "impl", "op", "n", "verified", *STAT_KEYS, "stack_bytes", "code_bytes"])
+    for r in document["results"]:
+        stats = [r["cycles"][key] for key in STAT_KEYS] if r["cycles"] else [""] * len(STAT_KEYS)
+        writer.writerow([r["scheme"], r["impl"], r["op"], r["n"], r["verified"], *stats,
+                         "" if r["stack_bytes"] is None else r["stack_bytes"], r["code_bytes"]])
+    return buffer.getvalue()

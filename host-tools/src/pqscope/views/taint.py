@@ -1,0 +1,97 @@
+"""The view of the exact check (`pqscope taint`, and beside `pqscope ct`): every instruction whose
+time can depend on the secret, where it is, how often it ran and what it is; the
+declassifications that applied and the coverage."""
+
+import re
+
+import click
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from .page import Bullets, Page, Section, Table
+
+# What each kind of finding means on this board (24 MHz, 0 flash wait states, no cache).
+KINDS = {
+    "branch": "a branch or conditional on the secret: the path, and so the time, depends on it",
+    "jump": "a jump to an address computed from the secret",
+    "division": "UDIV/SDIV with a secret operand: 2-12 cycles, depending on the operands",
+    "address": "a memory access at an address computed from the secret: constant time on this board (no "
+               "cache, no wait states), a leak where memory timing varies (caches, flash wait states)",
+    "select": "an IT block on the secret whose instructions each take one cycle, executed or skipped: a "
+              "constant-time select",
+}
+FINDING_HEADINGS = ("kind", "function", "source", "executions", "what")
+
+
+def taint_kind(finding: dict) -> str:
+    """A finding's kind, with the memory an address finding hit (what its cost depends on)."""
+    return f"{finding['kind']} ({finding['region']})" if finding.get("region") else finding["kind"]
+
+
+def taint_source(finding: dict) -> str:
+    """Where a finding is: its source line, a dependency's file by the dependency's name."""
+    if not finding["file"]:
+        return finding["address"]
+    file = re.sub(r"^build/[^/]+/_deps/([^/]+)-src/", r"\1:", finding["file"])
+    return f"{file}:{finding['line']}"
+
+
+def taint_what(finding: dict) -> str:
+    """What a finding is: a leak, declassified (and by which of the catalogue's reasons), or a note."""
+    if finding["declassified"]:
+        reasons = ", ".join(finding["declassified_by"])
+        return f"declassified: {reasons}" if reasons else "declassified"
+    return "LEAK" if finding["leak"] else "note"
+
+
+def _finding_rows(findings: list[dict]) -> list[list[str]]:
+    return [[taint_kind(f), f["function"] or "?", taint_source(f), f"{f['count']:,}", taint_what(f)] for f in findings]
+
+
+def findings_section(taint: dict, heading: str) -> Section:
+    """The findings as a report section: each with its function, source line, executions and what it is."""
+    blocks = [f"{taint['verdict']} over {taint['signatures']} signatures, one execution path each: every "
+              "instruction whose time can depend on the key. The statistics point at the function where the time "
+              "goes (a callee doing the extra work); the exact check at the instruction that decides on the secret "
+              "(often in its caller)."]
+    blocks.append(Table(FINDING_HEADINGS, _finding_rows(taint["findings"]), left=3) if taint["findings"] else
+                  "No instruction's timing depends on the key.")
+    return Section(heading, blocks)
+
+
+def _used_declassifications(document: dict) -> list[dict]:
+    """The catalogue's declassifications that some finding was declassified by, each once."""
+    used = {reason for finding in document["findings"] for reason in finding["declassified_by"]}
+    return [item for item in {item["reason"]: item for item in document["declassifications"]}.values()
+            if item["reason"] in used]
+
+
+def _coverage_text(coverage: dict) -> str:
+    return (f"{coverage['instructions']:,} distinct instructions ran; new ones per signature: "
+            f"{', '.join(f'{n:,}' for n in coverage['new_instructions'])}")
+
+
+def page(document: dict, _data=None) -> Page:
+    sections = [findings_section(document, "Findings")]
+    used = _used_declassifications(document)
+    if used:
+        sections.append(Section("Declassified: why", [Bullets([f"{item['reason']}: {item['why']}" for item in used])]))
+    sections.append(Section("Coverage", [f"{_coverage_text(document['coverage'])}. Each signature follows one path: "
+                                         "code that no signature reached is not checked."]))
+    return Page(f"pqscope taint: {document['scheme']} {document['impl']} on {document['board']}", [], sections)
+
+
+def show(console: Console, document: dict) -> None:
+    """The findings as the `taint` command prints them."""
+    click.echo(f"{document['scheme']} {document['impl']} on {document['board']}: {document['verdict']} "
+               f"({document['signatures']} signatures, {document['instructions']:,} instructions checked)")
+    if document["findings"]:
+        table = RichTable(*FINDING_HEADINGS, box=None)
+        for row in _finding_rows(document["findings"]):
+            table.add_row(*row)
+        console.print(table)
+        for kind in dict.fromkeys(finding["kind"] for finding in document["findings"]):
+            click.echo(f"  {kind}: {KINDS[kind]}")
+    click.echo(f"coverage: {_coverage_text(document['coverage'])}")
+    for item in _used_declassifications(document):
+        click.echo(f"  declassified, {item['reason']}: {item['why']}")

@@ -1,0 +1,125 @@
+"""A run, a suite and a constant-time test killed at any point resume to exactly what an
+uninterrupted one with the same seed measures: killed after k records, killed while a record's
+frame was half received, and killed while a record was being appended to the samples file (every
+cut of that file, as a SIGKILL leaves it)."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from conftest import without_board
+from pqscope.cli import cli
+from test_cli import RUN, invoke
+from test_ct_resume import CT, ct_rows, ports_of
+from test_resume import SEED, kill_after, rows_of, suite_catalogue
+
+SAMPLES = 12
+
+
+def measured(result) -> None:
+    assert result.exit_code == 0, result.stderr
+
+
+def uninterrupted_run(tmp_path: Path, samples: int = SAMPLES) -> Path:
+    whole = tmp_path / "whole"
+    measured(invoke(*RUN, "-n", str(samples), "--seed", SEED, "--out", str(whole)))
+    return whole
+
+
+def assert_resumed_like(out: Path, whole: Path, samples_file: str = "samples.csv") -> None:
+    """The resumed measurement holds what the uninterrupted one holds, and says it is complete."""
+    assert (out / samples_file).read_bytes() == (whole / samples_file).read_bytes()
+    meta = json.loads((out / "meta.json").read_text())
+    assert (meta["status"], meta["samples_completed"]) == ("complete", meta["samples"])
+
+
+@pytest.mark.parametrize("cut_frame", [False, True], ids=["between-records", "inside-a-frame"])
+@pytest.mark.parametrize("killed_at", [0, 1, 5, SAMPLES - 1])
+def test_a_killed_run_resumes_to_the_uninterrupted_run(fake_repo, fake_toolchain, tmp_path, killed_at, cut_frame):
+    whole = uninterrupted_run(tmp_path)
+    out = tmp_path / "killed"
+    kill_after([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
+               behaviour={"cut_frame": cut_frame})
+    assert len(rows_of(out)) == 3 * killed_at
+    measured(invoke("run", "--resume", str(out)))
+    assert_resumed_like(out, whole)
+
+
+def cuts(data: bytes) -> list[int]:
+    """Where a kill can leave a file being appended line by line: at each line's end, one byte
+    into the next line and halfway through it."""
+    ends = [0, *(index + 1 for index, byte in enumerate(data) if byte == ord("\n"))]
+    return sorted({offset for start, end in zip(ends, ends[1:]) for offset in (start, start + 1, (start + end) // 2)}
+                  | {len(data)})
+
+
+def killed_copy(whole: Path, out: Path, samples_file: str, cut: int) -> None:
+    """`whole` as a kill leaves it with `cut` bytes of its samples file written: its meta.json
+    still says running, nothing is reported."""
+    shutil.copytree(whole, out)
+    data = (whole / samples_file).read_bytes()
+    (out / samples_file).write_bytes(data[:cut])
+    meta = json.loads((out / "meta.json").read_text())
+    meta.update(status="running", samples_completed=0)
+    meta.pop("result", None)
+    (out / "meta.json").write_text(json.dumps(meta))
+    for report in ("report.md", "report.html", "ct.json", "evidence.csv"):
+        (out / report).unlink(missing_ok=True)
+
+
+def test_a_run_killed_while_appending_its_samples_resumes_to_the_uninterrupted_run(fake_repo, fake_toolchain,
+                                                                                     tmp_path):
+    whole = uninterrupted_run(tmp_path, samples=3)
+    data = (whole / "samples.csv").read_bytes()
+    # Every line's end, and inside each of the last sample's three rows (written at once).
+    ends = [0, *(index + 1 for index, byte in enumerate(data) if byte == ord("\n"))]
+    for cut in sorted({*ends, *(cut for cut in cuts(data) if cut > ends[-4])}):
+        out = tmp_path / f"cut-{cut}"
+        killed_copy(whole, out, "samples.csv", cut)
+        measured(invoke("run", "--resume", str(out)))
+        assert_resumed_like(out, whole)
+
+
+@pytest.mark.parametrize("killed_at", [0, 3, SAMPLES - 1])
+def test_a_killed_suite_resumes_to_the_uninterrupted_suite(fake_repo, fake_toolchain, tmp_path, killed_at):
+    members = suite_catalogue(fake_repo)
+    whole, out = tmp_path / "whole", tmp_path / "killed"
+    measured(invoke("run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(whole)))
+    kill_after(["run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
+               image="/".join(members[1]), behaviour={"cut_frame": True})
+    measured(invoke("run", "--resume", str(out)))
+    for scheme, impl in members:
+        assert_resumed_like(out / f"{scheme}-{impl}", whole / f"{scheme}-{impl}")
+
+
+CT_SAMPLES = 40
+
+
+def ct_whole(tmp_path: Path, pty_device) -> tuple[Path, dict]:
+    _devices, ports = ports_of(pty_device, 1, key_leak=400)
+    whole = tmp_path / "whole"
+    ct = [*CT[:CT.index("-n")], "-n", str(CT_SAMPLES), "--seed", "07", "--fixed-n"]
+    result = CliRunner().invoke(cli, [*ct, *ports, "--out", str(whole), "--json"])
+    measured(result)
+    return whole, json.loads(result.stdout)
+
+
+def test_a_ct_killed_while_appending_resumes_to_the_uninterrupted_test(fake_repo, fake_toolchain, pty_device,
+                                                                        tmp_path):
+    whole, expected = ct_whole(tmp_path, pty_device)
+    data = (whole / "ct.csv").read_bytes()
+    # Every cut in the first and the last signatures' lines, and a line's end in the middle.
+    middle = cuts(data)[len(cuts(data)) // 2]
+    for cut in [*cuts(data)[:7], middle, *cuts(data)[-7:]]:
+        out = tmp_path / f"cut-{cut}"
+        killed_copy(whole, out, "ct.csv", cut)
+        _devices, ports = ports_of(pty_device, 1, key_leak=400)
+        result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
+        measured(result)
+        assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
+        # Resumed on another board, which the document names beside the first: the rest is the same.
+        assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
+            k: v for k, v in expected.items() if k != "run_dir"}
