@@ -5,6 +5,9 @@ cut of that file, as a SIGKILL leaves it)."""
 
 import json
 import shutil
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -123,3 +126,26 @@ def test_a_ct_killed_while_appending_resumes_to_the_uninterrupted_test(fake_repo
         # Resumed on another board, which the document names beside the first: the rest is the same.
         assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
             k: v for k, v in expected.items() if k != "run_dir"}
+
+
+@pytest.mark.parametrize("killed_at", [1, 27])
+def test_a_ct_killed_inside_a_frame_resumes_to_the_uninterrupted_test(fake_repo, fake_toolchain, pty_device,
+                                                                       tmp_path, killed_at):
+    whole, expected = ct_whole(tmp_path, pty_device)
+    (device,), ports = ports_of(pty_device, 1, key_leak=400, answer_signatures=killed_at, cut_frame=True)
+    out = tmp_path / "killed"
+    ct = [*CT[:CT.index("-n")], "-n", str(CT_SAMPLES), "--seed", "07", "--fixed-n"]
+    # The timeout keeps the host waiting for the rest of the frame until it is killed.
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *ct, *ports, "--out", str(out), "--timeout", "3600"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    stopped = device.stopped_answering.wait(timeout=120)  # bounds only a failure
+    process.send_signal(signal.SIGKILL)
+    _, stderr = process.communicate()
+    assert stopped, stderr.decode()
+    assert len(ct_rows(out)) == killed_at
+    _devices, ports = ports_of(pty_device, 1, key_leak=400)
+    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
+    measured(result)
+    assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
+    assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
+        k: v for k, v in expected.items() if k != "run_dir"}

@@ -6,8 +6,11 @@ leaks in libgcc's soft-float routines."""
 
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -105,3 +108,72 @@ def test_a_secret_table_lookup_is_a_note_at_24_mhz_and_names_its_memory(impl, re
                and "table[sk[i]]" in lines[f["line"] - 1]]
     assert lookups and {f["region"] for f in lookups} == {region}, document["findings"]
     assert not any(f["leak"] for f in document["findings"])
+
+
+def taint_command(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pqscope", "taint", *args], capture_output=True, text=True,
+                          env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
+
+
+def test_report_renders_a_taint_run_as_the_command_wrote_it(tmp_path):
+    out = tmp_path / "taint"
+    assert taint_command("--scheme", "control-udiv", "--impl", "leaky", "--seed", "7", "--out", str(out)).returncode == 0
+    for fmt, written in (("md", "report.md"), ("html", "report.html"), ("json", "taint.json")):
+        result = subprocess.run([sys.executable, "-m", "pqscope", "report", str(out), "--format", fmt],
+                                capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (out / written).read_text()
+
+
+SIGNATURES = 6
+
+
+def killed_copy(whole, out, kept: int, lines: int, cut: bool) -> None:
+    """The uninterrupted check `whole` as a kill leaves it: `kept` signatures in taint.csv, `lines`
+    of the emulator's per-signature lines (one more when it was killed between the emulator's line
+    and the host's row), and with `cut`, each file ending in half a line."""
+    shutil.copytree(whole, out)
+    rows = (whole / "taint.csv").read_text().splitlines(keepends=True)
+    calls = (whole / "taint-calls.jsonl").read_text().splitlines(keepends=True)
+    half = lambda text: text[:len(text) // 2] if cut else ""  # noqa: E731
+    (out / "taint.csv").write_text("".join(rows[:1 + kept]) + half(rows[1 + kept] if kept + 1 < len(rows) else ""))
+    (out / "taint-calls.jsonl").write_text("".join(calls[:lines]) + half(calls[lines] if lines < len(calls) else ""))
+    meta = json.loads((out / "meta.json").read_text())
+    meta.update(status="running", samples_completed=0)
+    meta.pop("result")
+    (out / "meta.json").write_text(json.dumps(meta))
+    for name in ("taint.json", "report.md", "report.html"):
+        (out / name).unlink()
+
+
+def test_a_killed_taint_run_resumes_to_the_uninterrupted_one(tmp_path):
+    """Killed for real after some signatures, and as a kill leaves the files at other points (before
+    any, between the emulator's line and the host's row, in the middle of a line): --resume checks
+    the rest, and the findings, counts and coverage are the uninterrupted check's."""
+    args = ("--scheme", "control-udiv", "--impl", "leaky", "--seed", "7", "-n", str(SIGNATURES))
+    whole = tmp_path / "whole"
+    assert taint_command(*args, "--out", str(whole)).returncode == 0
+    expected = json.loads((whole / "taint.json").read_text())
+
+    killed = tmp_path / "killed"
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", "taint", *args, "--out", str(killed)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+    deadline = time.monotonic() + 300  # bounds only a failure
+    while process.poll() is None and time.monotonic() < deadline:
+        csv_path = killed / "taint.csv"
+        if csv_path.exists() and len(csv_path.read_text().splitlines()) >= 3:
+            break
+        time.sleep(0.01)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    cases = [killed]
+    for kept, lines, cut in ((0, 0, False), (0, 1, True), (2, 3, False), (4, 4, True), (SIGNATURES - 1, 6, False)):
+        cases.append(tmp_path / f"kept-{kept}-{lines}-{cut}")
+        killed_copy(whole, cases[-1], kept, lines, cut)
+    for out in cases:
+        result = taint_command("--resume", str(out), "--json")
+        assert result.returncode == 0, (out, result.stderr)
+        assert json.loads(result.stdout) == expected, out
+        meta = json.loads((out / "meta.json").read_text())
+        assert (meta["status"], meta["samples_completed"]) == ("complete", SIGNATURES)
