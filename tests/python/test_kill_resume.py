@@ -110,6 +110,17 @@ def ct_whole(tmp_path: Path, pty_device) -> tuple[Path, dict]:
     return whole, json.loads(result.stdout)
 
 
+def assert_ct_resumes_like(out: Path, whole: Path, expected: dict, pty_device) -> None:
+    """`ct --resume` of `out` on a fresh board signs what the uninterrupted test `whole` signed and
+    comes to its verdict document (but for the boards it names: a resumed test names both)."""
+    _devices, ports = ports_of(pty_device, 1, key_leak=400)
+    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
+    measured(result)
+    assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
+    assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
+        k: v for k, v in expected.items() if k != "run_dir"}
+
+
 def test_a_ct_killed_while_appending_resumes_to_the_uninterrupted_test(fake_repo, fake_toolchain, pty_device,
                                                                         tmp_path):
     whole, expected = ct_whole(tmp_path, pty_device)
@@ -119,13 +130,7 @@ def test_a_ct_killed_while_appending_resumes_to_the_uninterrupted_test(fake_repo
     for cut in [*cuts(data)[:7], middle, *cuts(data)[-7:]]:
         out = tmp_path / f"cut-{cut}"
         killed_copy(whole, out, "ct.csv", cut)
-        _devices, ports = ports_of(pty_device, 1, key_leak=400)
-        result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
-        measured(result)
-        assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
-        # Resumed on another board, which the document names beside the first: the rest is the same.
-        assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
-            k: v for k, v in expected.items() if k != "run_dir"}
+        assert_ct_resumes_like(out, whole, expected, pty_device)
 
 
 @pytest.mark.parametrize("killed_at", [1, 27])
@@ -143,9 +148,4 @@ def test_a_ct_killed_inside_a_frame_resumes_to_the_uninterrupted_test(fake_repo,
     _, stderr = process.communicate()
     assert stopped, stderr.decode()
     assert len(ct_rows(out)) == killed_at
-    _devices, ports = ports_of(pty_device, 1, key_leak=400)
-    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
-    measured(result)
-    assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
-    assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
-        k: v for k, v in expected.items() if k != "run_dir"}
+    assert_ct_resumes_like(out, whole, expected, pty_device)
