@@ -14,7 +14,7 @@ WRITTEN = {"md": "report.md", "html": "report.html"}
 
 def assert_rendered_as_written(out, formats: dict[str, str]) -> None:
     for fmt, name in formats.items():
-        result = invoke("report", str(out), "--format", "csv")
+        result = invoke("report", str(out), "--format", fmt)
         assert result.exit_code == 0, result.stderr
         assert result.stdout == (out / name).read_text(), fmt
 

@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from rich.console import Console
 
+from . import views
 from .boards import Board, get_board
 from .build import PLAIN, Variant, build_info, code_digest
 from .capture import Row, capture, check_info
@@ -30,7 +31,6 @@ from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, 
                      sort_by_sample, start_suite, suite_parameters, write_meta)
 from .runmeta import RunMeta
 from .targets import Connection, Profiling, Tainting, Target
-from . import views
 
 
 def _now() -> str:
