@@ -313,3 +313,33 @@ def test_a_requested_bound_is_shown_or_said_not_to_be(fake_repo, fake_toolchain,
     assert (document["bound"]["share_of_mean"] <= float(percent) / 100) == shown
     # The public noise of the fake device is 0..255 cycles on 2,000,000: a bound of a few cycles.
     assert 0 < document["bound"]["cycles"] < 20
+
+
+STATISTICS_NO_LEAK = {"verdict": "no-leak", "reason": "no leak detected", "max_abs_t": 0.5, "strongest_test": "raw"}
+LEAKING_FINDING = {"kind": "division", "function": "decompose", "file": "rounding.c", "line": 40,
+                   "address": "0x08001000", "count": 3, "leak": True, "declassified": False}
+NOTE = {**LEAKING_FINDING, "kind": "address", "leak": False}
+
+
+@pytest.mark.parametrize("statistics", ["no-leak", "inconclusive", "leak"])
+def test_the_headline_is_a_leak_whenever_the_exact_check_finds_one(statistics):
+    from pqscope.ct_verdict import EXACT_SCOPE, headline
+
+    document = headline({**STATISTICS_NO_LEAK, "verdict": statistics}, {"findings": [NOTE, LEAKING_FINDING]})
+    assert document["verdict"] == "leak" and document["statistics"]["verdict"] == statistics
+    exact = [item for item in document["evidence"] if item["by"] == "exact check"]
+    assert exact == [{"by": "exact check", "kind": "division", "function": "decompose", "file": "rounding.c",
+                      "line": 40, "address": "0x08001000", "executions": 3}]
+    assert document["scope"] == EXACT_SCOPE
+
+
+def test_the_headline_is_no_leak_only_when_both_clear_it_and_says_what_they_covered():
+    from pqscope.ct_verdict import EXACT_SCOPE, STATISTICS_SCOPE, headline
+
+    both = headline(STATISTICS_NO_LEAK, {"findings": [NOTE]})
+    assert (both["verdict"], both["scope"]) == ("no-leak", EXACT_SCOPE)
+    assert "the exact check found no instruction" in both["reason"]
+    alone = headline(STATISTICS_NO_LEAK, None)
+    assert (alone["verdict"], alone["scope"], alone["evidence"][0]["by"]) == ("no-leak", STATISTICS_SCOPE, "statistics")
+    inconclusive = headline({**STATISTICS_NO_LEAK, "verdict": "inconclusive"}, {"findings": [NOTE]})
+    assert inconclusive["verdict"] == "inconclusive"

@@ -24,11 +24,13 @@ NO_LEAK_N = 2000
 slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
 
 
-def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str, jobs: int = 1) -> dict:
-    """One shard unless asked: ctest already runs a test per core."""
+def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str, jobs: int = 1, exact: bool = False) -> dict:
+    """One shard unless asked: ctest already runs a test per core. The statistics alone unless
+    `exact`: the exact check beside them has tests of its own (test_taint_virtual.py)."""
     result = subprocess.run(
         [sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl, "-n", str(n),
-         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", "-j", str(jobs), *options],
+         "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", "-j", str(jobs),
+         "--taint" if exact else "--no-taint", *options],
         capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=7200)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -45,6 +47,21 @@ def test_leaky_controls_leak_within_1000_samples(pattern, tmp_path):
 def test_constant_time_twins_do_not_leak(pattern, n, tmp_path):
     document = ct(f"control-{pattern}", "ct", n, tmp_path)
     assert document["verdict"] == "no-leak", document["reason"]
+
+
+def test_a_nonce_derived_from_the_key_is_a_leak_only_the_exact_check_sees(tmp_path):
+    """control-derived-nonce's time follows the bit length of a nonce hashed from the key and the
+    message: uniform in both key classes, so the statistics clear it; the default test runs the
+    exact check beside them, which follows the key into the nonce, and its headline is a leak that
+    names the branch. The twin is clear on both."""
+    document = ct("control-derived-nonce", "leaky", NO_LEAK_N, tmp_path, exact=True)
+    assert document["verdict"] == "leak" and document["statistics"]["verdict"] == "no-leak", document["reason"]
+    decided = [item for item in document["evidence"] if item["by"] == "exact check"]
+    assert decided and {(item["kind"], item["function"]) for item in decided} == {("branch", "key_dependent_value")}
+    assert "exact check" in document["scope"]
+    assert ct("control-derived-nonce", "leaky", NO_LEAK_N, tmp_path / "alone")["verdict"] == "no-leak"
+    twin = ct("control-derived-nonce", "ct", NO_LEAK_N, tmp_path / "twin", exact=True)
+    assert (twin["verdict"], twin["taint"]["verdict"]) == ("no-leak", "no-leak"), twin["reason"]
 
 
 @pytest.mark.parametrize("clock, hz, wait_states, leaky_verdict",

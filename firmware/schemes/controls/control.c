@@ -1,14 +1,15 @@
-/* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV or
- * CONTROL_FLASH_TABLE, with CONTROL_LEAKY 1 (the textbook leak) or 0 (its constant-time twin). */
+/* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV,
+ * CONTROL_FLASH_TABLE or CONTROL_DERIVED_NONCE, with CONTROL_LEAKY 1 (the textbook leak) or 0 (its
+ * constant-time twin). */
 #include "api.h"
 
 #include <pqscope/sha3.h>
 
 #include "randombytes.h"
 
-#if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + \
-                                defined(CONTROL_UDIV) + defined(CONTROL_FLASH_TABLE) != 1)
-#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE"
+#if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + defined(CONTROL_UDIV) + \
+                                defined(CONTROL_FLASH_TABLE) + defined(CONTROL_DERIVED_NONCE) != 1)
+#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE"
 #endif
 
 #define KEY_LIMIT 0xEFu /* early exit at the first key byte above this */
@@ -137,6 +138,33 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
   for (uint32_t i = 0; i < CRYPTO_SECRETKEYBYTES; i++) {
     value = value * 31u + table[sk[i]];
   }
+  return value;
+}
+
+#elif defined(CONTROL_DERIVED_NONCE)
+/* A per-signature secret derived from the key and the message, as deterministic ECDSA and EdDSA
+ * derive their nonce, whose bit length sets the time (Minerva's leak). Both key classes sign fresh
+ * messages, so the nonce is uniform in each: the fixed-vs-random-key statistics cannot see it, by
+ * construction; the exact check follows the key into it. The twin walks all 32 bits. */
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  uint8_t digest[PQS_SHA3_256_BYTES];
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, sk, CRYPTO_SECRETKEYBYTES);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_final(&ctx, digest);
+  uint32_t nonce = load32(digest);
+  uint32_t value = 0;
+#if CONTROL_LEAKY
+  for (uint32_t rest = nonce; rest != 0; rest >>= 1) { /* one step per bit up to the highest set */
+    value = value * 33u + (rest & 1u);
+  }
+#else
+  for (int bit = 0; bit < 32; bit++) {
+    value = value * 33u + ((nonce >> bit) & 1u);
+  }
+#endif
   return value;
 }
 #endif

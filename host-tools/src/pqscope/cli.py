@@ -294,14 +294,15 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>-ct).")
 @_resume_option
 @JSON_OPTION
-@click.option("--taint", "taint_check", is_flag=True,
-              help="Also run the exact check (pqscope taint, 2 signatures) on the virtual board and show its findings "
-                   "beside the statistical localisation.")
+@click.option("--taint/--no-taint", "taint_check", default=None,
+              help="Run the exact check (pqscope taint, 2 signatures) beside the statistics, and decide the verdict on "
+                   "both (default: where the board can, i.e. on the virtual board).")
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
                seed, msg_len, clock_name, key_refresh, probed, probe_names, out, resume_path, as_json, taint_check,
                **connection) -> None:
-    """Test whether signing time depends on the secret key (fixed vs random keys, dudect style)."""
+    """Test whether signing time depends on the secret key: fixed vs random keys, dudect style, and on
+    the virtual board the exact check beside it; the verdict weighs both."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
     root = repo_root()
@@ -313,7 +314,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
         what = CtCapture(samples, parse_seed(seed), msg_len, key_refresh, variant=variant(probed, probe_names),
                          fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100,
-                         exact_check=TAINT_SIGNATURES if taint_check else 0)
+                         exact_check=TAINT_SIGNATURES if taint_check or (taint_check is None and
+                                                                         target_kind(board).taints) else 0)
         measurement = Measurement(board, what, [Member(implementation, path)])
     _measure(ctx, measurement, connection)
     _show("ct", views.load(path)[1], as_json)

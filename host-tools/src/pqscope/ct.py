@@ -22,7 +22,7 @@ from . import leakstats
 from .build import PLAIN, Variant
 from .capture import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from .catalogue import Implementation
-from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, CtResult, analyse, board_summaries, look_summary,
+from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, CtResult, analyse, board_summaries, headline, look_summary,
                          taint_beside)
 from .device import DeviceSession
 from .errors import PqscopeError
@@ -357,6 +357,7 @@ class CtCapture(Capture):
             **({} if not (profiled and leaking) else {"confirm_on_board": confirmation(
                 leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
             **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
+            **headline(result.to_json(), self.taint),
         }
         sort_by_sample(path / self.samples_name)
         return Finished(document, (result.evidence.classes.tolist(), result.evidence.values.tolist()))

@@ -234,6 +234,38 @@ def _without_attempts(attempts: np.ndarray, values: np.ndarray, slope: float | N
     return np.round(values - slope * attempts, 6)
 
 
+STATISTICS_SCOPE = "the long-term key (fixed vs random keys)"
+EXACT_SCOPE = ("the long-term key: statistics of fixed vs random keys, and the exact check of every instruction "
+               "on the virtual board")
+
+
+def headline(statistics: dict, taint: dict | None) -> dict:
+    """The verdict from all the evidence: `leak` when the statistics (`statistics`, the analysis'
+    document) or the exact check (`taint`'s document, if it ran) find time that depends on the
+    secret, `no-leak` only when both clear it; the evidence that decided, and which secrets the
+    evidence covers. Its "verdict" and "reason" are the test's; the statistics' own stay under
+    "statistics"."""
+    leaks = [finding for finding in taint["findings"] if finding["leak"]] if taint else []
+    exact = [{"by": "exact check", "kind": f["kind"], "function": f["function"], "file": f["file"], "line": f["line"],
+              "address": f["address"], "executions": f["count"]} for f in leaks]
+    worst = statistics.get("max_abs_t_function")
+    measured = {"by": "statistics", "max_abs_t": statistics["max_abs_t"],
+                "strongest_test": statistics.get("strongest_test"),
+                **({"function": worst["function"], "function_t": worst["t"]} if worst else {})}
+    verdict, reason = statistics["verdict"], statistics["reason"]
+    if verdict != leakstats.Verdict.LEAK and leaks:
+        verdict = leakstats.Verdict.LEAK
+        reason = (f"the exact check found {len(leaks)} instruction{'' if len(leaks) == 1 else 's'} whose time depends "
+                  f"on the key (the statistics: {statistics['verdict']})")
+    elif verdict == leakstats.Verdict.NO_LEAK and taint is not None:
+        reason += "; the exact check found no instruction whose time depends on the key"
+    deciding = ([measured] if statistics["verdict"] == leakstats.Verdict.LEAK else []) + exact \
+        if verdict == leakstats.Verdict.LEAK else [measured]
+    return {"verdict": str(verdict), "reason": reason, "evidence": deciding,
+            "scope": STATISTICS_SCOPE if taint is None else EXACT_SCOPE,
+            "statistics": {"verdict": statistics["verdict"], "reason": statistics["reason"]}}
+
+
 def taint_beside(taint: dict, top_functions: list[dict]) -> dict:
     """The exact check's findings for the constant-time test's page: its verdict and findings,
     and, per function the statistics localised, the findings inside it. The two answer different

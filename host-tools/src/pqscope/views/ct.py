@@ -49,10 +49,32 @@ def function_line(function: dict) -> str:
     return text
 
 
+def _decided(document: dict) -> list[str]:
+    """What decided the verdict, in words: the statistics' result, and the exact check's findings
+    a source line at a time (an unrolled loop puts several instructions on one line); at most
+    five lines. Results from before the evidence was kept have none."""
+    lines, exact = [], {}
+    for item in document.get("evidence", []):
+        if item["by"] == "exact check":
+            found = exact.setdefault((item["kind"], item["function"] or "?", taint_source(item)), [0, 0])
+            found[0] += 1
+            found[1] += item["executions"]
+        else:
+            lines.append(f"statistics: max |t| = {_rounded(item['max_abs_t'])} ({item['strongest_test']})"
+                         + (f"; {item['function']}: t = {_rounded(item['function_t'])}" if item.get("function") else ""))
+    lines += [f"exact check: {kind} on a secret in {function} at {source} ({count} instruction"
+              f"{'' if count == 1 else 's'}, {executions:,} executions)"
+              for (kind, function, source), (count, executions) in exact.items()]
+    return lines[:5] + ([f"and {len(lines) - 5} more places"] if len(lines) > 5 else [])
+
+
 def _facts(document: dict) -> Facts:
     n, clock = document["n"], document.get("clock")
     facts = [("clock", clock_text(clock["hz"], clock["flash_wait_states"]) if clock and clock["hz"] else "not recorded"),
              ("verdict", document["verdict"]), ("why", document.get("reason", "")),
+             *([("decided by", "; ".join(_decided(document)))] if document.get("evidence") else []),
+             *([("secrets covered", document["scope"])] if document.get("scope") else []),
+             *([("statistics alone", document["statistics"]["verdict"])] if document.get("statistics") else []),
              ("samples", f"{n['fixed']:,} fixed-key, {n['random']:,} random-key"),
              ("max |t|", _rounded(document["max_abs_t"])), ("strongest test", str(document.get("strongest_test")))]
     if document.get("corrupt_accepted"):
@@ -140,10 +162,15 @@ def show(console: Console, document: dict) -> None:
     echo(f"{document['scheme']} {document['impl']} on {document['board']}"
          + (f" at {clock_text(clock['hz'], clock['flash_wait_states'])}" if clock.get("hz") else "")
          + f": {document['verdict']} ({document['reason']})")
+    for line in _decided(document):
+        echo(f"  decided by {line}")
+    if document.get("scope"):
+        echo(f"  secrets covered: {document['scope']}")
     if document["verdict"] == "no-leak" and document.get("bound"):
         requested = document.get("bound_requested")
-        echo(f"  {bound_text(document['bound'])}" + ("" if not requested else " (the bound asked for is shown)"
-                                                     if requested["shown"] else " (NOT the bound asked for: raise -n)"))
+        echo(f"  {bound_text(document['bound'])} in time that depends on the long-term key"
+             + ("" if not requested else " (the bound asked for is shown)"
+                if requested["shown"] else " (NOT the bound asked for: raise -n)"))
     if document["corrupt_accepted"]:
         echo(f"  {document['corrupt_accepted']} of {document['n']['fixed'] + document['n']['random']} signatures "
              f"stayed valid with one bit flipped: the verifier accepts more than one encoding of a signature (see "
