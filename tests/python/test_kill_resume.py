@@ -39,9 +39,10 @@ def assert_resumed_like(out: Path, whole: Path, samples_file: str = "samples.csv
     assert (meta["status"], meta["samples_completed"]) == ("complete", meta["samples"])
 
 
-@pytest.mark.parametrize("cut_frame", [False, True], ids=["between-records", "inside-a-frame"])
-@pytest.mark.parametrize("killed_at", [0, 1, 5, SAMPLES - 1])
+@pytest.mark.parametrize(("killed_at", "cut_frame"), [(0, False), (5, False), (SAMPLES - 1, False), (1, True),
+                                                     (7, True)])
 def test_a_killed_run_resumes_to_the_uninterrupted_run(fake_repo, fake_toolchain, tmp_path, killed_at, cut_frame):
+    """Killed between records (after k samples), or inside the frame of sample k+1's first record."""
     whole = uninterrupted_run(tmp_path)
     out = tmp_path / "killed"
     kill_after([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
@@ -77,16 +78,17 @@ def test_a_run_killed_while_appending_its_samples_resumes_to_the_uninterrupted_r
                                                                                      tmp_path):
     whole = uninterrupted_run(tmp_path, samples=3)
     data = (whole / "samples.csv").read_bytes()
-    # Every line's end, and inside each of the last sample's three rows (written at once).
+    # Before any sample, after each one, and inside each of the last sample's three rows (a
+    # sample's rows are written at once: a kill leaves all of them or a cut of them).
     ends = [0, *(index + 1 for index, byte in enumerate(data) if byte == ord("\n"))]
-    for cut in sorted({*ends, *(cut for cut in cuts(data) if cut > ends[-4])}):
+    for cut in sorted({0, *ends[1::3], *(cut for cut in cuts(data) if cut > ends[-4])}):
         out = tmp_path / f"cut-{cut}"
         killed_copy(whole, out, "samples.csv", cut)
         measured(invoke("run", "--resume", str(out)))
         assert_resumed_like(out, whole)
 
 
-@pytest.mark.parametrize("killed_at", [0, 3, SAMPLES - 1])
+@pytest.mark.parametrize("killed_at", [0, 7])
 def test_a_killed_suite_resumes_to_the_uninterrupted_suite(fake_repo, fake_toolchain, tmp_path, killed_at):
     members = suite_catalogue(fake_repo)
     whole, out = tmp_path / "whole", tmp_path / "killed"
@@ -125,9 +127,9 @@ def test_a_ct_killed_while_appending_resumes_to_the_uninterrupted_test(fake_repo
                                                                         tmp_path):
     whole, expected = ct_whole(tmp_path, pty_device)
     data = (whole / "ct.csv").read_bytes()
-    # Every cut in the first and the last signatures' lines, and a line's end in the middle.
+    # Every cut in the first and the last signature's lines, and a line's end in the middle.
     middle = cuts(data)[len(cuts(data)) // 2]
-    for cut in [*cuts(data)[:7], middle, *cuts(data)[-7:]]:
+    for cut in [*cuts(data)[:4], middle, *cuts(data)[-4:]]:
         out = tmp_path / f"cut-{cut}"
         killed_copy(whole, out, "ct.csv", cut)
         assert_ct_resumes_like(out, whole, expected, pty_device)

@@ -22,7 +22,7 @@ def assert_rendered_as_written(out, formats: dict[str, str]) -> None:
 def test_a_ct_directory_renders_as_the_command_wrote_it(fake_repo, fake_toolchain, pty_device, tmp_path):
     _devices, ports = ports_of(pty_device, 1, key_leak=400, probes=("sqrt",), probe_leak=300)
     out = tmp_path / "ct"
-    ct = [*CT[:CT.index("-n")], "-n", "200", "--seed", "07", "--probes"]
+    ct = [*CT[:CT.index("-n")], "-n", "100", "--seed", "07", "--probes"]
     result = CliRunner().invoke(cli, [*ct, *ports, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     assert json.loads(result.stdout) == json.loads((out / "ct.json").read_text())
