@@ -49,6 +49,20 @@ def test_a_value_declassified_finding_names_its_own_functions_values_or_else_all
     assert not own.leak and not elsewhere.leak
 
 
+MASKED = Declassification("within", "double_jac", "masked", "coordinates masked by a fresh random lambda")
+
+
+def test_a_finding_inside_a_masked_call_names_the_masking_not_the_values():
+    """The emulator keeps a finding inside a --taint-public-within call apart (`within`) and
+    declassifies it; the same instruction outside such a call stays a leak."""
+    assert emulator_options((MASKED, NORM)) == ("--taint-public-within", "double_jac")
+    inside, outside = attribute([Finding("branch", 0x08000100, 3, True, None, "cmp", "bignum.c", 9, within=True),
+                                 Finding("branch", 0x08000100, 1, False, None, "cmp", "bignum.c", 9)],
+                                (MASKED, SEED))
+    assert (inside.leak, inside.declassified_by) == (False, ("masked",))
+    assert (outside.leak, outside.declassified_by) == (True, ())
+
+
 def test_a_decision_of_a_function_the_image_lacks_is_refused(tmp_path):
     """A misspelt decision would declassify nothing: the check names it. The image is a real
     one, compiled here for the host (its symbol table is what counts)."""

@@ -47,7 +47,7 @@ static void usage(void)
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
 		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
 		"                      [--taint FILE.json --taint-function NAME\n"
-		"                       [--taint-public-return NAME]...\n"
+		"                       [--taint-public-return NAME]... [--taint-public-within NAME]...\n"
 		"                       [--taint-public-argument NAME:INDEX:BYTES]...\n"
 		"                       [--taint-public-secret-bytes OFFSET:BYTES]...\n"
 		"                       [--taint-calls FILE.jsonl [--taint-id-symbol SYMBOL]]]\n");
@@ -158,8 +158,9 @@ int main(int argc, char **argv)
 	int npublic = 0;
 	const char *taint_path = NULL, *taint_function = NULL, *taint_calls_path = NULL, *taint_id = NULL;
 	const char *taint_returns[MAX_TAINT_OPTIONS], *taint_arguments[MAX_TAINT_OPTIONS];
+	const char *taint_withins[MAX_TAINT_OPTIONS];
 	const char *taint_secret_bytes[MAX_TAINT_OPTIONS];
-	int nreturns = 0, narguments = 0, nsecret_bytes = 0;
+	int nreturns = 0, narguments = 0, nsecret_bytes = 0, nwithins = 0;
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 	uint32_t unique_id[3] = {0, 0, 0};
@@ -233,6 +234,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			taint_returns[nreturns++] = val;
+		} else if (!strcmp(opt, "--taint-public-within")) {
+			if (nwithins == MAX_TAINT_OPTIONS) {
+				usage();
+				return 2;
+			}
+			taint_withins[nwithins++] = val;
 		} else if (!strcmp(opt, "--taint-public-argument")) {
 			if (narguments == MAX_TAINT_OPTIONS) {
 				usage();
@@ -252,7 +259,7 @@ int main(int argc, char **argv)
 	}
 	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
 	    ((npublic || interval_id_symbol) && !intervals_path) || (!taint_path != !taint_function) ||
-	    ((nreturns || narguments || nsecret_bytes || taint_calls_path) && !taint_path) ||
+	    ((nreturns || narguments || nsecret_bytes || nwithins || taint_calls_path) && !taint_path) ||
 	    (taint_id && !taint_calls_path)) {
 		usage();
 		return 2;
@@ -260,9 +267,6 @@ int main(int argc, char **argv)
 
 	struct elf_image elf;
 	if (elf_load(elf_path, &elf))
-		return 1;
-	struct uart_host uart;
-	if (uart_open(&uart, mode, pty_link))
 		return 1;
 	struct profile *prof = profile_path || intervals_path ? profile_new(&elf) : NULL;
 	if (calls_list && profile_track_list(prof, calls_list))
@@ -284,12 +288,20 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nreturns; i++)
 		if (taint_public_return(taint, taint_returns[i]))
 			return 1;
+	for (int i = 0; i < nwithins; i++)
+		if (taint_public_within(taint, taint_withins[i]))
+			return 1;
 	for (int i = 0; i < narguments; i++)
 		if (taint_argument_option(taint, taint_arguments[i]))
 			return 1;
 	for (int i = 0; i < nsecret_bytes; i++)
 		if (taint_secret_bytes_option(taint, taint_secret_bytes[i]))
 			return 1;
+
+	/* Last: its path tells the host the board is up, so every option is checked before it. */
+	struct uart_host uart;
+	if (uart_open(&uart, mode, pty_link))
+		return 1;
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);

@@ -36,8 +36,13 @@ enum role {
 	ROLE_PUBLIC = 4,         /* pqs_taint_public */
 	ROLE_PUBLIC_RETURN = 8,  /* --taint-public-return */
 	ROLE_PUBLIC_ARGUMENT = 16, /* --taint-public-argument */
+	ROLE_RANDOM = 32,        /* randombytes(out, n): out is secret once it returns */
+	ROLE_WITHIN = 64,        /* --taint-public-within */
 };
-#define FRAME_ROLES (ROLE_SCOPE | ROLE_PUBLIC_RETURN)
+#define FRAME_ROLES (ROLE_SCOPE | ROLE_PUBLIC_RETURN | ROLE_RANDOM | ROLE_WITHIN)
+/* A finding's key: address << 8 | kind << 4 | WITHIN | region (regions take 3 bits). */
+#define WITHIN 8u
+#define REGION_MASK 7u
 
 struct watch {
 	uint32_t entry;
@@ -54,6 +59,7 @@ struct public_range {
 struct frame {
 	struct call_frame call;  /* func: the entry address */
 	unsigned roles;
+	uint32_t out, out_bytes; /* ROLE_RANDOM: its arguments, marked when it returns */
 };
 
 struct taint {
@@ -80,6 +86,7 @@ struct taint {
 	bool record_always;      /* taint_record(): the tests, without functions */
 	struct frame stack[MAX_FRAMES];
 	unsigned depth, scope_depth;
+	unsigned within_depth;   /* open calls of --taint-public-within functions */
 	uint64_t dropped_frames;
 	uint64_t calls;
 	uint64_t *coverage;      /* per returned call: the instructions it ran first */
@@ -221,7 +228,11 @@ static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secr
 static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
 		   uint8_t v)
 {
-	finding_put(t, (uint64_t)addr << 8 | (uint64_t)kind << 4 | region, 1, v & TAINT_SECRET);
+	/* Inside a call declared to work on masked values, a finding is kept apart from the same
+	 * instruction's elsewhere, and declassified. */
+	bool within = t->within_depth > 0;
+	finding_put(t, (uint64_t)addr << 8 | (uint64_t)kind << 4 | (within ? WITHIN : 0) | region, 1,
+		    !within && (v & TAINT_SECRET));
 }
 
 uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kind,
@@ -353,6 +364,12 @@ static void call_returned(struct taint *t, const struct frame *f)
 {
 	if (f->roles & ROLE_PUBLIC_RETURN)
 		t->r[0] = declassify(t->r[0]);
+	/* The signing randomness is a secret like the key; randomness drawn outside a signature
+	 * (the harness's message, key generation) is not part of the question. */
+	if (f->roles & ROLE_WITHIN)
+		t->within_depth--;
+	if ((f->roles & ROLE_RANDOM) && t->scope_depth > 0)
+		taint_mark(t, f->out, f->out_bytes, TAINT_SECRET);
 	if ((f->roles & ROLE_SCOPE) && --t->scope_depth == 0) {
 		clear_all(t);
 		if (t->calls_out)
@@ -400,7 +417,10 @@ void taint_block(struct taint *t, uint32_t addr)
 			if (t->depth == MAX_FRAMES) {
 				t->dropped_frames++;
 			} else {
-				t->stack[t->depth++] = (struct frame){{addr, lr & ~1u}, roles & FRAME_ROLES};
+				t->stack[t->depth++] = (struct frame){{addr, lr & ~1u}, roles & FRAME_ROLES,
+								      t->core.reg(t->core.core, 0),
+								      t->core.reg(t->core.core, 1)};
+				t->within_depth += (roles & ROLE_WITHIN) != 0;
 				if ((roles & ROLE_SCOPE) && t->scope_depth++ == 0) {
 					t->call_start = t->instructions;
 					uint8_t id[4] = {0};
@@ -508,6 +528,11 @@ int taint_public_argument(struct taint *t, const char *name, unsigned index, uin
 	return add_watch(t, name, ROLE_PUBLIC_ARGUMENT, index, bytes, "--taint-public-argument");
 }
 
+int taint_public_within(struct taint *t, const char *name)
+{
+	return add_watch(t, name, ROLE_WITHIN, 0, 0, "--taint-public-within");
+}
+
 int taint_public_secret_bytes(struct taint *t, uint32_t offset, uint32_t bytes)
 {
 	if (t->npublic_ranges == MAX_PUBLIC_RANGES) {
@@ -525,6 +550,7 @@ int taint_attach(struct taint *t, const struct taint_core *core)
 	/* the firmware's marks: optional, an image without them has no secrets */
 	add_watch(t, "pqs_taint_secret", ROLE_SECRET, 0, 0, NULL);
 	add_watch(t, "pqs_taint_public", ROLE_PUBLIC, 0, 0, NULL);
+	add_watch(t, "randombytes", ROLE_RANDOM, 0, 0, NULL);
 	update_recording(t);
 	return 0;
 }
@@ -550,7 +576,9 @@ static void write_finding(FILE *f, const struct finding *e, uint64_t count, bool
 		kind_names[kind], (uint32_t)(e->key >> 8), (unsigned long long)count,
 		secret ? "false" : "true");
 	if (kind == TAINT_ADDRESS)
-		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & 0xf]);
+		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & REGION_MASK]);
+	if (e->key & WITHIN)
+		fputs(", \"within\": true", f);
 	fputc('}', f);
 }
 

@@ -82,9 +82,14 @@
  * Sources (the firmware's own marks, firmware/include/pqscope/taint.h): at the entry of
  * pqs_taint_secret(p, n) the n bytes at p become SECRET; at the entry of pqs_taint_public(p, n)
  * their SECRET becomes DECLASSIFIED, and with --taint-public-secret-bytes OFFSET:BYTES those bytes
- * of every pqs_taint_secret region become DECLASSIFIED at once. --taint-public-return NAME: when a call of NAME returns, r0's
+ * of every pqs_taint_secret region become DECLASSIFIED at once. When a call of randombytes(out, n)
+ * made inside the scope function returns, the n bytes at out become SECRET (the signing
+ * randomness is a secret like the key). --taint-public-return NAME: when a call of NAME returns, r0's
  * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
- * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. When a call of the scope function
+ * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. --taint-public-within NAME: a
+ * finding made while a call of NAME is open (its callees included), a computation on values masked
+ * by fresh randomness, is kept apart from the same instruction's findings elsewhere, with
+ * "within": true, and is declassified. When a call of the scope function
  * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
  * SysTick exceptions: every slot's taint (the four flags, Q and GE each on its own) is saved at
  * entry and restored at return (the stacked frame's shadow is the registers' taint, the xPSR
@@ -96,7 +101,8 @@
  *    "instructions": N,   // instructions executed inside them (outside exception handlers)
  *    "findings": [{"kind": "address|branch|division|jump|select", "address": "0x0800abcd",
  *                  "count": N, "declassified": false,
- *                  "region": "sram|ccm|flash|peripheral"}],   // "region": address only
+ *                  "region": "sram|ccm|flash|peripheral",   // "region": address only
+ *                  "within": true}],   // only inside a --taint-public-within call
  *    "coverage": [N, ...]}  // per returned call, in order: the distinct flash instruction
  *                           // addresses it was the first call to run (their sum: all of them)
  * sorted by address, then kind (by name), then region; an address finding is one entry per
@@ -142,6 +148,7 @@ struct taint *taint_new(const struct elf_image *elf);
 /* Findings only during calls of function `name` (--taint-function). -1 after an error message. */
 int taint_scope_function(struct taint *t, const char *name);
 int taint_public_return(struct taint *t, const char *name);
+int taint_public_within(struct taint *t, const char *name);
 int taint_public_argument(struct taint *t, const char *name, unsigned index, uint32_t bytes);
 /* --taint-public-secret-bytes OFFSET:BYTES: of every region pqs_taint_secret marks, these bytes
  * are DECLASSIFIED instead (a public part of a secret key, e.g. ML-DSA's rho). */

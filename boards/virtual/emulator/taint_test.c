@@ -661,14 +661,16 @@ static void test_declassify(void)
 #define NORM 0x08003000u
 #define PUBLISH 0x08004000u
 #define CALLER 0x08000500u
+#define RANDOM 0x08005000u
+#define MASKED 0x08006000u
 
 static void test_scope_marks_and_returns(void)
 {
 	struct elf_func funcs[] = {
 		{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {MARK_SECRET, 0x4, "pqs_taint_secret"},
-		{NORM, 0x40, "norm"}, {PUBLISH, 0x40, "publish"},
+		{NORM, 0x40, "norm"}, {PUBLISH, 0x40, "publish"}, {RANDOM, 0x40, "randombytes"},
 	};
-	struct elf_image elf = {.funcs = funcs, .nfuncs = 5};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 6};
 	struct taint *t = taint_new(&elf);
 	code_base = CODE;
 	CHECK(taint_scope_function(t, "sign") == 0);
@@ -688,6 +690,12 @@ static void test_scope_marks_and_returns(void)
 	      taint_memory(t, BUF + 2) == D && taint_memory(t, BUF + 3) == S &&
 	      taint_memory(t, BUF + 6) == S && taint_memory(t, BUF + 7) == D &&
 	      taint_memory(t, BUF + 8) == 0);
+	regs[0] = BUF + 16;
+	regs[1] = 4;
+	regs[14] = CALLER + 6 + 1;
+	taint_block(t, RANDOM);       /* randombytes outside the scope: its bytes stay public */
+	taint_block(t, CALLER + 6);
+	CHECK(taint_memory(t, BUF + 16) == 0);
 	taint_set(t, 1, S);
 	RUN(t, 0, 0xfbb1, 0xf0f2);  /* udiv outside the scope: no finding */
 	CHECK(taint_finding(t, CODE, TAINT_DIVISION, NULL) == 0);
@@ -702,6 +710,16 @@ static void test_scope_marks_and_returns(void)
 	taint_set(t, 0, S);
 	taint_block(t, SCOPE + 0x10);
 	CHECK(taint_get(t, 0) == D);
+
+	regs[0] = BUF + 16;           /* randombytes(BUF + 16, 4) inside: secret once it returns */
+	regs[1] = 4;
+	regs[14] = SCOPE + 0x18 + 1;
+	taint_block(t, RANDOM);
+	regs[0] = regs[1] = 0;        /* the callee clobbers its argument registers */
+	CHECK(taint_memory(t, BUF + 16) == 0);
+	taint_block(t, SCOPE + 0x18);
+	CHECK(taint_memory(t, BUF + 15) == 0 && taint_memory(t, BUF + 16) == S &&
+	      taint_memory(t, BUF + 19) == S && taint_memory(t, BUF + 20) == 0);
 
 	regs[1] = BUF + 4;            /* publish(x, BUF + 4): 2 bytes declassified at entry */
 	regs[14] = SCOPE + 0x20 + 1;
@@ -731,6 +749,52 @@ static void test_scope_marks_and_returns(void)
 			    "\"instructions\": 1, \"findings\": [\n"
 			    "  {\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
 			    "\"declassified\": false}\n], \"coverage\": [1]}\n"));
+	taint_free(t);
+}
+
+/* --taint-public-within: a finding inside a call of a masked computation (its callees included)
+ * is declassified and kept apart from the same instruction's findings outside it. */
+static void test_within(void)
+{
+	struct elf_func funcs[] = {{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {MASKED, 0x40, "masked"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 3};
+	struct taint *t = taint_new(&elf);
+	code_base = CODE;
+	CHECK(taint_scope_function(t, "sign") == 0);
+	CHECK(taint_public_within(t, "masked") == 0);
+	CHECK(taint_public_within(t, "missing") == -1);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	regs[14] = CALLER + 1;
+	taint_block(t, SCOPE);
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);    /* udiv on a secret outside: a leak */
+	regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, MASKED);
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);    /* the same instruction inside, twice */
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	taint_block(t, SCOPE + 0x10); /* masked returns */
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	bool declassified = true;
+	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 4 && !declassified);
+
+	char path[] = "/tmp/vboard-taint-test-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_write(t, path) == 0);
+	char text[512] = {0};
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+	CHECK(strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 2, "
+			   "\"declassified\": false}") &&
+	      strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 2, "
+			   "\"declassified\": true, \"within\": true}"));
 	taint_free(t);
 }
 
@@ -838,6 +902,7 @@ int main(void)
 	test_ge_and_q();
 	test_declassify();
 	test_scope_marks_and_returns();
+	test_within();
 	test_coverage_per_call();
 	test_call_lines();
 	return check_summary("taint tests");

@@ -1,6 +1,6 @@
 /* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV,
- * CONTROL_FLASH_TABLE or CONTROL_DERIVED_NONCE, with CONTROL_LEAKY 1 (the textbook leak) or 0 (its
- * constant-time twin). */
+ * CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE or CONTROL_RANDOM_NONCE, with CONTROL_LEAKY 1 (the
+ * textbook leak) or 0 (its constant-time twin). */
 #include "api.h"
 
 #include <pqscope/sha3.h>
@@ -8,8 +8,9 @@
 #include "randombytes.h"
 
 #if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + defined(CONTROL_UDIV) + \
-                                defined(CONTROL_FLASH_TABLE) + defined(CONTROL_DERIVED_NONCE) != 1)
-#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE"
+                                defined(CONTROL_FLASH_TABLE) + defined(CONTROL_DERIVED_NONCE) +                  \
+                                defined(CONTROL_RANDOM_NONCE) != 1)
+#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE"
 #endif
 
 #define KEY_LIMIT 0xEFu /* early exit at the first key byte above this */
@@ -141,20 +142,11 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
   return value;
 }
 
-#elif defined(CONTROL_DERIVED_NONCE)
-/* A per-signature secret derived from the key and the message, as deterministic ECDSA and EdDSA
- * derive their nonce, whose bit length sets the time (Minerva's leak). Both key classes sign fresh
- * messages, so the nonce is uniform in each: the fixed-vs-random-key statistics cannot see it, by
- * construction; the exact check follows the key into it. The twin walks all 32 bits. */
-static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+#elif defined(CONTROL_DERIVED_NONCE) || defined(CONTROL_RANDOM_NONCE)
+/* Work on a per-signature nonce whose time follows its bit length (Minerva's leak). The twin
+ * walks all 32 bits. */
+static uint32_t nonce_work(uint32_t nonce)
 {
-  uint8_t digest[PQS_SHA3_256_BYTES];
-  struct pqs_sha3 ctx;
-  pqs_sha3_256_init(&ctx);
-  pqs_sha3_256_absorb(&ctx, sk, CRYPTO_SECRETKEYBYTES);
-  pqs_sha3_256_absorb(&ctx, m, mlen);
-  pqs_sha3_256_final(&ctx, digest);
-  uint32_t nonce = load32(digest);
   uint32_t value = 0;
 #if CONTROL_LEAKY
   for (uint32_t rest = nonce; rest != 0; rest >>= 1) { /* one step per bit up to the highest set */
@@ -167,6 +159,38 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
 #endif
   return value;
 }
+
+#if defined(CONTROL_DERIVED_NONCE)
+/* The nonce derived from the key and the message, as deterministic ECDSA and EdDSA derive theirs.
+ * Both key classes sign fresh messages, so the nonce is uniform in each: the fixed-vs-random-key
+ * statistics cannot see it, by construction; the exact check follows the key into it. */
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  uint8_t digest[PQS_SHA3_256_BYTES];
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, sk, CRYPTO_SECRETKEYBYTES);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_final(&ctx, digest);
+  return nonce_work(load32(digest));
+}
+#else
+/* The nonce drawn from randombytes during signing, as randomized ECDSA draws its k. Its work
+ * would go into the signature (r = [k]G); here it goes to a sink instead, so that the signature
+ * stays a function of the key and the message that verification can recompute. */
+static volatile uint32_t nonce_sink;
+
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  (void)sk;
+  (void)m;
+  (void)mlen;
+  uint8_t nonce[4];
+  randombytes(nonce, sizeof nonce);
+  nonce_sink = nonce_work(load32(nonce));
+  return 0;
+}
+#endif
 #endif
 
 static void tag(uint8_t out[CRYPTO_BYTES], const uint8_t *key, const uint8_t *m, size_t mlen)

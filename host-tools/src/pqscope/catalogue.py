@@ -13,9 +13,11 @@ from .metadata import load_json, require
 CATALOGUE = Path("firmware/schemes/catalogue.json")
 # What a declassification names (the exact check's, pqscope taint): a public part of the secret
 # key ("OFFSET:BYTES"), a function argument that holds public data at its entry
-# ("FUNCTION:INDEX:BYTES", INDEX 0..3 = r0..r3), a function whose return value is public, or a
-# function whose branches are public decisions (all of them, or those at "file:line" `lines`).
-DECLASSIFY_KINDS = ("secret_bytes", "argument", "return", "decision")
+# ("FUNCTION:INDEX:BYTES", INDEX 0..3 = r0..r3), a function whose return value is public, a
+# function whose branches are public decisions (all of them, or those at "file:line" `lines`), or
+# a function that computes only on values masked by fresh randomness (blinding): what its calls,
+# callees included, decide on is independent of the secrets ("within").
+DECLASSIFY_KINDS = ("secret_bytes", "argument", "return", "decision", "within")
 
 
 @dataclass(frozen=True)

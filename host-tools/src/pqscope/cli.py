@@ -295,14 +295,15 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @_resume_option
 @JSON_OPTION
 @click.option("--taint/--no-taint", "taint_check", default=None,
-              help="Run the exact check (pqscope taint, 2 signatures) beside the statistics, and decide the verdict on "
+              help="Run the exact check (pqscope taint, 2 signatures) before the statistics, and decide the verdict on "
                    "both (default: where the board can, i.e. on the virtual board).")
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
                seed, msg_len, clock_name, key_refresh, probed, probe_names, out, resume_path, as_json, taint_check,
                **connection) -> None:
-    """Test whether signing time depends on the secret key: fixed vs random keys, dudect style, and on
-    the virtual board the exact check beside it; the verdict weighs both."""
+    """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
+    keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
+    everything derived from them) by the exact check first; the verdict weighs both."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
     root = repo_root()

@@ -266,6 +266,10 @@ class CtCapture(Capture):
             result = self._analyse(implementation, path, _first(records, look), meta, profiled,
                                    bootstrap_resamples=10)
             self.progress = self._last_look = look_summary(result, look)
+            if self._exact_leaks():
+                self.decided_at = look
+                return (f"leak: the exact check found {self._exact_leaks()} leaking instructions (the statistics at "
+                        f"{look} signatures: {result.verdict})")
             if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
                 self.decided_at = look
                 return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
@@ -273,6 +277,11 @@ class CtCapture(Capture):
         self.progress = (self._last_look + "; " if self._last_look else "") + (
             "" if live is None else f"live raw |t| {abs(live):.1f}")
         return None
+
+    def _exact_leaks(self) -> int:
+        """The exact check's leaks (it runs first): one decides the verdict, whatever the statistics
+        would say later."""
+        return sum(f["leak"] for f in self.taint["findings"]) if self.taint else 0
 
     def _arrive(self, record: CtSample) -> None:
         self._arrived.add(record.index)

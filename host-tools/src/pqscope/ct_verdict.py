@@ -234,9 +234,9 @@ def _without_attempts(attempts: np.ndarray, values: np.ndarray, slope: float | N
     return np.round(values - slope * attempts, 6)
 
 
-STATISTICS_SCOPE = "the long-term key (fixed vs random keys)"
-EXACT_SCOPE = ("the long-term key: statistics of fixed vs random keys, and the exact check of every instruction "
-               "on the virtual board")
+STATISTICS_SCOPE = "the long-term key only (statistics of fixed vs random keys)"
+EXACT_SCOPE = ("the key, the signing randomness and everything derived from them (the exact check of every "
+               "instruction on the virtual board, beside the statistics of fixed vs random keys)")
 
 
 def headline(statistics: dict, taint: dict | None) -> dict:
@@ -256,9 +256,9 @@ def headline(statistics: dict, taint: dict | None) -> dict:
     if verdict != leakstats.Verdict.LEAK and leaks:
         verdict = leakstats.Verdict.LEAK
         reason = (f"the exact check found {len(leaks)} instruction{'' if len(leaks) == 1 else 's'} whose time depends "
-                  f"on the key (the statistics: {statistics['verdict']})")
+                  f"on a secret (the statistics: {statistics['verdict']})")
     elif verdict == leakstats.Verdict.NO_LEAK and taint is not None:
-        reason += "; the exact check found no instruction whose time depends on the key"
+        reason += "; the exact check found no instruction whose time depends on a secret"
     deciding = ([measured] if statistics["verdict"] == leakstats.Verdict.LEAK else []) + exact \
         if verdict == leakstats.Verdict.LEAK else [measured]
     return {"verdict": str(verdict), "reason": reason, "evidence": deciding,

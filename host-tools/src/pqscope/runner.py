@@ -108,8 +108,8 @@ class Capture:
         """Raises, before anything runs, what makes the image unfit for this capture."""
 
     def companion(self) -> "tuple[Capture, str] | None":
-        """A capture measured once this one's records are all in, into that subdirectory of its
-        run directory, before it finishes (None: none)."""
+        """A capture measured before this one's records, into that subdirectory of its run
+        directory, so that its result can decide when this one stops (None: none)."""
         return None
 
     def take_companion(self, document: dict) -> None:
@@ -260,6 +260,8 @@ class Runner:
             write_meta(path, meta)
             connections: list[Connection] = []
             try:
+                # First, so that what it finds can decide when the capture stops.
+                self._measure_companion(implementation, path, what)
                 with contextlib.ExitStack() as stack:
                     for shard, shard_target in zip(shards, targets):
                         directory = shard.directory(path)
@@ -298,7 +300,6 @@ class Runner:
                             if meta.stopped_early:
                                 console.print(f"stopped early: {meta.stopped_early}")
                                 break
-                self._measure_companion(implementation, path, what)
                 meta.status = "complete"
             except KeyboardInterrupt:
                 meta.status = "interrupted"

@@ -37,6 +37,7 @@ class Finding:
     file: str | None
     line: int | None
     declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
+    within: bool = False  # made inside a call the catalogue declares works on masked values
 
     @property
     def leak(self) -> bool:
@@ -50,7 +51,7 @@ class Finding:
 
 # The emulator's option for each kind of declassification it applies to values.
 EMULATOR_OPTIONS = {"secret_bytes": "--taint-public-secret-bytes", "argument": "--taint-public-argument",
-                    "return": "--taint-public-return"}
+                    "return": "--taint-public-return", "within": "--taint-public-within"}
 DECISION_KINDS = ("branch", "select")
 
 
@@ -69,10 +70,12 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
     """Each finding with the declassifications behind it: a branch that a public decision takes
     (the catalogue's decision functions, or GCC's clones of them, at their lines if it names some)
     becomes declassified;
-    one the emulator found caused only by declared-public values is credited to the value
+    one made inside a masked computation is credited to the `within` declassifications; one the
+    emulator found caused only by declared-public values is credited to the value
     declassifications of its own function if there are some, else to all of them (the emulator
     does not say which value it was)."""
-    values = [item for item in declassify if item.kind in EMULATOR_OPTIONS]
+    values = [item for item in declassify if item.kind in EMULATOR_OPTIONS and item.kind != "within"]
+    masked = [item.reason for item in declassify if item.kind == "within"]
     attributed = []
     for finding in findings:
         decisions = [item.reason for item in declassify if item.kind == "decision"
@@ -80,6 +83,8 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
                      and (not item.lines or f"{Path(finding.file or '').name}:{finding.line}" in item.lines)]
         if decisions:
             finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
+        elif finding.within:
+            finding = replace(finding, declassified_by=tuple(dict.fromkeys(masked)))
         elif finding.declassified:
             own = [item.reason for item in values if item.function == finding.function]
             finding = replace(finding, declassified_by=tuple(dict.fromkeys(own or [item.reason for item in values])))
@@ -295,12 +300,13 @@ class TaintCapture(Capture):
 
 
 def _merged(lines: list[dict]) -> list[dict]:
-    """The signatures' findings together: per instruction, kind and region, the executions summed,
-    declassified only if it was in every signature; in the emulator's order."""
+    """The signatures' findings together: per instruction, kind, masked call or not and region, the
+    executions summed, declassified only if it was in every signature; in the emulator's order."""
     merged: dict[tuple, dict] = {}
     for line in lines:
         for raw in line["findings"]:
-            key = (int(raw["address"], 16), raw["kind"], REGIONS.index(raw["region"]) if raw.get("region") else -1)
+            key = (int(raw["address"], 16), raw["kind"], raw.get("within", False),
+                   REGIONS.index(raw["region"]) if raw.get("region") else -1)
             entry = merged.setdefault(key, {**raw, "count": 0, "declassified": True})
             entry["count"] += raw["count"]
             entry["declassified"] &= raw["declassified"]
@@ -330,5 +336,5 @@ def _named(raw_findings: list[dict], elf: Path, root: Path) -> list[Finding]:
         if file is not None and file.startswith(f"{root}/"):
             file = file[len(f"{root}/"):]
         findings.append(Finding(raw["kind"], address, raw["count"], raw["declassified"], raw.get("region"),
-                                names.function(address), file, line))
+                                names.function(address), file, line, within=raw.get("within", False)))
     return findings

@@ -22,11 +22,18 @@ BOARDS_HEADINGS = ("serial number", "place or port", "signatures", "median cycle
                    "median cycles (random keys)", "t against the boards", "consensus")
 
 
-def bound_text(bound: dict) -> str:
-    """A TOST bound (leakstats.LeakBound's JSON) in words."""
+def bound_text(document: dict) -> str:
+    """The ct document's TOST bound (leakstats.LeakBound's JSON) in words, with its scope: the
+    statistics bound the time that depends on the long-term key; the exact check, when it ran,
+    leaves no time at all that depends on any secret."""
+    bound = document["bound"]
     share = bound.get("share_of_mean")
+    exact = document.get("taint")
     return (f"no leak larger than {bound['cycles']:,.1f} cycles" + (f" ({share:.3%} of the mean)" if share is not None
-                                                                     else "") + " at 95% confidence")
+                                                                     else "")
+            + " at 95% confidence in time that depends on the long-term key"
+            + ("" if not exact or exact["verdict"] != "no-leak" else f"; the exact check found no time that depends on any secret, the signing "
+                                    f"randomness included, on {exact['signatures']} signatures' paths"))
 
 
 def _rounded(value) -> str:
@@ -89,7 +96,7 @@ def _facts(document: dict) -> Facts:
                       f"uncorrected verdict: {document['uncorrected']['verdict']}"))
     if document.get("bound"):
         requested = document.get("bound_requested")
-        facts.append(("bound", bound_text(document["bound"]) + ("" if not requested else
+        facts.append(("bound", bound_text(document) + ("" if not requested else
                       f"; asked for {requested['share_of_mean']:.3%}: {'shown' if requested['shown'] else 'not shown'}")))
     inflation = document.get("probe_inflation")
     if inflation:
@@ -168,7 +175,7 @@ def show(console: Console, document: dict) -> None:
         echo(f"  secrets covered: {document['scope']}")
     if document["verdict"] == "no-leak" and document.get("bound"):
         requested = document.get("bound_requested")
-        echo(f"  {bound_text(document['bound'])} in time that depends on the long-term key"
+        echo(f"  {bound_text(document)}"
              + ("" if not requested else " (the bound asked for is shown)"
                 if requested["shown"] else " (NOT the bound asked for: raise -n)"))
     if document["corrupt_accepted"]:

@@ -51,11 +51,12 @@ def _finding_rows(findings: list[dict]) -> list[list[str]]:
 def findings_section(taint: dict, heading: str) -> Section:
     """The findings as a report section: each with its function, source line, executions and what it is."""
     blocks = [f"{taint['verdict']} over {taint['signatures']} signatures, one execution path each: every "
-              "instruction whose time can depend on the key. The statistics point at the function where the time "
+              "instruction whose time can depend on a secret (the key, the signing randomness or a value derived from "
+              "them). The statistics point at the function where the time "
               "goes (a callee doing the extra work); the exact check at the instruction that decides on the secret "
               "(often in its caller)."]
     blocks.append(Table(FINDING_HEADINGS, _finding_rows(taint["findings"]), left=3) if taint["findings"] else
-                  "No instruction's timing depends on the key.")
+                  "No instruction's timing depends on a secret.")
     return Section(heading, blocks)
 
 
