@@ -50,15 +50,18 @@ def test_a_value_declassified_finding_names_its_own_functions_values_or_else_all
 
 
 MASKED = Declassification("within", "double_jac", "masked", "coordinates masked by a fresh random lambda")
+OTHER_MASK = Declassification("within", "select", "table", "every table entry is read")
 
 
 def test_a_finding_inside_a_masked_call_names_the_masking_not_the_values():
-    """The emulator keeps a finding inside a --taint-public-within call apart (`within`) and
-    declassifies it; the same instruction outside such a call stays a leak."""
+    """The emulator keeps a finding inside a --taint-public-within call apart (`within`: the
+    function of the innermost such call) and declassifies it; the same instruction outside such a
+    call stays a leak."""
     assert emulator_options((MASKED, NORM)) == ("--taint-public-within", "double_jac")
-    inside, outside = attribute([Finding("branch", 0x08000100, 3, True, None, "cmp", "bignum.c", 9, within=True),
+    inside, outside = attribute([Finding("branch", 0x08000100, 3, True, None, "cmp", "bignum.c", 9,
+                                         within="double_jac"),
                                  Finding("branch", 0x08000100, 1, False, None, "cmp", "bignum.c", 9)],
-                                (MASKED, SEED))
+                                (MASKED, OTHER_MASK, SEED))
     assert (inside.leak, inside.declassified_by) == (False, ("masked",))
     assert (outside.leak, outside.declassified_by) == (True, ())
 

@@ -40,9 +40,12 @@ enum role {
 	ROLE_WITHIN = 64,        /* --taint-public-within */
 };
 #define FRAME_ROLES (ROLE_SCOPE | ROLE_PUBLIC_RETURN | ROLE_RANDOM | ROLE_WITHIN)
-/* A finding's key: address << 8 | kind << 4 | WITHIN | region (regions take 3 bits). */
-#define WITHIN 8u
-#define REGION_MASK 7u
+/* A finding's key: within << 40 | address << 8 | kind << 4 | region, where `within` names the
+ * innermost open --taint-public-within call's function by its halfword in flash, + 1 (0: none):
+ * findings sort by that function's address. */
+#define WITHIN_SHIFT 40
+#define WITHIN_OF(entry) (((entry) - FLASH_BASE) / 2 + 1)
+#define WITHIN_ENTRY(within) (FLASH_BASE + 2 * ((within) - 1))
 
 struct watch {
 	uint32_t entry;
@@ -60,6 +63,7 @@ struct frame {
 	struct call_frame call;  /* func: the entry address */
 	unsigned roles;
 	uint32_t out, out_bytes; /* ROLE_RANDOM: its arguments, marked when it returns */
+	unsigned outer_within;   /* ROLE_WITHIN: the taint's `within` before this call */
 };
 
 struct taint {
@@ -86,7 +90,7 @@ struct taint {
 	bool record_always;      /* taint_record(): the tests, without functions */
 	struct frame stack[MAX_FRAMES];
 	unsigned depth, scope_depth;
-	unsigned within_depth;   /* open calls of --taint-public-within functions */
+	unsigned within;         /* the innermost open --taint-public-within call (WITHIN_OF) */
 	uint64_t dropped_frames;
 	uint64_t calls;
 	uint64_t *coverage;      /* per returned call: the instructions it ran first */
@@ -230,9 +234,8 @@ static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum re
 {
 	/* Inside a call declared to work on masked values, a finding is kept apart from the same
 	 * instruction's elsewhere, and declassified. */
-	bool within = t->within_depth > 0;
-	finding_put(t, (uint64_t)addr << 8 | (uint64_t)kind << 4 | (within ? WITHIN : 0) | region, 1,
-		    !within && (v & TAINT_SECRET));
+	finding_put(t, (uint64_t)t->within << WITHIN_SHIFT | (uint64_t)addr << 8 | (uint64_t)kind << 4 | region,
+		    1, !t->within && (v & TAINT_SECRET));
 }
 
 uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kind,
@@ -242,7 +245,7 @@ uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kin
 	bool secret = false;
 	for (uint32_t i = 0; i <= t->finding_mask; i++) {
 		const struct finding *f = &t->findings[i];
-		if (f->count && f->key >> 8 == addr && (f->key >> 4 & 0xf) == kind) {
+		if (f->count && (uint32_t)(f->key >> 8) == addr && (f->key >> 4 & 0xf) == kind) {
 			count += f->count;
 			secret |= f->secret;
 		}
@@ -367,7 +370,7 @@ static void call_returned(struct taint *t, const struct frame *f)
 	/* The signing randomness is a secret like the key; randomness drawn outside a signature
 	 * (the harness's message, key generation) is not part of the question. */
 	if (f->roles & ROLE_WITHIN)
-		t->within_depth--;
+		t->within = f->outer_within;
 	if ((f->roles & ROLE_RANDOM) && t->scope_depth > 0)
 		taint_mark(t, f->out, f->out_bytes, TAINT_SECRET);
 	if ((f->roles & ROLE_SCOPE) && --t->scope_depth == 0) {
@@ -390,12 +393,14 @@ void taint_block(struct taint *t, uint32_t addr)
 		call_returned(t, &t->stack[t->depth]);
 	}
 	if (addr >= t->watch_lo && addr <= t->watch_hi) {
-		unsigned roles = 0;
+		unsigned roles = 0, within = 0;
 		for (unsigned i = 0; i < t->nwatch; i++) {
 			const struct watch *w = &t->watch[i];
 			if (w->entry != addr)
 				continue;
 			roles |= w->roles;
+			if (w->roles & ROLE_WITHIN)
+				within = WITHIN_OF(w->entry);
 			uint32_t r0 = t->core.reg(t->core.core, 0), r1 = t->core.reg(t->core.core, 1);
 			if (w->roles & ROLE_SECRET) {
 				taint_mark(t, r0, r1, TAINT_SECRET);
@@ -419,8 +424,9 @@ void taint_block(struct taint *t, uint32_t addr)
 			} else {
 				t->stack[t->depth++] = (struct frame){{addr, lr & ~1u}, roles & FRAME_ROLES,
 								      t->core.reg(t->core.core, 0),
-								      t->core.reg(t->core.core, 1)};
-				t->within_depth += (roles & ROLE_WITHIN) != 0;
+								      t->core.reg(t->core.core, 1), t->within};
+				if (within)
+					t->within = within;
 				if ((roles & ROLE_SCOPE) && t->scope_depth++ == 0) {
 					t->call_start = t->instructions;
 					uint8_t id[4] = {0};
@@ -530,7 +536,13 @@ int taint_public_argument(struct taint *t, const char *name, unsigned index, uin
 
 int taint_public_within(struct taint *t, const char *name)
 {
-	return add_watch(t, name, ROLE_WITHIN, 0, 0, "--taint-public-within");
+	if (add_watch(t, name, ROLE_WITHIN, 0, 0, "--taint-public-within"))
+		return -1;
+	if (t->watch[t->nwatch - 1].entry - FLASH_BASE >= FLASH_SIZE) {
+		fprintf(stderr, "vboard: error: --taint-public-within '%s': the function is not in flash\n", name);
+		return -1;
+	}
+	return 0;
 }
 
 int taint_public_secret_bytes(struct taint *t, uint32_t offset, uint32_t bytes)
@@ -566,19 +578,21 @@ static int by_address_kind_region(const void *pa, const void *pb)
 	int k = strcmp(kind_names[a->key >> 4 & 0xf], kind_names[b->key >> 4 & 0xf]);
 	if (k)
 		return k;
-	return (a->key & 0xf) < (b->key & 0xf) ? -1 : (a->key & 0xf) > (b->key & 0xf);
+	uint64_t r = (a->key & 0xf) | (a->key >> WITHIN_SHIFT) << 4, s = (b->key & 0xf) | (b->key >> WITHIN_SHIFT) << 4;
+	return r < s ? -1 : r > s;
 }
 
 static void write_finding(FILE *f, const struct finding *e, uint64_t count, bool secret)
 {
+	unsigned within = (unsigned)(e->key >> WITHIN_SHIFT);
 	enum taint_kind kind = (enum taint_kind)(e->key >> 4 & 0xf);
 	fprintf(f, "{\"kind\": \"%s\", \"address\": \"0x%08x\", \"count\": %llu, \"declassified\": %s",
 		kind_names[kind], (uint32_t)(e->key >> 8), (unsigned long long)count,
 		secret ? "false" : "true");
 	if (kind == TAINT_ADDRESS)
-		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & REGION_MASK]);
-	if (e->key & WITHIN)
-		fputs(", \"within\": true", f);
+		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & 0xf]);
+	if (within)
+		fprintf(f, ", \"within\": \"0x%08x\"", WITHIN_ENTRY(within));
 	fputc('}', f);
 }
 

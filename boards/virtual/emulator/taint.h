@@ -88,8 +88,8 @@
  * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
  * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. --taint-public-within NAME: a
  * finding made while a call of NAME is open (its callees included), a computation on values masked
- * by fresh randomness, is kept apart from the same instruction's findings elsewhere, with
- * "within": true, and is declassified. When a call of the scope function
+ * by fresh randomness, is kept apart from the same instruction's findings elsewhere, names the
+ * innermost such call's function ("within": its entry address), and is declassified. When a call of the scope function
  * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
  * SysTick exceptions: every slot's taint (the four flags, Q and GE each on its own) is saved at
  * entry and restored at return (the stacked frame's shadow is the registers' taint, the xPSR
@@ -102,7 +102,7 @@
  *    "findings": [{"kind": "address|branch|division|jump|select", "address": "0x0800abcd",
  *                  "count": N, "declassified": false,
  *                  "region": "sram|ccm|flash|peripheral",   // "region": address only
- *                  "within": true}],   // only inside a --taint-public-within call
+ *                  "within": "0x0800abcd"}],   // inside a --taint-public-within call
  *    "coverage": [N, ...]}  // per returned call, in order: the distinct flash instruction
  *                           // addresses it was the first call to run (their sum: all of them)
  * sorted by address, then kind (by name), then region; an address finding is one entry per

@@ -756,12 +756,14 @@ static void test_scope_marks_and_returns(void)
  * is declassified and kept apart from the same instruction's findings outside it. */
 static void test_within(void)
 {
-	struct elf_func funcs[] = {{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {MASKED, 0x40, "masked"}};
-	struct elf_image elf = {.funcs = funcs, .nfuncs = 3};
+	struct elf_func funcs[] = {{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {MASKED, 0x40, "masked"},
+				   {MASKED + 0x100, 0x40, "inner"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 4};
 	struct taint *t = taint_new(&elf);
 	code_base = CODE;
 	CHECK(taint_scope_function(t, "sign") == 0);
 	CHECK(taint_public_within(t, "masked") == 0);
+	CHECK(taint_public_within(t, "inner") == 0);
 	CHECK(taint_public_within(t, "missing") == -1);
 	taint_attach(t, &fake_core);
 	memset(regs, 0, sizeof regs);
@@ -772,20 +774,26 @@ static void test_within(void)
 	regs[14] = SCOPE + 0x10 + 1;
 	taint_block(t, MASKED);
 	taint_set(t, 1, S);
-	RUN(t, 0, 0xfbb1, 0xf0f2);    /* the same instruction inside, twice */
-	RUN(t, 0, 0xfbb1, 0xf0f2);
+	RUN(t, 0, 0xfbb1, 0xf0f2);    /* the same instruction inside */
+	regs[14] = MASKED + 0x10 + 1;
+	taint_block(t, MASKED + 0x100);
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);    /* ... once in a nested call: the innermost names it */
+	taint_block(t, MASKED + 0x10);
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);    /* ... back in the outer one */
 	taint_block(t, SCOPE + 0x10); /* masked returns */
 	taint_set(t, 1, S);
 	RUN(t, 0, 0xfbb1, 0xf0f2);
 	bool declassified = true;
-	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 4 && !declassified);
+	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 5 && !declassified);
 
 	char path[] = "/tmp/vboard-taint-test-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	close(fd);
 	CHECK(taint_write(t, path) == 0);
-	char text[512] = {0};
+	char text[1024] = {0};
 	FILE *f = fopen(path, "r");
 	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
 	if (f)
@@ -793,8 +801,10 @@ static void test_within(void)
 	unlink(path);
 	CHECK(strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 2, "
 			   "\"declassified\": false}") &&
+	      strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
+			   "\"declassified\": true, \"within\": \"0x08006100\"}") &&
 	      strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 2, "
-			   "\"declassified\": true, \"within\": true}"));
+			   "\"declassified\": true, \"within\": \"0x08006000\"}"));
 	taint_free(t);
 }
 

@@ -332,12 +332,16 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
 @MSG_LEN_OPTION
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
+@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds to wait for each record: tracking every instruction makes an RSA key generation take "
+                   "minutes.")
 @_resume_option
 @JSON_OPTION
 @click.pass_context
 def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len, out,
-                  resume_path, as_json) -> None:
-    """Check signing exactly on the virtual board: every executed instruction whose time can depend on the secret key."""
+                  timeout, resume_path, as_json) -> None:
+    """Check signing exactly on the virtual board: every executed instruction whose time can depend on a secret
+    (the key, the signing randomness, anything derived from them)."""
     from .taint import TaintCapture
 
     root = repo_root()
@@ -349,7 +353,7 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-taint")
         measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
                                   [Member(implementation, path)])
-    _measure(ctx, measurement, {"port": None, "baud": None, "timeout": 120.0, "flash": False})
+    _measure(ctx, measurement, {"port": None, "baud": None, "timeout": timeout, "flash": False})
     _show("taint", views.load(path)[1], as_json)
     if not as_json:
         stderr().print(f"findings: {path / 'taint.json'}")

@@ -37,7 +37,7 @@ class Finding:
     file: str | None
     line: int | None
     declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
-    within: bool = False  # made inside a call the catalogue declares works on masked values
+    within: str | None = None  # made inside a call of this function, declared to work on masked values
 
     @property
     def leak(self) -> bool:
@@ -70,12 +70,13 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
     """Each finding with the declassifications behind it: a branch that a public decision takes
     (the catalogue's decision functions, or GCC's clones of them, at their lines if it names some)
     becomes declassified;
-    one made inside a masked computation is credited to the `within` declassifications; one the
+    one made inside a masked computation is credited to the `within` declassification of the
+    function whose call it was in; one the
     emulator found caused only by declared-public values is credited to the value
     declassifications of its own function if there are some, else to all of them (the emulator
     does not say which value it was)."""
     values = [item for item in declassify if item.kind in EMULATOR_OPTIONS and item.kind != "within"]
-    masked = [item.reason for item in declassify if item.kind == "within"]
+    masked = {_unclone(item.function): item.reason for item in declassify if item.kind == "within"}
     attributed = []
     for finding in findings:
         decisions = [item.reason for item in declassify if item.kind == "decision"
@@ -84,7 +85,7 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
         if decisions:
             finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
         elif finding.within:
-            finding = replace(finding, declassified_by=tuple(dict.fromkeys(masked)))
+            finding = replace(finding, declassified_by=(masked[_unclone(finding.within)],))
         elif finding.declassified:
             own = [item.reason for item in values if item.function == finding.function]
             finding = replace(finding, declassified_by=tuple(dict.fromkeys(own or [item.reason for item in values])))
@@ -305,7 +306,7 @@ def _merged(lines: list[dict]) -> list[dict]:
     merged: dict[tuple, dict] = {}
     for line in lines:
         for raw in line["findings"]:
-            key = (int(raw["address"], 16), raw["kind"], raw.get("within", False),
+            key = (int(raw["address"], 16), raw["kind"], int(raw.get("within", "0"), 16),
                    REGIONS.index(raw["region"]) if raw.get("region") else -1)
             entry = merged.setdefault(key, {**raw, "count": 0, "declassified": True})
             entry["count"] += raw["count"]
@@ -336,5 +337,6 @@ def _named(raw_findings: list[dict], elf: Path, root: Path) -> list[Finding]:
         if file is not None and file.startswith(f"{root}/"):
             file = file[len(f"{root}/"):]
         findings.append(Finding(raw["kind"], address, raw["count"], raw["declassified"], raw.get("region"),
-                                names.function(address), file, line, within=raw.get("within", False)))
+                                names.function(address), file, line,
+                                within=names.function(int(raw["within"], 16)) if raw.get("within") else None))
     return findings
