@@ -2,6 +2,7 @@
 decide which findings are declassified, and why."""
 
 import subprocess
+from dataclasses import replace
 
 import pytest
 
@@ -76,3 +77,23 @@ def test_a_decision_of_a_function_the_image_lacks_is_refused(tmp_path):
     check_decisions((NORM,), elf)  # present: no error
     with pytest.raises(PqscopeError, match="declassifies decisions of sampler, which .* lacks"):
         check_decisions((NORM, SAMPLER), elf)
+
+
+def test_a_within_limited_to_call_sites_passes_their_code_and_refuses_a_line_without_it(tmp_path):
+    """The emulator gets the code of each named source line (from the image's DWARF lines), so
+    only the calls made there count; a line with no code would limit nothing."""
+    source = tmp_path / "image.c"
+    source.write_text("int twice(int x) { return 2 * x; }\n"
+                      "int main(int argc, char **argv) {\n"
+                      "  return twice(argc)\n"
+                      "         + (argv != 0);\n"
+                      "}\n")
+    elf = tmp_path / "image"
+    subprocess.run(["cc", "-g", "-O0", "-o", str(elf), str(source)], check=True)
+    at_line_3 = Declassification("within", "twice", "masked", "masked", ("image.c:3",))
+    option, argument = emulator_options((at_line_3,), elf)
+    name, _, sites = argument.partition("@")
+    ranges = [tuple(int(bound, 16) for bound in site.split("-")) for site in sites.split(",")]
+    assert (option, name) == ("--taint-public-within", "twice") and all(lo < hi for lo, hi in ranges)
+    with pytest.raises(PqscopeError, match="image.c:99, which has no code"):
+        emulator_options((replace(at_line_3, lines=("image.c:99",)),), elf)

@@ -181,3 +181,19 @@ def test_a_killed_taint_run_resumes_to_the_uninterrupted_one(tmp_path):
         assert json.loads(result.stdout) == expected, out
         meta = json.loads((out / "meta.json").read_text())
         assert (meta["status"], meta["samples_completed"]) == ("complete", SIGNATURES)
+
+
+def test_ecdsa_leaks_only_outside_its_masked_scalar_multiplication(tmp_path):
+    """mbedtls masks the scalar multiplication's coordinates with a fresh random lambda: what its
+    field arithmetic decides on is declassified as masked, by the function it ran in, and so is
+    the reduction of the published r (one call site of mbedtls_mpi_mod_mpi); the leaks left are
+    the computation of s modulo n, outside any ecp_ function."""
+    document = taint("ecdsa-p256", "mbedtls", tmp_path)
+    assert document["verdict"] == "leak"
+    masked = [f for f in document["findings"] if f["within"]]
+    assert {f["within"] for f in masked} >= {"ecp_double_jac", "ecp_add_mixed", "ecp_modp", "mbedtls_mpi_mod_mpi"}
+    assert {r for f in masked if f["within"] == "mbedtls_mpi_mod_mpi" for r in f["declassified_by"]} == {"ecdsa-r"}
+    assert all(not f["leak"] and f["declassified_by"] for f in masked)
+    leaks = [f for f in document["findings"] if f["leak"]]
+    assert leaks and not [f for f in leaks if (f["function"] or "").startswith("ecp_")], leaks
+    assert any(f["function"] == "mbedtls_mpi_div_mpi" for f in leaks)

@@ -47,7 +47,8 @@ static void usage(void)
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
 		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
 		"                      [--taint FILE.json --taint-function NAME\n"
-		"                       [--taint-public-return NAME]... [--taint-public-within NAME]...\n"
+		"                       [--taint-public-return NAME]...\n"
+		"                       [--taint-public-within NAME[@LO-HI[,LO-HI]...]]...\n"
 		"                       [--taint-public-argument NAME:INDEX:BYTES]...\n"
 		"                       [--taint-public-secret-bytes OFFSET:BYTES]...\n"
 		"                       [--taint-calls FILE.jsonl [--taint-id-symbol SYMBOL]]]\n");
@@ -146,6 +147,40 @@ static int taint_argument_option(struct taint *t, const char *spec)
 bad:
 	fprintf(stderr, "vboard: error: --taint-public-argument '%s': want NAME:INDEX:BYTES with "
 			"INDEX 0..3 (r0..r3) and BYTES > 0\n", spec);
+	return -1;
+}
+
+/* --taint-public-within NAME[@LO-HI[,LO-HI]...] (hex code ranges of the call sites, HI exclusive) */
+static int taint_within_option(struct taint *t, const char *spec)
+{
+	char name[256];
+	uint32_t sites[8][2];
+	unsigned nsites = 0;
+	const char *at = strchr(spec, '@');
+	size_t length = at ? (size_t)(at - spec) : strlen(spec);
+	if (!length || length >= sizeof name)
+		goto bad;
+	memcpy(name, spec, length);
+	name[length] = 0;
+	for (const char *p = at; p && *p; nsites++) {
+		char *end;
+		if (nsites == sizeof sites / sizeof sites[0])
+			goto bad;
+		unsigned long lo = strtoul(p + 1, &end, 16);
+		if (end == p + 1 || *end != '-')
+			goto bad;
+		const char *from = end + 1;
+		unsigned long hi = strtoul(from, &end, 16);
+		if (end == from || (*end && *end != ',') || hi <= lo || hi > UINT32_MAX)
+			goto bad;
+		sites[nsites][0] = (uint32_t)lo;
+		sites[nsites][1] = (uint32_t)hi;
+		p = end;
+	}
+	return taint_public_within(t, name, (const uint32_t (*)[2])sites, nsites);
+bad:
+	fprintf(stderr, "vboard: error: --taint-public-within '%s': want NAME or NAME@LO-HI[,LO-HI]... "
+			"(at most 8 hex code ranges, LO < HI)\n", spec);
 	return -1;
 }
 
@@ -289,7 +324,7 @@ int main(int argc, char **argv)
 		if (taint_public_return(taint, taint_returns[i]))
 			return 1;
 	for (int i = 0; i < nwithins; i++)
-		if (taint_public_within(taint, taint_withins[i]))
+		if (taint_within_option(taint, taint_withins[i]))
 			return 1;
 	for (int i = 0; i < narguments; i++)
 		if (taint_argument_option(taint, taint_arguments[i]))

@@ -16,6 +16,7 @@
 #define MAX_FRAMES 256
 #define MAX_WARNINGS 8
 #define MAX_PUBLIC_RANGES 16
+#define MAX_SITES 8
 
 enum region { REGION_NONE, REGION_SRAM, REGION_CCM, REGION_FLASH, REGION_PERIPHERAL };
 static const char *const region_names[] = {"", "sram", "ccm", "flash", "peripheral"};
@@ -47,12 +48,30 @@ enum role {
 #define WITHIN_OF(entry) (((entry) - FLASH_BASE) / 2 + 1)
 #define WITHIN_ENTRY(within) (FLASH_BASE + 2 * ((within) - 1))
 
+struct site {
+	uint32_t lo, hi;         /* code addresses lo..hi-1 */
+};
+
 struct watch {
 	uint32_t entry;
 	unsigned roles;
 	unsigned index;          /* argument register (ROLE_PUBLIC_ARGUMENT) */
 	uint32_t bytes;
+	struct site sites[MAX_SITES]; /* ROLE_WITHIN: only calls made from these (none: every call) */
+	unsigned nsites;
 };
+
+/* A call whose return address is `ret` was made from one of w's sites (its last halfword, that
+ * of a BL or a BLX, lies in one). */
+static bool called_from_site(const struct watch *w, uint32_t ret)
+{
+	if (!w->nsites)
+		return true;
+	for (unsigned i = 0; i < w->nsites; i++)
+		if (ret - 2 - w->sites[i].lo < w->sites[i].hi - w->sites[i].lo)
+			return true;
+	return false;
+}
 
 /* --taint-public-secret-bytes: bytes of every region pqs_taint_secret marks that are public. */
 struct public_range {
@@ -394,12 +413,13 @@ void taint_block(struct taint *t, uint32_t addr)
 	}
 	if (addr >= t->watch_lo && addr <= t->watch_hi) {
 		unsigned roles = 0, within = 0;
+		uint32_t lr = t->core.reg(t->core.core, 14);
 		for (unsigned i = 0; i < t->nwatch; i++) {
 			const struct watch *w = &t->watch[i];
 			if (w->entry != addr)
 				continue;
 			roles |= w->roles;
-			if (w->roles & ROLE_WITHIN)
+			if ((w->roles & ROLE_WITHIN) && called_from_site(w, lr & ~1u))
 				within = WITHIN_OF(w->entry);
 			uint32_t r0 = t->core.reg(t->core.core, 0), r1 = t->core.reg(t->core.core, 1);
 			if (w->roles & ROLE_SECRET) {
@@ -416,7 +436,6 @@ void taint_block(struct taint *t, uint32_t addr)
 			if (w->roles & ROLE_PUBLIC_ARGUMENT)
 				taint_mark(t, t->core.reg(t->core.core, (int)w->index), w->bytes, 0);
 		}
-		uint32_t lr = t->core.reg(t->core.core, 14);
 		if ((roles & FRAME_ROLES) &&
 		    call_begins(t->depth ? &t->stack[t->depth - 1].call : NULL, addr, lr)) {
 			if (t->depth == MAX_FRAMES) {
@@ -511,7 +530,7 @@ static int add_watch(struct taint *t, const char *name, unsigned roles, unsigned
 		return -1;
 	}
 	uint32_t entry = t->elf->funcs[f].addr;
-	t->watch[t->nwatch++] = (struct watch){entry, roles, index, bytes};
+	t->watch[t->nwatch++] = (struct watch){.entry = entry, .roles = roles, .index = index, .bytes = bytes};
 	if (entry < t->watch_lo)
 		t->watch_lo = entry;
 	if (entry > t->watch_hi)
@@ -534,14 +553,22 @@ int taint_public_argument(struct taint *t, const char *name, unsigned index, uin
 	return add_watch(t, name, ROLE_PUBLIC_ARGUMENT, index, bytes, "--taint-public-argument");
 }
 
-int taint_public_within(struct taint *t, const char *name)
+int taint_public_within(struct taint *t, const char *name, const uint32_t (*sites)[2], unsigned nsites)
 {
+	if (nsites > MAX_SITES) {
+		fprintf(stderr, "vboard: error: --taint-public-within '%s': at most %d call sites\n", name, MAX_SITES);
+		return -1;
+	}
 	if (add_watch(t, name, ROLE_WITHIN, 0, 0, "--taint-public-within"))
 		return -1;
-	if (t->watch[t->nwatch - 1].entry - FLASH_BASE >= FLASH_SIZE) {
+	struct watch *w = &t->watch[t->nwatch - 1];
+	if (w->entry - FLASH_BASE >= FLASH_SIZE) {
 		fprintf(stderr, "vboard: error: --taint-public-within '%s': the function is not in flash\n", name);
 		return -1;
 	}
+	for (unsigned i = 0; i < nsites; i++)
+		w->sites[i] = (struct site){sites[i][0], sites[i][1]};
+	w->nsites = nsites;
 	return 0;
 }
 

@@ -86,10 +86,11 @@
  * made inside the scope function returns, the n bytes at out become SECRET (the signing
  * randomness is a secret like the key). --taint-public-return NAME: when a call of NAME returns, r0's
  * SECRET becomes DECLASSIFIED. --taint-public-argument NAME:INDEX:BYTES: at the entry of NAME,
- * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. --taint-public-within NAME: a
- * finding made while a call of NAME is open (its callees included), a computation on values masked
- * by fresh randomness, is kept apart from the same instruction's findings elsewhere, names the
- * innermost such call's function ("within": its entry address), and is declassified. When a call of the scope function
+ * BYTES bytes at the pointer in r<INDEX> become DECLASSIFIED. --taint-public-within
+ * NAME[@LO-HI,...]: a finding made while a call of NAME is open (its callees included), a
+ * computation on values masked by fresh randomness, is kept apart from the same instruction's
+ * findings elsewhere, names the innermost such call's function ("within": its entry address), and
+ * is declassified; with code ranges (hex, HI exclusive), only calls made from them count. When a call of the scope function
  * returns, all taint is cleared (each call starts clean) and "calls" is incremented.
  * SysTick exceptions: every slot's taint (the four flags, Q and GE each on its own) is saved at
  * entry and restored at return (the stacked frame's shadow is the registers' taint, the xPSR
@@ -148,7 +149,8 @@ struct taint *taint_new(const struct elf_image *elf);
 /* Findings only during calls of function `name` (--taint-function). -1 after an error message. */
 int taint_scope_function(struct taint *t, const char *name);
 int taint_public_return(struct taint *t, const char *name);
-int taint_public_within(struct taint *t, const char *name);
+/* `sites`: code ranges [lo, hi) the calls must be made from (nsites 0: every call). */
+int taint_public_within(struct taint *t, const char *name, const uint32_t (*sites)[2], unsigned nsites);
 int taint_public_argument(struct taint *t, const char *name, unsigned index, uint32_t bytes);
 /* --taint-public-secret-bytes OFFSET:BYTES: of every region pqs_taint_secret marks, these bytes
  * are DECLASSIFIED instead (a public part of a secret key, e.g. ML-DSA's rho). */

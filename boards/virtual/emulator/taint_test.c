@@ -762,9 +762,10 @@ static void test_within(void)
 	struct taint *t = taint_new(&elf);
 	code_base = CODE;
 	CHECK(taint_scope_function(t, "sign") == 0);
-	CHECK(taint_public_within(t, "masked") == 0);
-	CHECK(taint_public_within(t, "inner") == 0);
-	CHECK(taint_public_within(t, "missing") == -1);
+	const uint32_t inner_site[1][2] = {{MASKED + 0x0c, MASKED + 0x10}}; /* calls from masked only */
+	CHECK(taint_public_within(t, "masked", NULL, 0) == 0);
+	CHECK(taint_public_within(t, "inner", inner_site, 1) == 0);
+	CHECK(taint_public_within(t, "missing", NULL, 0) == -1);
 	taint_attach(t, &fake_core);
 	memset(regs, 0, sizeof regs);
 	regs[14] = CALLER + 1;
@@ -785,8 +786,13 @@ static void test_within(void)
 	taint_block(t, SCOPE + 0x10); /* masked returns */
 	taint_set(t, 1, S);
 	RUN(t, 0, 0xfbb1, 0xf0f2);
+	regs[14] = SCOPE + 0x30 + 1;  /* inner called from elsewhere than its site: not masked */
+	taint_block(t, MASKED + 0x100);
+	taint_set(t, 1, S);
+	RUN(t, 0, 0xfbb1, 0xf0f2);
+	taint_block(t, SCOPE + 0x30);
 	bool declassified = true;
-	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 5 && !declassified);
+	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 6 && !declassified);
 
 	char path[] = "/tmp/vboard-taint-test-XXXXXX";
 	int fd = mkstemp(path);
@@ -799,7 +805,7 @@ static void test_within(void)
 	if (f)
 		fclose(f);
 	unlink(path);
-	CHECK(strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 2, "
+	CHECK(strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 3, "
 			   "\"declassified\": false}") &&
 	      strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
 			   "\"declassified\": true, \"within\": \"0x08006100\"}") &&

@@ -16,7 +16,8 @@ CATALOGUE = Path("firmware/schemes/catalogue.json")
 # ("FUNCTION:INDEX:BYTES", INDEX 0..3 = r0..r3), a function whose return value is public, a
 # function whose branches are public decisions (all of them, or those at "file:line" `lines`), or
 # a function that computes only on values masked by fresh randomness (blinding): what its calls,
-# callees included, decide on is independent of the secrets ("within").
+# callees included, decide on is independent of the secrets ("within"; only the calls made from
+# "file:line" `lines` if it names some).
 DECLASSIFY_KINDS = ("secret_bytes", "argument", "return", "decision", "within")
 
 
@@ -28,7 +29,7 @@ class Declassification:
     what: str    # OFFSET:BYTES, FUNCTION:INDEX:BYTES or FUNCTION
     reason: str  # a key of the catalogue's declassification_reasons
     why: str     # that reason, in words
-    lines: tuple[str, ...] = ()  # decision: only branches at these file:line (basename) places
+    lines: tuple[str, ...] = ()  # file:line (basename) places: a decision's branches, a within's call sites
 
     @property
     def function(self) -> str | None:
@@ -44,10 +45,10 @@ def _declassifications(row: dict, reasons: dict, path: Path) -> tuple[Declassifi
     for entry in row.get("declassify", ()):
         kinds = [kind for kind in DECLASSIFY_KINDS if kind in entry]
         why = reasons.get(entry.get("why"))
-        if len(kinds) != 1 or why is None or (entry.get("lines") and kinds != ["decision"]):
+        if len(kinds) != 1 or why is None or (entry.get("lines") and kinds[0] not in ("decision", "within")):
             raise PqscopeError(f"{path}: {row.get('scheme')} {row.get('impl')}: a declassify entry needs exactly one "
                                f"of {', '.join(DECLASSIFY_KINDS)}, 'why' naming one of declassification_reasons, and "
-                               f"'lines' only for a decision: {entry}")
+                               f"'lines' only for a decision or a within: {entry}")
         found.append(Declassification(kinds[0], entry[kinds[0]], entry["why"], why, tuple(entry.get("lines", ()))))
     return tuple(found)
 

@@ -55,10 +55,23 @@ EMULATOR_OPTIONS = {"secret_bytes": "--taint-public-secret-bytes", "argument": "
 DECISION_KINDS = ("branch", "select")
 
 
-def emulator_options(declassify: tuple[Declassification, ...]) -> tuple[str, ...]:
-    """The emulator's options that declare the implementation's published values public."""
+def emulator_options(declassify: tuple[Declassification, ...], elf: Path | None = None) -> tuple[str, ...]:
+    """The emulator's options that declare the implementation's published values public; a
+    `within` limited to call sites (`lines`) gets their code ranges in `elf`."""
+    names = Symbolizer(elf) if elf and any(item.kind == "within" and item.lines for item in declassify) else None
     return tuple(arg for item in declassify if item.kind in EMULATOR_OPTIONS
-                 for arg in (EMULATOR_OPTIONS[item.kind], item.what))
+                 for arg in (EMULATOR_OPTIONS[item.kind],
+                             _within_sites(item, names, elf) if item.kind == "within" and item.lines else item.what))
+
+
+def _within_sites(item: Declassification, names: "Symbolizer", elf: Path) -> str:
+    """NAME@LO-HI,...: the code of the call sites at `item.lines` (file:line, by basename)."""
+    ranges = [(lo, hi) for place in item.lines for lo, hi in names.code_of(place)]
+    missing = [place for place in item.lines if not names.code_of(place)]
+    if missing:
+        raise PqscopeError(f"the catalogue limits {item.what}'s masked calls to {', '.join(missing)}, which has no "
+                           f"code in {elf}")
+    return f"{item.what}@" + ",".join(f"{lo:x}-{hi:x}" for lo, hi in ranges)
 
 
 def _unclone(function: str | None) -> str | None:
@@ -69,14 +82,15 @@ def _unclone(function: str | None) -> str | None:
 def attribute(findings: list[Finding], declassify: tuple[Declassification, ...]) -> list[Finding]:
     """Each finding with the declassifications behind it: a branch that a public decision takes
     (the catalogue's decision functions, or GCC's clones of them, at their lines if it names some)
-    becomes declassified;
-    one made inside a masked computation is credited to the `within` declassification of the
-    function whose call it was in; one the
-    emulator found caused only by declared-public values is credited to the value
-    declassifications of its own function if there are some, else to all of them (the emulator
-    does not say which value it was)."""
+    becomes declassified; one made inside a masked computation is credited to the `within`
+    declassification of the function whose call it was in; one the emulator found caused only by
+    declared-public values is credited to the value declassifications of its own function if there
+    are some, else to all of them (the emulator does not say which value it was)."""
     values = [item for item in declassify if item.kind in EMULATOR_OPTIONS and item.kind != "within"]
-    masked = {_unclone(item.function): item.reason for item in declassify if item.kind == "within"}
+    masked: dict[str, list[str]] = {}
+    for item in declassify:
+        if item.kind == "within":
+            masked.setdefault(_unclone(item.function), []).append(item.reason)
     attributed = []
     for finding in findings:
         decisions = [item.reason for item in declassify if item.kind == "decision"
@@ -85,7 +99,7 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
         if decisions:
             finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
         elif finding.within:
-            finding = replace(finding, declassified_by=(masked[_unclone(finding.within)],))
+            finding = replace(finding, declassified_by=tuple(dict.fromkeys(masked[_unclone(finding.within)])))
         elif finding.declassified:
             own = [item.reason for item in values if item.function == finding.function]
             finding = replace(finding, declassified_by=tuple(dict.fromkeys(own or [item.reason for item in values])))
@@ -143,6 +157,18 @@ class Symbolizer:
             if address < start + size:
                 return name
         return None
+
+    def code_of(self, place: str) -> list[tuple[int, int]]:
+        """The code ranges [lo, hi) of a source line, "file.c:N" (the file by its basename)."""
+        file, _, line = place.rpartition(":")
+        ranges: list[tuple[int, int]] = []
+        for (address, name, number), (following, _, _) in zip(self._lines, self._lines[1:]):
+            if number == int(line) and Path(name).name == file and following > address:
+                if ranges and ranges[-1][1] == address:
+                    ranges[-1] = (ranges[-1][0], following)
+                else:
+                    ranges.append((address, following))
+        return ranges
 
     def line(self, address: int) -> tuple[str | None, int | None]:
         at = bisect.bisect_right(self._line_starts, address) - 1
@@ -259,9 +285,10 @@ class TaintCapture(Capture):
 
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         check_decisions(implementation.declassify, elf)
+        self._emulator_options = emulator_options(implementation.declassify, elf)
 
     def profiling(self, implementation: Implementation, directory: Path) -> Tainting:
-        return Tainting(directory / CALLS_FILE, INTERVAL_FUNCTION, emulator_options(implementation.declassify))
+        return Tainting(directory / CALLS_FILE, INTERVAL_FUNCTION, self._emulator_options)
 
     def keep(self, path: Path, profiled: bool) -> list[TaintSignature]:
         return _keep_signatures(path, self.samples_name, self.master_seed, self.samples)

@@ -24,16 +24,17 @@ BOARDS_HEADINGS = ("serial number", "place or port", "signatures", "median cycle
 
 def bound_text(document: dict) -> str:
     """The ct document's TOST bound (leakstats.LeakBound's JSON) in words, with its scope: the
-    statistics bound the time that depends on the long-term key; the exact check, when it ran,
-    leaves no time at all that depends on any secret."""
+    statistics bound the time that depends on the long-term key; a clear exact check adds that
+    none depends on any secret on the paths it followed."""
     bound = document["bound"]
     share = bound.get("share_of_mean")
     exact = document.get("taint")
+    clear = exact is not None and exact["verdict"] == "no-leak"
     return (f"no leak larger than {bound['cycles']:,.1f} cycles" + (f" ({share:.3%} of the mean)" if share is not None
                                                                      else "")
             + " at 95% confidence in time that depends on the long-term key"
-            + ("" if not exact or exact["verdict"] != "no-leak" else f"; the exact check found no time that depends on any secret, the signing "
-                                    f"randomness included, on {exact['signatures']} signatures' paths"))
+            + (f"; the exact check found no time that depends on any secret, the signing randomness included, on "
+               f"{exact['signatures']} signatures' paths" if clear else ""))
 
 
 def _rounded(value) -> str:

@@ -40,7 +40,8 @@ def taint_what(finding: dict) -> str:
     """What a finding is: a leak, declassified (and by which of the catalogue's reasons), or a note."""
     if finding["declassified"]:
         reasons = ", ".join(finding["declassified_by"])
-        return f"declassified: {reasons}" if reasons else "declassified"
+        inside = f" (in a call of {finding['within']})" if finding.get("within") else ""
+        return (f"declassified: {reasons}" if reasons else "declassified") + inside
     return "LEAK" if finding["leak"] else "note"
 
 
