@@ -48,7 +48,8 @@ def timed_ct(scheme: str, impl: str, seed: str, *options: str) -> tuple[float, d
 def report(label: str, elapsed: float, document: dict) -> None:
     n = document["n"]
     bound = document.get("bound") or {}
-    shown = f"; no leak above {bound['share_of_mean']:.3%} of the mean" if bound.get("share_of_mean") is not None else ""
+    shown = (f"; no leak above {bound['share_of_mean']:.3%} of the mean"
+             if document["verdict"] == "no-leak" and bound.get("share_of_mean") is not None else "")
     decided = sorted({item["by"] for item in document.get("evidence", [])})
     print(f"{label}: {document['verdict']} in {elapsed:.1f} s ({n['fixed'] + n['random']} signatures; "
           f"{document.get('sequential', {}).get('stopped') or 'all -n'}{shown}; decided by {', '.join(decided)})",

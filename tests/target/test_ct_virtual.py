@@ -58,7 +58,7 @@ def test_constant_time_twins_do_not_leak(pattern, n, tmp_path):
 @pytest.mark.parametrize("pattern", NONCES)
 def test_a_per_signature_nonce_is_a_leak_only_the_exact_check_sees(pattern, tmp_path):
     """The nonce is uniform in both key classes, so the statistics clear it (all -n taken: by
-    default they stop at their first look once the exact check found a leak); the exact check
+    default they stop at 20 signatures once the exact check found a leak); the exact check
     follows the key or the signing randomness into the nonce, and the headline is a leak that
     names the branch, with the scope that covers it."""
     document = ct(f"control-{pattern}", "leaky", NO_LEAK_N, tmp_path, "--fixed-n", exact=True)
@@ -67,6 +67,15 @@ def test_a_per_signature_nonce_is_a_leak_only_the_exact_check_sees(pattern, tmp_
     assert decided and {item["kind"] for item in decided} == {"branch"}, decided
     assert all(item["function"].startswith("key_dependent_value") for item in decided), decided
     assert "signing randomness" in document["scope"]
+
+
+def test_once_the_exact_check_found_a_leak_the_statistics_stop_at_20_signatures(tmp_path):
+    """The exact check runs first; its leak decides the verdict, so the default test takes only the
+    20 signatures that give the cycles and the per-class picture."""
+    document = ct("control-early-exit", "leaky", NO_LEAK_N, tmp_path, exact=True)
+    assert document["verdict"] == "leak" and document["n"]["fixed"] + document["n"]["random"] == 20
+    assert document["sequential"]["stopped"].startswith("leak: the exact check found")
+    assert [item["by"] for item in document["evidence"]][-1] == "exact check"
 
 
 @pytest.mark.parametrize("clock, hz, wait_states, leaky_verdict",

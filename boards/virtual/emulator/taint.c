@@ -386,10 +386,10 @@ static void call_returned(struct taint *t, const struct frame *f)
 {
 	if (f->roles & ROLE_PUBLIC_RETURN)
 		t->r[0] = declassify(t->r[0]);
-	/* The signing randomness is a secret like the key; randomness drawn outside a signature
-	 * (the harness's message, key generation) is not part of the question. */
 	if (f->roles & ROLE_WITHIN)
 		t->within = f->outer_within;
+	/* The signing randomness is a secret like the key; randomness drawn outside a signature
+	 * (the harness's message, key generation) is not part of the question. */
 	if ((f->roles & ROLE_RANDOM) && t->scope_depth > 0)
 		taint_mark(t, f->out, f->out_bytes, TAINT_SECRET);
 	if ((f->roles & ROLE_SCOPE) && --t->scope_depth == 0) {

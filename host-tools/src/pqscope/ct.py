@@ -36,6 +36,9 @@ from .taint import TaintCapture
 
 FIXED_SLOT = 0
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
+# Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
+# this many signatures (ct's least -n), enough for the cycles and the per-class picture.
+AFTER_EXACT_LEAK = 20
 
 
 @dataclass(frozen=True)
@@ -259,6 +262,13 @@ class CtCapture(Capture):
             for record in records[:-1]:  # a resumed test's kept signatures
                 self._arrive(record)
         self._arrive(records[-1])
+        leaks = self._exact_leaks()
+        if leaks and not self.fixed_n and self._prefix >= AFTER_EXACT_LEAK:
+            self.decided_at = AFTER_EXACT_LEAK
+            result = self._analyse(implementation, path, _first(records, AFTER_EXACT_LEAK), meta, profiled,
+                                   bootstrap_resamples=10)
+            return (f"leak: the exact check found {leaks} leaking instruction{'' if leaks == 1 else 's'} (the "
+                    f"statistics at {AFTER_EXACT_LEAK} signatures: {result.verdict})")
         while self._looked < len(self.looks) - 1 and self._prefix >= self.looks[self._looked]:
             look = self.looks[self._looked]
             self._looked += 1
@@ -266,10 +276,6 @@ class CtCapture(Capture):
             result = self._analyse(implementation, path, _first(records, look), meta, profiled,
                                    bootstrap_resamples=10)
             self.progress = self._last_look = look_summary(result, look)
-            if self._exact_leaks():
-                self.decided_at = look
-                return (f"leak: the exact check found {self._exact_leaks()} leaking instructions (the statistics at "
-                        f"{look} signatures: {result.verdict})")
             if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
                 self.decided_at = look
                 return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
