@@ -71,7 +71,7 @@ def bench_fpemu_c_bound(args) -> None:
 
 
 # The leaky controls and their twins; the nonces' leaks are the exact check's alone (issue #30).
-CONTROLS = ("early-exit", "branch", "udiv", "derived-nonce", "random-nonce")
+CONTROLS = ("early-exit", "branch", "udiv", "derived-nonce", "random-nonce", "nonce-division")
 
 
 def bench_twins(args) -> None:

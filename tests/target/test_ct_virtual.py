@@ -42,9 +42,10 @@ def test_leaky_controls_leak_within_1000_samples(pattern, tmp_path):
     assert document["verdict"] == "leak", document["reason"]
 
 
-# Per-signature secrets whose time follows a nonce's bit length: hashed from the key and the
-# message, or drawn from randombytes while signing. Fresh in both key classes alike.
-NONCES = ["derived-nonce", "random-nonce"]
+# Per-signature secrets: a nonce whose bit length sets the time, hashed from the key and the
+# message or drawn from randombytes while signing, and a division of a value derived from a drawn
+# nonce. Fresh in both key classes alike.
+NONCES = ["derived-nonce", "random-nonce", "nonce-division"]
 
 
 @pytest.mark.parametrize("pattern", ["early-exit", "branch", "udiv", *NONCES])
@@ -60,11 +61,11 @@ def test_a_per_signature_nonce_is_a_leak_only_the_exact_check_sees(pattern, tmp_
     """The nonce is uniform in both key classes, so the statistics clear it (all -n taken: by
     default they stop at 20 signatures once the exact check found a leak); the exact check
     follows the key or the signing randomness into the nonce, and the headline is a leak that
-    names the branch, with the scope that covers it."""
+    names the branch or the division, with the scope that covers it."""
     document = ct(f"control-{pattern}", "leaky", NO_LEAK_N, tmp_path, "--fixed-n", exact=True)
     assert document["verdict"] == "leak" and document["statistics"]["verdict"] == "no-leak", document["reason"]
     decided = [item for item in document["evidence"] if item["by"] == "exact check"]
-    assert decided and {item["kind"] for item in decided} == {"branch"}, decided
+    assert decided and {item["kind"] for item in decided} == {"division" if pattern == "nonce-division" else "branch"}
     assert all(item["function"].startswith("key_dependent_value") for item in decided), decided
     assert "signing randomness" in document["scope"]
 

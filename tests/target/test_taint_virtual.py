@@ -20,7 +20,7 @@ CONTROL = "firmware/schemes/controls/control.c"
 # Each leaky control's finding: its kind and what its source line holds.
 LEAKS = {"early-exit": ("branch", "if (sk[i] > KEY_LIMIT)"), "branch": ("branch", "(sk[0] & 1) ?"),
          "udiv": ("division", "n / d"), "derived-nonce": ("branch", "rest != 0; rest >>= 1"),
-         "random-nonce": ("branch", "rest != 0; rest >>= 1")}
+         "random-nonce": ("branch", "rest != 0; rest >>= 1"), "nonce-division": ("division", "n / d")}
 
 
 def taint(scheme: str, impl: str, tmp_path) -> dict:

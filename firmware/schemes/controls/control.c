@@ -1,6 +1,6 @@
 /* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV,
- * CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE or CONTROL_RANDOM_NONCE, with CONTROL_LEAKY 1 (the
- * textbook leak) or 0 (its constant-time twin). */
+ * CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE or CONTROL_NONCE_DIVISION, with
+ * CONTROL_LEAKY 1 (the textbook leak) or 0 (its constant-time twin). */
 #include "api.h"
 
 #include <pqscope/sha3.h>
@@ -9,8 +9,8 @@
 
 #if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + defined(CONTROL_UDIV) + \
                                 defined(CONTROL_FLASH_TABLE) + defined(CONTROL_DERIVED_NONCE) +                  \
-                                defined(CONTROL_RANDOM_NONCE) != 1)
-#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE"
+                                defined(CONTROL_RANDOM_NONCE) + defined(CONTROL_NONCE_DIVISION) != 1)
+#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE, CONTROL_NONCE_DIVISION"
 #endif
 
 #define KEY_LIMIT 0xEFu /* early exit at the first key byte above this */
@@ -20,6 +20,30 @@ static uint32_t load32(const uint8_t *p)
 {
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
+
+#if defined(CONTROL_UDIV) || defined(CONTROL_NONCE_DIVISION)
+#if CONTROL_LEAKY
+/* The Cortex-M4's UDIV terminates early: its time depends on the operands. */
+static uint32_t divide(uint32_t n, uint32_t d)
+{
+  return n / d;
+}
+#else
+/* Restoring division with a fixed 32 steps and no branches on the operands. */
+static uint32_t divide(uint32_t n, uint32_t d)
+{
+  uint32_t quotient = 0;
+  uint64_t remainder = 0; /* below 2d: 33 bits */
+  for (int bit = 31; bit >= 0; bit--) {
+    remainder = (remainder << 1) | ((n >> bit) & 1u);
+    uint32_t fits = 1u ^ (uint32_t)((remainder - d) >> 63); /* 1 if remainder >= d */
+    remainder -= (uint64_t)d & (0u - (uint64_t)fits);
+    quotient |= fits << bit;
+  }
+  return quotient;
+}
+#endif
+#endif
 
 #if defined(CONTROL_EARLY_EXIT)
 /* The index of the first key byte above KEY_LIMIT (or the key length): a compare that returns
@@ -72,28 +96,6 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
 }
 
 #elif defined(CONTROL_UDIV)
-#if CONTROL_LEAKY
-/* The Cortex-M4's UDIV terminates early: its time depends on the operands. */
-static uint32_t divide(uint32_t n, uint32_t d)
-{
-  return n / d;
-}
-#else
-/* Restoring division with a fixed 32 steps and no branches on the operands. */
-static uint32_t divide(uint32_t n, uint32_t d)
-{
-  uint32_t quotient = 0;
-  uint64_t remainder = 0; /* below 2d: 33 bits */
-  for (int bit = 31; bit >= 0; bit--) {
-    remainder = (remainder << 1) | ((n >> bit) & 1u);
-    uint32_t fits = 1u ^ (uint32_t)((remainder - d) >> 63); /* 1 if remainder >= d */
-    remainder -= (uint64_t)d & (0u - (uint64_t)fits);
-    quotient |= fits << bit;
-  }
-  return quotient;
-}
-#endif
-
 /* Message words divided by key-derived divisors. */
 static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
 {
@@ -142,7 +144,18 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
   return value;
 }
 
-#elif defined(CONTROL_DERIVED_NONCE) || defined(CONTROL_RANDOM_NONCE)
+#elif defined(CONTROL_DERIVED_NONCE) || defined(CONTROL_RANDOM_NONCE) || defined(CONTROL_NONCE_DIVISION)
+#if defined(CONTROL_NONCE_DIVISION)
+/* Work on a per-signature nonce: a value derived from it divided by a public modulus that the
+ * compiler cannot turn into a multiplication (KyberSlash's leak: UDIV's time follows its
+ * operands). The twin divides in fixed steps. */
+static volatile uint32_t modulus = 3329;
+
+static uint32_t nonce_work(uint32_t nonce)
+{
+  return divide(nonce >> (nonce & 31), modulus);
+}
+#else
 /* Work on a per-signature nonce whose time follows its bit length (Minerva's leak). The twin
  * walks all 32 bits. */
 static uint32_t nonce_work(uint32_t nonce)
@@ -159,6 +172,7 @@ static uint32_t nonce_work(uint32_t nonce)
 #endif
   return value;
 }
+#endif
 
 #if defined(CONTROL_DERIVED_NONCE)
 /* The nonce derived from the key and the message, as deterministic ECDSA and EdDSA derive theirs.
