@@ -655,6 +655,22 @@ static void test_declassify(void)
 	taint_free(t);
 }
 
+/* The document taint_write writes, into text (NUL-terminated). */
+static void written(struct taint *t, char *text, size_t size)
+{
+	char path[] = "/tmp/vboard-taint-test-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_write(t, path) == 0);
+	memset(text, 0, size);
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, size - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+}
+
 /* Calls, returns and marks through hand-made function symbols. */
 #define SCOPE 0x08001000u
 #define MARK_SECRET 0x08002000u
@@ -734,17 +750,8 @@ static void test_scope_marks_and_returns(void)
 	RUN(t, 0, 0xfbb1, 0xf0f2);
 	CHECK(taint_instructions(t) == before);
 
-	char path[] = "/tmp/vboard-taint-test-XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(taint_write(t, path) == 0);
-	char text[512] = {0};
-	FILE *f = fopen(path, "r");
-	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
-	if (f)
-		fclose(f);
-	unlink(path);
+	char text[1024];
+	written(t, text, sizeof text);
 	CHECK(!strcmp(text, "{\"format\": \"pqscope-vboard-taint\", \"version\": 1, \"calls\": 1, "
 			    "\"instructions\": 1, \"findings\": [\n"
 			    "  {\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
@@ -794,17 +801,8 @@ static void test_within(void)
 	bool declassified = true;
 	CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == 6 && !declassified);
 
-	char path[] = "/tmp/vboard-taint-test-XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(taint_write(t, path) == 0);
-	char text[1024] = {0};
-	FILE *f = fopen(path, "r");
-	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
-	if (f)
-		fclose(f);
-	unlink(path);
+	char text[1024];
+	written(t, text, sizeof text);
 	CHECK(strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 3, "
 			   "\"declassified\": false}") &&
 	      strstr(text, "{\"kind\": \"division\", \"address\": \"0x08000100\", \"count\": 1, "
@@ -834,17 +832,8 @@ static void test_coverage_per_call(void)
 		}
 		taint_block(t, CALLER);
 	}
-	char path[] = "/tmp/vboard-taint-test-XXXXXX";
-	int fd = mkstemp(path);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(taint_write(t, path) == 0);
-	char text[512] = {0};
-	FILE *f = fopen(path, "r");
-	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
-	if (f)
-		fclose(f);
-	unlink(path);
+	char text[1024];
+	written(t, text, sizeof text);
 	CHECK(strstr(text, "\"calls\": 2,") && strstr(text, "\"coverage\": [2, 1]}"));
 	taint_free(t);
 }
