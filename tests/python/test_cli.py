@@ -47,7 +47,8 @@ RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
         (("taint", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f"),
          "board stm32f4discovery cannot track the key through its instructions: taint runs on the virtual board"),
         (("ct", "--board", "stm32f4discovery", "--port", "/dev/null", "--scheme", "ml-dsa-44", "--impl", "m4f",
-          "--taint"), "--taint runs on the virtual board (--board virtual), not on stm32f4discovery"),
+          "--taint", "--no-replay"), "--taint runs on the virtual board: on stm32f4discovery, in the replay (drop "
+                                     "--no-replay)"),
         (("model-check", "--board", "stm32f4discovery"),
          "board stm32f4discovery is reached over a serial port: pass --port"),
         ((*RUN, "--seed", "xyz"), "--seed must be hex digits (an odd count is read with a leading 0: 7 is 07), not 'xyz'"),

@@ -188,8 +188,8 @@ def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, t
     _device, port = pty_device(behaviour=Behaviour(key_leak=key_leak))
     out = tmp_path / "ct"
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
-                                      "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed", "07",
-                                      *options, "--out", str(out), "--json"])
+                                      "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed",
+                                      "07", *options, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["verdict"] == verdict
@@ -208,8 +208,8 @@ def sharded_ct(pty_device, out, behaviours: list[Behaviour], *options: str) -> t
     """`pqscope ct` on a fake board per behaviour (ML-DSA-44, 300 signatures); its document and ports."""
     ports = [pty_device(behaviour=behaviour)[1] for behaviour in behaviours]
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", *(a for p in ports for a in ("--port", p)),
-                                      "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed",
-                                      "07", "--out", str(out), "--json", *options])
+                                      "--no-flash", "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n",
+                                      "300", "--seed", "07", "--out", str(out), "--json", *options])
     assert result.exit_code == 0, result.stderr
     return {k: v for k, v in json.loads(result.stdout).items() if k != "run_dir"}, ports
 
@@ -304,7 +304,8 @@ def test_a_look_stops_a_leaking_test_and_says_where_it_stands():
 def test_a_requested_bound_is_shown_or_said_not_to_be(fake_repo, fake_toolchain, pty_device, tmp_path, percent, shown):
     _device, port = pty_device(behaviour=Behaviour(key_leak=0))
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
-                                      "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "2400", "--seed", "07",
+                                      "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "2400", "--seed",
+                                      "07",
                                       "--bound", percent, "--out", str(tmp_path / "ct"), "--json"])
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)

@@ -25,7 +25,7 @@ from test_cli import assert_one_line_error
 SAMPLES = 300
 KILLED_AT = 100  # signatures answered before the killed test's device falls silent
 # --fixed-n: a sequential test of this leak would stop at its first look, before the kill.
-CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f",
+CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f",
       "-n", str(SAMPLES), "--seed", "07", "--fixed-n")
 
 

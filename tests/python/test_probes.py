@@ -17,8 +17,8 @@ from test_cli import assert_one_line_error
 
 NAMES = ("sqrt", "__aeabi_d2lz")
 RUN = ("run", "--board", "stm32f4discovery", "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f", "--seed", "07")
-CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300",
-      "--seed", "07")
+CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f",
+      "-n", "300", "--seed", "07")
 
 
 def test_probe_columns_name_each_probe_twice_and_parse_back():

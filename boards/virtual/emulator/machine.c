@@ -97,7 +97,7 @@ static void machine_schedule(struct machine *m)
 		if (tick < next)
 			next = tick;
 	}
-	m->flash_timed = art_wait_states(m->art) > 0;
+	m->flash_timed = !m->flash_free && art_wait_states(m->art) > 0;
 	if (m->resume || m->signal || (m->flash_timed && !m->flash_hooked))
 		next = 0;
 	m->next_event = next;
@@ -437,8 +437,11 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 		at += reg(m, core_regs[s->base]);
 	if (s->index >= 0)
 		at += reg(m, core_regs[s->index]) << s->shift;
-	if (in_flash(at))
+	if (in_flash(at)) {
 		m->cycles += art_load(m->art, at & (FLASH_SIZE - 1), s->bytes);
+		if (m->prof)
+			profile_stall(m->prof, m->cycles);
+	}
 }
 
 /* Flash wait states are on: a code hook on flash for the loads, then every block translated and
@@ -471,6 +474,8 @@ static void on_div(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 		return;
 	uint32_t n = reg(m, core_regs[d->site.rn]), dv = reg(m, core_regs[d->site.rm]);
 	m->cycles += timing_div(n, dv, d->site.is_signed) - TIMING_DIV_BASE;
+	if (m->prof)
+		profile_stall(m->prof, m->cycles);
 }
 
 static int add_div_hooks(struct machine *m, const struct block_timing *bt)
@@ -828,6 +833,19 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	continue_at(m, pc & ~1u); /* reset fetch is part of the start-up, not a taken branch */
 	machine_schedule(m);
 	return 0;
+}
+
+void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitter)
+{
+	m->flash_free = flash_free;
+	machine_schedule(m);
+	/* Seeded by the unique ID: each stand-in board has noise of its own, the same on every start. */
+	uint8_t uid[12] = {0};
+	uint64_t seed = 0xcbf29ce484222325ull;
+	uc_mem_read(m->uc, UNIQUE_ID_BASE, uid, sizeof uid);
+	for (int i = 0; i < 12; i++)
+		seed = (seed ^ uid[i]) * 0x100000001b3ull;
+	periph_set_cycle_jitter(m->periph, jitter, seed);
 }
 
 int machine_set_unique_id(struct machine *m, const uint32_t words[3])

@@ -63,6 +63,7 @@ struct machine {
 	uint64_t blocks, insns;
 	struct cost_entry *cache;
 	bool flash_timed;      /* flash wait states > 0: fetches and loads go through the ART model */
+	bool flash_free;       /* --flash-timing free: flash costs nothing whatever FLASH_ACR says */
 
 	uc_engine *uc;
 	csh cs;
@@ -125,6 +126,9 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		 uint64_t max_cycles, struct profile *prof, struct taint *taint);
 /* Sets the device's unique ID, words 0..2 at UNIQUE_ID_BASE (all zero unless set). */
 int machine_set_unique_id(struct machine *m, const uint32_t words[3]);
+/* The pricing of a board the model is not: flash that costs nothing at any wait states (the 24 MHz
+ * model of an image built for 168 MHz), and up to `jitter` cycles of noise on every read of a cycle counter. */
+void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitter);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */
 int machine_run(struct machine *m);
 void machine_free(struct machine *m);

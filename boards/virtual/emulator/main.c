@@ -43,6 +43,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH] [--uid HEX24]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
+		"                      [--flash-timing modelled|free] [--cycle-jitter N]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
 		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
@@ -81,7 +82,7 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 		"\"wall_seconds\": %.6f, \"host_wait_seconds\": %.6f, \"run_seconds\": %.6f, "
 		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu%s, "
 		"\"clock\": {\"hclk_hz\": %llu, \"flash_wait_states\": %u, \"prefetch\": %s, "
-		"\"icache\": %s, \"dcache\": %s}, "
+		"\"icache\": %s, \"dcache\": %s, \"flash_timing\": \"%s\"}, "
 		"\"flash\": {\"fetch_current\": %llu, \"fetch_prefetched\": %llu, "
 		"\"fetch_cached\": %llu, \"fetch_missed\": %llu, \"load_cached\": %llu, "
 		"\"load_missed\": %llu, \"stall_cycles\": %llu}}\n",
@@ -92,6 +93,7 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 		art->acr & FLASH_ACR_PRFTEN ? "true" : "false",
 		art->acr & FLASH_ACR_ICEN ? "true" : "false",
 		art->acr & FLASH_ACR_DCEN ? "true" : "false",
+		m->flash_free ? "free" : "modelled",
 		(unsigned long long)c->fetch_current, (unsigned long long)c->fetch_prefetched,
 		(unsigned long long)c->fetch_cached, (unsigned long long)c->fetch_missed,
 		(unsigned long long)c->load_cached, (unsigned long long)c->load_missed,
@@ -199,6 +201,8 @@ int main(int argc, char **argv)
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 	uint32_t unique_id[3] = {0, 0, 0};
+	bool flash_free = false;
+	uint32_t cycle_jitter = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i];
@@ -237,6 +241,20 @@ int main(int argc, char **argv)
 				usage();
 				return 2;
 			}
+		} else if (!strcmp(opt, "--flash-timing")) {
+			if (strcmp(val, "modelled") && strcmp(val, "free")) {
+				usage();
+				return 2;
+			}
+			flash_free = !strcmp(val, "free");
+		} else if (!strcmp(opt, "--cycle-jitter")) {
+			char *end;
+			unsigned long jitter = strtoul(val, &end, 0);
+			if (*end || *val == '-' || jitter > UINT32_MAX / 2) {
+				usage();
+				return 2;
+			}
+			cycle_jitter = (uint32_t)jitter;
 		} else if (!strcmp(opt, "--stats")) {
 			stats_path = val;
 		} else if (!strcmp(opt, "--profile")) {
@@ -347,8 +365,10 @@ int main(int argc, char **argv)
 	int rc = 1;
 	double t0 = monotonic_seconds();
 	if (machine_init(&machine, &elf, &uart, max_cycles, prof, taint) == 0 &&
-	    machine_set_unique_id(&machine, unique_id) == 0)
+	    machine_set_unique_id(&machine, unique_id) == 0) {
+		machine_set_board_timing(&machine, flash_free, cycle_jitter);
 		rc = machine_run(&machine);
+	}
 	double wall = monotonic_seconds() - t0;
 	if (rc == 0 && mode == UART_PTY && !machine.signal)
 		uart_hold(&uart, &machine.signal); /* the host stops it (SIGTERM) once it has read all */

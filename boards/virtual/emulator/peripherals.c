@@ -107,6 +107,9 @@ struct periph {
 	/* DWT: CYCCNT = dwt_base + (now - dwt_since) while counting */
 	uint32_t dwt_ctrl, dwt_base;
 	uint64_t dwt_since;
+	/* --cycle-jitter: every read of a cycle counter is late by 0..jitter cycles (xorshift64) */
+	uint32_t jitter;
+	uint64_t jitter_state;
 };
 
 static void fail(struct periph *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -401,6 +404,18 @@ static uint32_t dwt_cyccnt(const struct periph *p, uint64_t now)
 	return dwt_counting(p) ? p->dwt_base + (uint32_t)(now - p->dwt_since) : p->dwt_base;
 }
 
+static uint32_t cycle_jitter(struct periph *p)
+{
+	if (!p->jitter)
+		return 0;
+	uint64_t x = p->jitter_state;
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	p->jitter_state = x;
+	return (uint32_t)(x % ((uint64_t)p->jitter + 1));
+}
+
 static uint32_t scs_read(struct periph *p, uint32_t off)
 {
 	uint64_t now;
@@ -416,8 +431,10 @@ static uint32_t scs_read(struct periph *p, uint32_t off)
 		}
 		if (off == STK_RVR)
 			return p->st_reload;
-		if (off == STK_CVR)
-			return systick_value(p, now);
+		if (off == STK_CVR) { /* read late by the jitter: it counts down */
+			uint32_t value = systick_value(p, now), late = cycle_jitter(p);
+			return value > late ? value - late : 0;
+		}
 		return p->demcr;
 	case SCB_CPUID: return 0x410fc241; /* Cortex-M4 r0p1 */
 	case SCB_VTOR: return p->vtor;
@@ -489,8 +506,11 @@ static uint32_t dwt_read(struct periph *p, uint32_t off)
 	uint64_t now;
 	if (off == DWT_CTRL)
 		return DWT_CTRL_NUMCOMP | p->dwt_ctrl;
-	if (off == DWT_CYCCNT)
-		return access_time(p, &now) ? dwt_cyccnt(p, now) : 0;
+	if (off == DWT_CYCCNT) {
+		if (!access_time(p, &now))
+			return 0;
+		return dwt_cyccnt(p, now) + cycle_jitter(p);
+	}
 	unsupported(p, "read from", WIN_DWT, off);
 	return 0;
 }
@@ -572,6 +592,12 @@ struct periph *periph_new(const struct periph_core *core, struct uart_host *uart
 	p->ccr = CCR_STKALIGN;
 	p->fpccr = 0xc0000000;                /* ASPEN, LSPEN */
 	return p;
+}
+
+void periph_set_cycle_jitter(struct periph *p, uint32_t max, uint64_t seed)
+{
+	p->jitter = max;
+	p->jitter_state = seed | 1; /* xorshift64 never leaves 0 */
 }
 
 void periph_free(struct periph *p)

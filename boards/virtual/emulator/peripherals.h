@@ -37,6 +37,10 @@ struct periph;
 
 /* Reset state; USART2 talks to `uart`. */
 struct periph *periph_new(const struct periph_core *core, struct uart_host *uart);
+/* Every read of a cycle counter (SysTick's current value, DWT CYCCNT) returns the count of a
+ * pseudo-random 0..`max` cycles later (seeded by `seed`): a board's timing noise, for a stand-in
+ * board whose totals are not the model's. */
+void periph_set_cycle_jitter(struct periph *p, uint32_t max, uint64_t seed);
 void periph_free(struct periph *p);
 
 /* A window of registers; the core routes every access inside one to periph_read/periph_write. */

@@ -307,8 +307,33 @@ static void test_the_pll_clock_needs_the_flash_wait_states_of_rm0090(void)
 	periph_free(p);
 }
 
+/* A stand-in board's noise: every counter read is late by 0..max cycles, drawn afresh each time,
+ * never more, and not always the same. */
+static void test_cycle_jitter_makes_each_counter_read_late_by_at_most_its_maximum(void)
+{
+	struct periph *p = new_board("", false);
+	periph_set_cycle_jitter(p, 16, 7);
+	write_at(p, 0, STK_RVR, 999999);
+	write_at(p, 0, STK_CSR, CSR_ENABLE | CSR_CLKSOURCE);
+	write_at(p, 0, SCB_DEMCR, DEMCR_TRCENA);
+	write_at(p, 0, DWT_CTRL, 1);
+	bool late[17] = {false};
+	for (uint64_t now = 1000; now < 1000 + 400 * 10; now += 10) {
+		uint32_t systick_late = 999999 - (uint32_t)((now - 1) % 1000000) - read_at(p, now, STK_CVR);
+		uint32_t cyccnt_late = read_at(p, now, DWT_CYCCNT) - (uint32_t)now;
+		CHECK(systick_late <= 16 && cyccnt_late <= 16);
+		late[systick_late <= 16 ? systick_late : 0] = true;
+	}
+	unsigned seen = 0;
+	for (int i = 0; i <= 16; i++)
+		seen += late[i];
+	CHECK(seen > 10); /* 400 draws of 17 values */
+	periph_free(p);
+}
+
 int main(void)
 {
+	test_cycle_jitter_makes_each_counter_read_late_by_at_most_its_maximum();
 	test_the_pll_clock_needs_the_flash_wait_states_of_rm0090();
 	test_systick_counts_down_from_reload_with_the_clock();
 	test_countflag_is_set_by_a_wrap_and_cleared_by_reading_ctrl();

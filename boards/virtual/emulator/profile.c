@@ -69,6 +69,7 @@ struct profile {
 	struct interval iv;
 	uint64_t unattributed;
 	uint64_t last_cycles;
+	uint32_t current;       /* the function of the block running (NO_FUNC: none) */
 	struct frame stack[MAX_DEPTH];
 	uint32_t depth;
 	uint64_t dropped_frames;
@@ -85,6 +86,7 @@ struct profile *profile_new(const struct elf_image *elf)
 	for (size_t i = 0; i < (1u << LOOKUP_BITS); i++)
 		p->lookup[i].addr = 1; /* odd: never a block address */
 	p->iv.func = NO_FUNC;
+	p->current = NO_FUNC;
 	return p;
 }
 
@@ -278,6 +280,26 @@ static void pop(struct profile *p, uint64_t now)
 		interval_end(p, fr->entry, now);
 }
 
+/* Cycles spent in function `f` (NO_FUNC: outside every function symbol). */
+static void book(struct profile *p, uint32_t f, uint64_t cycles)
+{
+	if (p->iv.frame)
+		interval_count(&p->iv, p->iv.public_depth ? (uint32_t)p->elf->nfuncs + 1
+				       : f == NO_FUNC ? (uint32_t)p->elf->nfuncs : f, cycles, 0);
+	if (f == NO_FUNC)
+		p->unattributed += cycles;
+	else
+		p->stats[f].exclusive += cycles;
+}
+
+void profile_stall(struct profile *p, uint64_t now)
+{
+	if (now <= p->last_cycles)
+		return;
+	book(p, p->current, now - p->last_cycles);
+	p->last_cycles = now;
+}
+
 void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 {
 	uint64_t start = p->last_cycles;
@@ -293,19 +315,13 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 		p->lookup[slot].func = find_func(p, addr);
 	}
 	uint32_t f = p->lookup[slot].func;
+	p->current = f;
 	if (p->iv.frame) {
 		p->iv.hash = (p->iv.hash ^ addr) * FNV_PRIME;
 		p->iv.blocks++;
-		uint32_t slot = p->iv.public_depth ? (uint32_t)p->elf->nfuncs + 1
-				: f == NO_FUNC ? (uint32_t)p->elf->nfuncs : f;
-		interval_count(&p->iv, slot, now - start, 0);
 	}
-	if (f == NO_FUNC) {
-		p->unattributed += now - start;
-		return;
-	}
-	p->stats[f].exclusive += now - start;
-	if (addr != p->elf->funcs[f].addr)
+	book(p, f, now - start);
+	if (f == NO_FUNC || addr != p->elf->funcs[f].addr)
 		return;
 	uint32_t lr = p->core.link_register(p->core.core) & ~1u;
 	if (!call_begins(p->depth ? &p->stack[p->depth - 1].call : NULL, f, lr))

@@ -59,6 +59,9 @@ int profile_interval_id_symbol(struct profile *p, const char *name);
 int profile_attach(struct profile *p, const struct profile_core *core);
 /* A block starting at `addr` ran; model time is `now` at its end. */
 void profile_block(struct profile *p, uint32_t addr, uint64_t now);
+/* The block running stalled until model time `now` (an operand-dependent division, a load waiting
+ * for flash): its function's, not the next block's. */
+void profile_stall(struct profile *p, uint64_t now);
 void profile_exception_return(struct profile *p, uint64_t cycles);
 int profile_write(const struct profile *p, const char *path, uint64_t model_cycles);
 void profile_free(struct profile *p);

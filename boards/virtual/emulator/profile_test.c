@@ -48,18 +48,27 @@ static void block(uint32_t addr, uint32_t lr, uint64_t end)
 	profile_block(prof, addr, end);
 }
 
-static void test_intervals_count_inclusive_time_of_activations_inside(void)
+static struct elf_image elf = {.funcs = funcs, .nfuncs = sizeof funcs / sizeof *funcs};
+
+/* A profiler of `elf` writing the intervals of "sign" to a new file at `path` (a mkstemp pattern),
+ * with `public` (if not NULL) a public-input function. */
+static void start_profile(char *path, const char *public)
 {
-	char path[] = "/tmp/vboard-profile-test-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
 	close(fd);
-	struct elf_image elf = {.funcs = funcs, .nfuncs = sizeof funcs / sizeof *funcs};
 	prof = profile_new(&elf);
 	CHECK(profile_intervals(prof, "sign", path) == 0);
-	CHECK(profile_public_function(prof, "public") == 0);
+	if (public)
+		CHECK(profile_public_function(prof, public) == 0);
 	CHECK(profile_attach(prof, &(struct profile_core){NULL, fake_link_register, fake_read_word})
 	      == 0);
+}
+
+static void test_intervals_count_inclusive_time_of_activations_inside(void)
+{
+	char path[] = "/tmp/vboard-profile-test-XXXXXX";
+	start_profile(path, "public");
 
 	/* main calls helper, which calls sign: both callers stay open across the interval. */
 	block(MAIN, 0x0900, 10);
@@ -106,8 +115,39 @@ static void test_intervals_count_inclusive_time_of_activations_inside(void)
 		fprintf(stderr, "lines written:\n%s%s", lines[0], lines[1]);
 }
 
+/* The first line the profiler wrote to `path` (removed), into `line`. */
+static void first_line(const char *path, char *line, int size)
+{
+	FILE *in = fopen(path, "r");
+	CHECK(in != NULL);
+	if (in) {
+		CHECK(fgets(line, size, in) != NULL);
+		fclose(in);
+	}
+	unlink(path);
+}
+
+static void test_a_stall_belongs_to_the_block_that_stalled(void)
+{
+	char path[] = "/tmp/vboard-profile-test-XXXXXX";
+	start_profile(path, NULL);
+	block(SIGN, MAIN + 0x10, 10);
+	block(LEAF, SIGN + 0x10, 20);
+	profile_stall(prof, 28);            /* leaf's last block waits 8 cycles (a division) */
+	block(SIGN + 0x10, 0, 30);          /* leaf returned: its 18 cycles include the wait */
+	block(MAIN + 0x10, 0, 40);          /* sign returned */
+	profile_free(prof);
+
+	char line[512] = {0};
+	first_line(path, line, sizeof line);
+	CHECK(strstr(line, "\"functions\": {\"sign\": [12, 1, 30], \"leaf\": [18, 1, 18]}}\n") != NULL);
+	if (failures)
+		fprintf(stderr, "line written:\n%s", line);
+}
+
 int main(void)
 {
 	test_intervals_count_inclusive_time_of_activations_inside();
+	test_a_stall_belongs_to_the_block_that_stalled();
 	return check_summary("profile tests");
 }

@@ -20,6 +20,7 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, VI
                       implementation_options, own_implementation, parse_ops, parse_seed, probe_options,
                       refuse_fixed_options, run_directory, runner, select, shard_runner, variant, wide_console)
 from .paths import repo_root
+from .replay import FLASH_TIMINGS, ReplaySettings
 from .runner import Measurement, Member, SampleCapture, board_at_clock, new_suite, resumed
 from .runs import find_runs, load_run, newest_measured_run, runs_document
 from .targets import Link, open_target, target_kind
@@ -296,11 +297,17 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @JSON_OPTION
 @click.option("--taint/--no-taint", "taint_check", default=None,
               help="Run the exact check (pqscope taint, 2 signatures) before the statistics, and decide the verdict on "
-                   "both (default: where the board can, i.e. on the virtual board).")
+                   "both (default: on the virtual board, and in a real board's replay).")
+@click.option("--replay/--no-replay", "replay", default=True, show_default=True,
+              help="On a real board: replay every signature on the virtual board beside it (same image and seeds), "
+                   "regress its model cycles out of the board's, and test each exact-check finding on the board.")
+@click.option("--replay-flash-timing", type=click.Choice(FLASH_TIMINGS), default="modelled", show_default=True,
+              help="How the replay prices flash: as the image configures it, or free (the 24 MHz model of an image "
+                   "built for 168 MHz: a predictor without the flash accelerator, e.g. beside a stand-in board).")
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
                seed, msg_len, clock_name, key_refresh, probed, probe_names, out, resume_path, as_json, taint_check,
-               **connection) -> None:
+               replay, replay_flash_timing, **connection) -> None:
     """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
     keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
     everything derived from them) by the exact check first; the verdict weighs both."""
@@ -313,10 +320,12 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
     else:
         board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name)
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
+        # The virtual board is the model: only a real board's test is replayed.
+        replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
         what = CtCapture(samples, parse_seed(seed), msg_len, key_refresh, variant=variant(probed, probe_names),
                          fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100,
-                         exact_check=TAINT_SIGNATURES if taint_check or (taint_check is None and
-                                                                         target_kind(board).taints) else 0)
+                         exact_check=TAINT_SIGNATURES if taint_check or (taint_check is None and (
+                             target_kind(board).taints or replayed)) else 0, replay=replayed)
         measurement = Measurement(board, what, [Member(implementation, path)])
     _measure(ctx, measurement, connection)
     _show("ct", views.load(path)[1], as_json)

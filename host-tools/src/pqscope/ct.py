@@ -10,6 +10,7 @@ generated before (outside the timed region of) any signature: slot 0 holds the f
 other slots random keys, optionally regenerated every `key_refresh` uses.
 """
 
+import contextlib
 import csv
 import json
 import random
@@ -19,19 +20,20 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import leakstats
-from .build import PLAIN, Variant
+from .build import PLAIN, Variant, code_digest
 from .capture import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from .catalogue import Implementation
-from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, CtResult, analyse, board_summaries, headline, look_summary,
-                         taint_beside)
+from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, Confirmation, CtResult, analyse, board_summaries, confirm,
+                         disagreements, headline, look_summary, taint_beside)
 from .device import DeviceSession
 from .errors import PqscopeError
 from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_values,
                      readings_from_values)
 from .protocol import Info, ProbeReading, Sample, Status
-from .rundir import RunDirectory, csv_lines, read_header, sort_by_sample, write_atomically
-from .runner import Capture, Finished, shard_directories, variant_from_json
-from .targets import Profiling
+from .replay import REPLAY_DIRECTORY, Replay, ReplaySettings, quiet_console, read_intervals
+from .rundir import RunDirectory, csv_lines, read_header, resume_parameters, sort_by_sample, write_atomically
+from .runner import Capture, Finished, Runner, shard_directories, variant_from_json
+from .targets import Profiling, Target
 from .taint import TaintCapture
 
 FIXED_SLOT = 0
@@ -215,9 +217,14 @@ class CtCapture(Capture):
     view = "ct"
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
-                 variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0):
+                 variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0,
+                 replay: ReplaySettings | None = None):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
+        # A board's test replayed on the virtual board (None: not replayed), and the replay once running.
+        self.replay = replay
+        self._replay: Replay | None = None
+        self._used: int | None = None  # the signatures the finished verdict used
         # Signatures of the exact check to run beside the test (0: none), and its result once it
         # ran: shown next to the statistical localisation.
         self.exact_check = exact_check
@@ -238,16 +245,48 @@ class CtCapture(Capture):
     @classmethod
     def from_meta(cls, meta) -> "CtCapture":
         return cls(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
-                   fixed_n=bool(meta.fixed_n), bound=meta.bound, exact_check=meta.exact_check or 0)
+                   fixed_n=bool(meta.fixed_n), bound=meta.bound, exact_check=meta.exact_check or 0,
+                   replay=ReplaySettings.from_json(meta.replay))
 
     def parameters(self) -> dict:
         return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound,
-                "exact_check": self.exact_check or None}
+                "exact_check": self.exact_check or None, "replay": self.replay.to_json() if self.replay else None}
 
     def companion(self) -> tuple[Capture, str] | None:
-        """The exact check beside the test, into its "taint" subdirectory."""
+        """The exact check beside the test, into its "taint" subdirectory (a replayed test's runs
+        in the replay, on the virtual board)."""
         return (TaintCapture(self.exact_check, self.master_seed, self.msg_len), EXACT_CHECK_DIRECTORY) \
-            if self.exact_check else None
+            if self.exact_check and self.replay is None else None
+
+    @contextlib.contextmanager
+    def alongside(self, target: Target, implementation: Implementation, elf: Path, path: Path):
+        """A board's replay on the virtual board, into the "replay" subdirectory, for as long as the
+        test runs; it ends with the test, and resumes with it."""
+        if self.replay is None:
+            yield
+            return
+        replay = Replay(lambda where, feed: self._measure_replay(target, implementation, elf, where, feed),
+                        path / REPLAY_DIRECTORY)
+        if not self.exact_check:
+            replay.exact_checked(None)
+        self._replay = replay
+        replay.start()
+        try:
+            yield
+        finally:
+            replay.close(self._used)
+
+    def _measure_replay(self, target: Target, implementation: Implementation, elf: Path, path: Path,
+                        feed: Replay) -> None:
+        """The replay's measurement: the same schedule on the same image, on the virtual boards
+        that replay `target`."""
+        what = ReplayCapture(self, feed, code_digest(elf))
+        resumed = resume_parameters(path, kind=self.kind) if (path / "meta.json").is_file() else None
+        if resumed is not None and resumed.status == "complete":
+            what.take_kept(path)
+            return
+        targets = target.replay_targets(self.replay.emulator_args())
+        Runner(targets, quiet_console(), what).measure(implementation, path, what, resumed)
 
     def take_companion(self, document: dict) -> None:
         self.taint = document
@@ -262,8 +301,12 @@ class CtCapture(Capture):
             for record in records[:-1]:  # a resumed test's kept signatures
                 self._arrive(record)
         self._arrive(records[-1])
+        if self._replay is not None:
+            self._replay.board_measured(len(self._arrived))
+            if self.taint is None:
+                self.taint = self._replay.exact_check()
         leaks = self._exact_leaks()
-        if leaks and not self.fixed_n and self._prefix >= AFTER_EXACT_LEAK:
+        if leaks and not self.fixed_n and self._prefix >= AFTER_EXACT_LEAK and self._replay is None:
             self.decided_at = AFTER_EXACT_LEAK
             result = self._analyse(implementation, path, _first(records, AFTER_EXACT_LEAK), meta, profiled,
                                    bootstrap_resamples=10)
@@ -276,12 +319,22 @@ class CtCapture(Capture):
             result = self._analyse(implementation, path, _first(records, look), meta, profiled,
                                    bootstrap_resamples=10)
             self.progress = self._last_look = look_summary(result, look)
+            if leaks and self._replay is not None:
+                # The verdict is the exact check's leak: the board's test goes on until it has
+                # confirmed every finding it can label.
+                confirmations = self._confirm(_first(records, look))
+                if _all_confirmed(confirmations):
+                    self.decided_at = look
+                    return (f"leak: the exact check's findings in {len(confirmations)} function"
+                            f"{'' if len(confirmations) == 1 else 's'} confirmed on the board at {look} signatures")
+                continue
             if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
                 self.decided_at = look
                 return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
         live = self._live.t
         self.progress = (self._last_look + "; " if self._last_look else "") + (
-            "" if live is None else f"live raw |t| {abs(live):.1f}")
+            "" if live is None else f"live raw |t| {abs(live):.1f}") + (
+            f"; replayed {self._replay.replayed}" if self._replay is not None else "")
         return None
 
     def _exact_leaks(self) -> int:
@@ -311,15 +364,29 @@ class CtCapture(Capture):
             # The corrections need their functions' time: without it the verdict would be the uncorrected one.
             check_probes(probes.names, [*filter(None, [implementation.retry_function]), *implementation.public_functions],
                          Path(meta.elf or "the image").name)
+        predicted = None
+        if self._replay is not None:
+            model = self._replay.model(max((record.index for record in records), default=-1) + 1)
+            predicted = [model[record.index].cycles for record in records]
         return analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
-                       probes=probes, looks=len(self.looks), **options)
+                       probes=probes, looks=len(self.looks), predicted=predicted, **options)
+
+    def _confirm(self, records: list[CtSample]) -> list[Confirmation]:
+        """The exact check's findings tested on the board's `records` by the replay's labels."""
+        model = self._replay.model(max((record.index for record in records), default=-1) + 1)
+        intervals = read_intervals(self._replay.path, shard_directories(self._replay.path))
+        return confirm(records, model, intervals, self.taint["findings"] if self.taint else [], len(self.looks))
 
     def label(self, implementation: Implementation) -> str:
         return f"ct {super().label(implementation)}"
 
     def instrumented(self, target) -> bool:
-        if self.exact_check and not target.taints:
-            raise PqscopeError(f"--taint runs on the virtual board (--board virtual), not on {target.board.name}")
+        if self.exact_check and not target.taints and self.replay is None:
+            raise PqscopeError(f"--taint runs on the virtual board: on {target.board.name}, in the replay (drop "
+                               "--no-replay)")
+        if self.replay is not None and target.taints:
+            raise PqscopeError(f"board {target.board.name} is the virtual board: there is nothing to replay "
+                               "(drop --replay)")
         # The probed image's probes replace the virtual board's profiler: it measures as a board would.
         return target.profiles and not self.variant.probed
 
@@ -353,6 +420,7 @@ class CtCapture(Capture):
         # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
         # stay in ct.csv, outside the verdict.
         records = _first(records, self.decided_at or self.samples)
+        self._used = len(records)
         result = self._analyse(implementation, path, records, meta, profiled)
         top_functions = result.to_json().get("top_functions", [])
         leaking = [f["function"] for f in top_functions if f["depends_on_class"] and f["function"] != PUBLIC_TIME]
@@ -372,10 +440,72 @@ class CtCapture(Capture):
             **({} if not (profiled and leaking) else {"confirm_on_board": confirmation(
                 leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
             **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
+            **({} if self._replay is None else {"replay": self._replay_document(records)}),
             **headline(result.to_json(), self.taint),
         }
         sort_by_sample(path / self.samples_name)
-        return Finished(document, (result.evidence.classes.tolist(), result.evidence.values.tolist()))
+        evidence = result.evidence
+        return Finished(document, (evidence.classes.tolist(), evidence.values.tolist(),
+                                   *(() if evidence.raw is None else (evidence.raw.tolist(),))))
+
+
+    def _replay_document(self, records: list[CtSample]) -> dict:
+        """What the replay gave the board's test: where it is, how it priced the image, the
+        findings confirmed on the board, and the signatures whose replay went otherwise."""
+        model = self._replay.model(max((record.index for record in records), default=-1) + 1)
+        differing = disagreements(records, model)
+        return {"directory": REPLAY_DIRECTORY, **self.replay.to_json(),
+                "confirmations": [item.to_json() | {"text": item.describe()} for item in self._confirm(records)],
+                "disagreements": {"count": len(differing), "first": differing[:10]}}
+
+
+class ReplayCapture(CtCapture):
+    """A board's test as the virtual board replays it: the same schedule, keys and seeds, every
+    signature profiled, handed to the board's test (`Replay`) as it comes; it takes every
+    signature until the board's test says how many it used."""
+
+    def __init__(self, board_test: CtCapture, feed: Replay, code: str):
+        super().__init__(board_test.samples, board_test.master_seed, board_test.msg_len, board_test.key_refresh,
+                         variant=board_test.variant, fixed_n=True, exact_check=board_test.exact_check)
+        self.feed, self.code = feed, code
+
+    def label(self, implementation: Implementation) -> str:
+        return f"replay of {super().label(implementation)}"
+
+    def check_image(self, implementation: Implementation, elf: Path) -> None:
+        if code_digest(elf) != self.code:
+            raise PqscopeError(f"the virtual board's image {elf} is not the board's: the replay needs the same code "
+                               "(rebuild both from this tree)")
+
+    def keep(self, path: Path, profiled: bool) -> list[CtSample]:
+        kept = super().keep(path, profiled)
+        for record in kept:
+            self.feed.arrived(record)
+        return kept
+
+    def take_kept(self, path: Path) -> None:
+        """A replay that ended complete: its signatures and exact check, as it kept them."""
+        self.keep(path, profiled=True)
+        exact = path / EXACT_CHECK_DIRECTORY
+        self.take_companion(resume_parameters(exact, kind=TaintCapture.kind).result
+                            if self.exact_check and (exact / "meta.json").is_file() else None)
+
+    def take_companion(self, document: dict | None) -> None:
+        super().take_companion(document)
+        self.feed.exact_checked(document)
+
+    def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
+        self.feed.arrived(records[-1])
+        reason = self.feed.stop_reason()
+        if reason is not None:
+            self.decided_at = self.feed.needed
+        return reason
+
+
+def _all_confirmed(confirmations: list[Confirmation]) -> bool:
+    """Every finding the board can test (labelled) confirmed, at least one."""
+    states = {item.state for item in confirmations}
+    return "confirmed" in states and states <= {"confirmed", "unlabelled"}
 
 
 def _first(records: list[CtSample], count: int) -> list[CtSample]:

@@ -45,6 +45,46 @@ class AttemptCorrection:
 
 
 @dataclass(frozen=True)
+class ControlVariate:
+    """The replay's model cycles regressed out of a board's cycles (least squares over both
+    classes): what the model predicts of each signature, its public path above all, leaves the
+    test, and a difference between the classes stays in the residuals unless the model has it
+    too — the model's own dependence on a secret is the exact check's to find. The residuals keep
+    the board's mean, so that a bound's share of the mean time stays the board's."""
+
+    slope: float
+    raw_variance: float  # of the board's cycles
+    residual_variance: float  # of what the prediction leaves
+    replay_mean_cycles: float
+
+    @property
+    def variance_removed(self) -> float:
+        """The share of the board's variance the model explains."""
+        return 0.0 if self.raw_variance == 0 else 1 - self.residual_variance / self.raw_variance
+
+    @property
+    def signatures_factor(self) -> float:
+        """How many times the signatures the same power takes without the replay: the ratio of
+        the variances (a mean difference's standard error goes with variance / signatures)."""
+        if self.residual_variance == 0:
+            return 1.0 if self.raw_variance == 0 else math.inf
+        return self.raw_variance / self.residual_variance
+
+    def to_json(self) -> dict:
+        return {"slope": self.slope, "variance_removed": self.variance_removed,
+                "signatures_factor": leakstats.json_number(self.signatures_factor),
+                "replay_mean_cycles": self.replay_mean_cycles}
+
+
+def control_variate(cycles: np.ndarray, predicted: np.ndarray) -> tuple[ControlVariate, np.ndarray]:
+    """The fit and the board's residual cycles (about the board's mean)."""
+    spread = predicted - predicted.mean()
+    slope = float(spread @ (cycles - cycles.mean()) / (spread @ spread)) if spread.any() else 0.0
+    residual = np.round(cycles - slope * spread, 6)  # an exact fit comes out exactly constant
+    return ControlVariate(slope, float(cycles.var()), float(residual.var()), float(predicted.mean())), residual
+
+
+@dataclass(frozen=True)
 class Evidence:
     """The values that decided the verdict, per usable signature in test order: the (corrected)
     total, or the function whose time decided it. The report plots them."""
@@ -52,6 +92,7 @@ class Evidence:
     classes: np.ndarray
     values: np.ndarray
     label: str
+    raw: np.ndarray | None = None  # a board's cycles before the replay's prediction was regressed out
 
 
 @dataclass(frozen=True)
@@ -67,6 +108,7 @@ class CtResult:
     corrupt_accepted: int
     public_time: PublicTime | None = None
     attempts: AttemptCorrection | None = None
+    control_variate: ControlVariate | None = None
     uncorrected: leakstats.LeakResult | None = None  # the total before the corrections
     functions: tuple[leakstats.FunctionLeak, ...] | None = None  # None: no profile
     # Where the functions' cycles come from: the emulator's profiler (exclusive cycles of every
@@ -80,6 +122,8 @@ class CtResult:
             document["public_time"] = self.public_time.to_json()
         if self.attempts:
             document["correction"] = self.attempts.to_json()
+        if self.control_variate:
+            document["control_variate"] = self.control_variate.to_json()
         if self.uncorrected:
             document["uncorrected"] = self.uncorrected.to_json()
         document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
@@ -125,7 +169,8 @@ PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probe
 
 def analyse(samples: list, intervals: list[dict] | None, retry_function: str | None,
             public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0, looks: int = 1,
-            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES) -> CtResult:
+            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES, predicted: list[float] | None = None
+            ) -> CtResult:
     """Leak statistics of the verified signatures' time and, with the emulator's intervals or the
     device's `probes`, of each function's time (the localisation).
 
@@ -138,6 +183,9 @@ def analyse(samples: list, intervals: list[dict] | None, retry_function: str | N
     Likewise, the time of `public_functions` (booked apart by the emulator) depends only on public
     data — the public key changes with the key class too — so it is subtracted from the total and
     left out of the ranking.
+
+    `predicted`: per signature, the cycles the replay on the virtual board took for it (a board's
+    test): regressed out of the (corrected) time as a control variate, last.
 
     `looks`: the number of looks of a sequential test (leakstats.sequential_looks), which raises
     the leak thresholds so that looking often does not make leaks of chance.
@@ -162,7 +210,10 @@ def analyse(samples: list, intervals: list[dict] | None, retry_function: str | N
                                                float(attempts[classes == FIXED].mean()),
                                                float(attempts[classes == RANDOM].mean()))
         cycles = _without_attempts(attempts, cycles)
-    corrected = public_time is not None or attempt_correction is not None
+    fit = None
+    if predicted is not None:
+        fit, cycles = control_variate(cycles, np.array([predicted[i] for i in usable], dtype=np.float64))
+    corrected = public_time is not None or attempt_correction is not None or fit is not None
     total = leakstats.analyse(classes, cycles, seed=seed, looks=looks, bootstrap_resamples=bootstrap_resamples)
     series = _function_series(profile, usable, attempts) if profile is not None else None
     functions = None if series is None else tuple(leakstats.rank_functions(
@@ -170,10 +221,12 @@ def analyse(samples: list, intervals: list[dict] | None, retry_function: str | N
         {name: values[classes == RANDOM] for name, values in series.items()}, looks))
     verdict, reason, deciding = decide(total, functions)
     evidence = Evidence(classes, series[deciding], f"{deciding} cycles") if deciding else Evidence(
-        classes, cycles, "signing cycles" + (" (corrected)" if public_time or attempt_correction else ""))
+        classes, cycles, "signing cycles" + (" less the replay's prediction" if fit else
+                                             " (corrected)" if public_time or attempt_correction else ""),
+        raw_cycles if fit else None)
     return CtResult(total, verdict, reason, failed_samples=len(samples) - len(usable),
                     corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
-                    public_time=public_time, attempts=attempt_correction,
+                    public_time=public_time, attempts=attempt_correction, control_variate=fit,
                     uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed, looks=looks,
                                                   bootstrap_resamples=bootstrap_resamples) if corrected else None,
                     functions=functions,
@@ -327,3 +380,95 @@ def look_summary(result: "CtResult", count: int) -> str:
     if result.total.samples_needed:
         text += f", a leak this size needs {2 * result.total.samples_needed:,}"
     return text
+
+
+@dataclass(frozen=True)
+class Confirmation:
+    """One function's findings of the exact check, tested on the board: the signatures are split
+    in two classes by the model's time per call of the function (the secret-dependent outcome the
+    findings name: slower or faster than the median), and the board's cycles, less what the rest
+    of the model predicts, compared between them."""
+
+    function: str
+    findings: int
+    state: str  # confirmed, evidence, not-seen, unlabelled
+    t: float | None
+    board_cycles: float | None  # mean board residual, slow class - fast class
+    model_cycles: float | None  # the model's own difference in the function's time
+    bound_cycles: float | None  # not seen: no difference larger than this (95 %)
+    signatures: int
+
+    def to_json(self) -> dict:
+        return {"function": self.function, "findings": self.findings, "state": self.state,
+                "t": leakstats.json_number(self.t), "board_cycles": self.board_cycles,
+                "model_cycles": self.model_cycles, "bound_cycles": self.bound_cycles, "signatures": self.signatures}
+
+    def describe(self) -> str:
+        if self.state == "unlabelled":
+            return "not labelled: the model's time in it is the same for every signature"
+        if self.state == "confirmed":
+            return f"confirmed on the board: {self.board_cycles:+,.0f} cycles (t = {self.t:.1f})"
+        if self.state == "evidence":
+            return f"evidence on the board, not yet definite: {self.board_cycles:+,.0f} cycles (t = {self.t:.1f})"
+        return f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, t = {self.t:.1f})"
+
+
+def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list[dict], looks: int = 1
+            ) -> list[Confirmation]:
+    """Each leaking function of the exact check's `findings`, tested on the `board`'s signatures
+    (CtSamples, verified ones only) with the replay's `model` samples and `intervals` by index.
+
+    Per signature the function's model time is split into its calls (how often it runs: public
+    control flow, or a loop the findings decide) and its time per call (what the secret decides);
+    the board's cycles are regressed on the model's time outside the function and on the calls,
+    and the residuals of the signatures whose time per call is above the median are compared with
+    the others' (Welch's t, thresholds raised for the functions tested and the looks)."""
+    functions: dict[str, int] = {}
+    for finding in findings:
+        if finding["leak"]:
+            functions[finding["function"]] = functions.get(finding["function"], 0) + 1
+    timed = [sample for sample in board if sample.status.timed and sample.index in intervals]
+    if not functions or len(timed) < 2 * leakstats.MIN_SAMPLES_PER_TEST:
+        return []
+    evidence_t, definite_t = leakstats.function_thresholds(len(functions), looks)
+    cycles = np.array([sample.cycles for sample in timed], dtype=np.float64)
+    total = np.array([model[sample.index].cycles for sample in timed], dtype=np.float64)
+    results = []
+    for function, count in sorted(functions.items()):
+        calls = np.array([intervals[s.index]["functions"].get(function, (0, 0, 0))[1] for s in timed], dtype=float)
+        inclusive = np.array([_inclusive(intervals[s.index]["functions"].get(function)) for s in timed], dtype=float)
+        per_call = np.divide(inclusive, calls, out=np.zeros_like(inclusive), where=calls > 0)
+        slow = _slow_half(per_call)
+        if min(slow.sum(), (~slow).sum()) < leakstats.MIN_SAMPLES_PER_TEST:
+            results.append(Confirmation(function, count, "unlabelled", None, None, None, None, len(timed)))
+            continue
+        predictors = np.column_stack([np.ones_like(total), total - inclusive, calls])
+        fitted, *_ = np.linalg.lstsq(predictors, cycles, rcond=None)
+        residual = cycles - predictors @ fitted
+        test = leakstats.welch_t(residual[~slow], residual[slow])
+        t = test.t
+        size = float(residual[slow].mean() - residual[~slow].mean())
+        state = ("confirmed" if abs(t) > definite_t else "evidence" if abs(t) >= evidence_t else "not-seen")
+        bound = leakstats.leak_bound(residual[~slow], residual[slow]).cycles if state == "not-seen" else None
+        results.append(Confirmation(function, count, state, float(t), size,
+                                    float(inclusive[slow].mean() - inclusive[~slow].mean()), bound, len(timed)))
+    return results
+
+
+def _slow_half(values: np.ndarray) -> np.ndarray:
+    """The values above the median, or from it on, whichever splits the more evenly (few distinct
+    values put many at the median)."""
+    median = np.median(values)
+    return min(values > median, values >= median, key=lambda slow: abs(2 * int(slow.sum()) - len(values)))
+
+
+def _inclusive(entry) -> float:
+    """An interval's inclusive cycles of a function ([exclusive, calls, inclusive]; 0 if absent)."""
+    return float(entry[2]) if entry else 0.0
+
+
+def disagreements(board: list, model: dict) -> list[int]:
+    """The board's signatures whose replay ended otherwise (status) or used another amount of stack:
+    the board did not run the replayed path (another image, or a fault)."""
+    return [sample.index for sample in board if sample.index in model and (
+        model[sample.index].status != sample.status or model[sample.index].stack_bytes != sample.stack_bytes)]

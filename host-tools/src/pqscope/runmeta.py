@@ -71,6 +71,7 @@ class RunMeta:
     stopped_early: str | None = None  # why a sequential test stopped before `samples`
     bound: float | None = None  # the no-leak bound asked for (--bound), as a share of the mean time
     exact_check: int | None = None  # signatures of the exact check beside the test (ct --taint), in taint/
+    replay: dict | None = None  # a board's test replayed on the virtual board (replay.ReplaySettings), in replay/
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 

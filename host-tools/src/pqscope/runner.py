@@ -115,6 +115,12 @@ class Capture:
     def take_companion(self, document: dict) -> None:
         """The companion's result document, before `finish`."""
 
+    def alongside(self, target: Target, implementation: Implementation, elf: Path,
+                  path: Path) -> contextlib.AbstractContextManager:
+        """What runs beside the whole measurement of `elf` on `target` into `path` (its companion,
+        records and `finish`), ended when the measurement ends (e.g. a board's replay)."""
+        return contextlib.nullcontext()
+
     def records(self, session: DeviceSession, info: Info, kept: list, shard: "Shard") -> Iterator:
         """Captures the records of `shard` not in `kept` from the board answering `session`
         (`info` is its INFO), yielding each once it is complete. Runs in the shard's own thread:
@@ -187,10 +193,11 @@ class SampleCapture(Capture):
 @dataclass(frozen=True)
 class Finished:
     """A complete capture's result: its document and, for a constant-time test, the values that
-    decided its verdict per signature (classes, values), which the report plots."""
+    decided its verdict per signature (classes, values, and a replayed board's raw cycles), which
+    the report plots."""
 
     document: dict
-    evidence: tuple[list[int], list[float]] | None = None
+    evidence: tuple[list, ...] | None = None
 
 
 @dataclass
@@ -251,7 +258,8 @@ class Runner:
         kept = what.keep(path, profiled) if resumed else []
         records = list(kept)
         shards = [Shard(index, len(targets)) for index in range(len(targets))]
-        with RunDirectory(path, what.samples_name, resuming=bool(resumed)) as run_dir:
+        with RunDirectory(path, what.samples_name, resuming=bool(resumed)) as run_dir, \
+                what.alongside(target, implementation, image.elf, path):
             meta = resumed or self._new_meta(implementation, image, what)
             meta.code_sha256, meta.timing_model = code, model
             if resumed:
@@ -342,14 +350,15 @@ class Runner:
 
     def _start(self, connections: list[Connection], implementation: Implementation, what: Capture) -> list[Info]:
         """Each board's INFO, checked to be the image meant (the same on every shard but for the
-        board's serial number)."""
+        board's serial number and what it measures of itself)."""
         infos = []
         for connection in connections:
             info = connection.session.hello()
             check_info(info, self.target.board, implementation, what.msg_len)
             infos.append(info)
-        images = [(replace(info, board_serial=""), connection.session.probe_names)
-                  for info, connection in zip(infos, connections)]
+        # The probes' costs are measured at boot: a board with timing noise measures its own.
+        images = [(replace(info, board_serial="", probe_self_cycles=0, probe_call_cycles=0),
+                   connection.session.probe_names) for info, connection in zip(infos, connections)]
         if any(other != images[0] for other in images[1:]):
             raise PqscopeError("the boards of the shards run different images (their INFO or probes differ): "
                                "flash the same image onto each")

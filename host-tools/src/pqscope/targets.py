@@ -18,7 +18,7 @@ from typing import ClassVar
 
 from rich.console import Console
 
-from .boards import Board
+from .boards import Board, load_boards
 from .build import PLAIN, ImageSize, Variant, build_emulator, build_image, build_impl_dir, check_fits, read_size
 from .catalogue import Implementation
 from .console import working
@@ -180,6 +180,17 @@ class Target:
     def timing_model(self) -> str | None:
         """What prices the cycles besides the image, once prepared: None where silicon does."""
         return None
+
+    def replay_targets(self, emulator_args: tuple[str, ...]) -> list["Target"]:
+        """The virtual boards that replay what this board measures, an emulator per core, started
+        with `emulator_args`: those of the board that emulates this one, at its clock."""
+        emulating = [board for board in load_boards(self.root).values() if board.emulates == self.board.name]
+        if not emulating:
+            raise PqscopeError(f"no virtual board emulates {self.board.name}: measure without the replay "
+                               "(--no-replay)")
+        board = emulating[0].at_clock(self.board.clock.name)
+        return [VirtualTarget(self.root, board, number=number, emulator_args=emulator_args)
+                for number in range(os.cpu_count() or 1)]
 
     def where(self) -> str:
         """The board in words, for messages about one board of several."""

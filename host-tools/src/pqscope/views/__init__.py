@@ -27,18 +27,20 @@ KINDS: dict[str, tuple[ModuleType, str]] = {
 }
 # The values that decided a constant-time verdict, per signature in test order: the plots' data.
 EVIDENCE_FILE = "evidence.csv"
+EVIDENCE_COLUMNS = ("key_class", "value", "raw")
 # Every kind's view; runs and the emulator benchmark keep no document of their own.
 VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, **{kind: view for kind, (view, _) in KINDS.items()}}
 FORMATS = ("table", "md", "html", "csv", "json")
 
 
-def write(path: Path, kind: str, document: dict, evidence: tuple[Sequence[int], Sequence[float]] | None = None) -> Path:
-    """Keeps `document` (of `kind`) and, for a constant-time test, its `evidence` in `path`, then
-    writes the reports from them; returns the HTML report's path."""
+def write(path: Path, kind: str, document: dict, evidence: tuple[Sequence, ...] | None = None) -> Path:
+    """Keeps `document` (of `kind`) and, for a constant-time test, its `evidence` in `path` (key
+    classes, values and, for a replayed board, its raw cycles), then writes the reports from them;
+    returns the HTML report's path."""
     write_atomically(path / KINDS[kind][1], json.dumps(document, indent=2) + "\n")
     if evidence is not None:
         buffer = io.StringIO()
-        csv.writer(buffer).writerows([("key_class", "value"), *zip(*evidence)])
+        csv.writer(buffer).writerows([EVIDENCE_COLUMNS[:len(evidence)], *zip(*evidence)])
         write_atomically(path / EVIDENCE_FILE, buffer.getvalue())
     kind, document, data = load(path)
     return _write_pages(path, VIEWS[kind].page(document, data))
@@ -68,10 +70,14 @@ def load(path: Path) -> tuple[str, dict, object]:
     return "run", runs_document(path, loaded), loaded
 
 
-def _evidence(path: Path) -> tuple[list[int], list[float]]:
+def _evidence(path: Path) -> tuple[list, ...]:
     try:
-        rows = list(csv.reader((path / EVIDENCE_FILE).read_text().splitlines()))[1:]
-        return [int(row[0]) for row in rows], [float(row[1]) for row in rows]
+        header, *rows = list(csv.reader((path / EVIDENCE_FILE).read_text().splitlines()))
+        columns = [[int(row[0]) for row in rows], *([float(row[column]) for row in rows]
+                                                    for column in range(1, len(header)))]
+        if tuple(header) != EVIDENCE_COLUMNS[:len(header)] or len(columns) < 2:
+            raise ValueError(f"its columns are {', '.join(header)}")
+        return tuple(columns)
     except (OSError, ValueError, IndexError) as error:
         raise PqscopeError(f"{path / EVIDENCE_FILE} is damaged or missing: {error}") from None
 

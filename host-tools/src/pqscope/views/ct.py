@@ -95,6 +95,9 @@ def _facts(document: dict) -> Facts:
                       f"(mean attempts fixed {correction['mean_attempts']['fixed']:.2f}, "
                       f"random {correction['mean_attempts']['random']:.2f}); "
                       f"uncorrected verdict: {document['uncorrected']['verdict']}"))
+    fit = document.get("control_variate")
+    if fit:
+        facts.append(("replay", replay_text(document)))
     if document.get("bound"):
         requested = document.get("bound_requested")
         facts.append(("bound", bound_text(document) + ("" if not requested else
@@ -105,6 +108,31 @@ def _facts(document: dict) -> Facts:
         facts.append(("probe inflation", f"{inflation['mean_cycles']:,.0f} cycles per signature"
                       + (f" ({share:.2%} of the total)" if share is not None else "")))
     return Facts(facts)
+
+
+def replay_text(document: dict) -> str:
+    """What the replay on the virtual board did for a board's test, in words."""
+    fit, replay = document["control_variate"], document.get("replay", {})
+    factor = fit["signatures_factor"]
+    factor_text = f"{factor:,.0f}" if isinstance(factor, float) and factor < 1e6 else "more than a million"
+    return (f"the virtual board replayed every signature (flash {replay.get('flash_timing', 'modelled')}); its model "
+            f"cycles explain {fit['variance_removed']:.2%} of the board's variance and were regressed out (slope "
+            f"{fit['slope']:.4f}): the raw total would need {factor_text} times the signatures for the same power "
+            f"(raw verdict: {document['uncorrected']['verdict']})")
+
+
+def _confirmations(replay: dict) -> Section | None:
+    """The exact check's findings tested on the board, by the replay's labels."""
+    rows = [[item["function"], str(item["findings"]), item["text"],
+             "-" if item["model_cycles"] is None else f"{item['model_cycles']:+,.0f}"]
+            for item in replay.get("confirmations", [])]
+    if not rows:
+        return None
+    return Section("The exact check's findings on the board", [
+        Table(("function", "leaking instructions", "on the board", "the model's difference (cycles)"), rows, left=3),
+        "Each replayed signature is labelled by the model's time per call of the function (above or below the "
+        "median: the secret-dependent outcome its findings name); the board's cycles, less what the rest of the "
+        "model predicts, are compared between the two labels."])
 
 
 def _localisation(document: dict) -> Section | None:
@@ -150,15 +178,21 @@ def page(document: dict, evidence: tuple[Sequence[int], Sequence[float]]) -> Pag
         sections.append(Section("Confirm on a board", [
             f"Probes of {', '.join(confirm['probes'])} time these functions on the board itself:",
             Code(confirm["command"]), *[f"{f['function']}: {f['why']}" for f in confirm["not_probeable"]]]))
+    confirmed = _confirmations(document.get("replay", {}))
+    if confirmed:
+        sections.append(confirmed)
     if document.get("boards"):
         sections.append(_boards(document["boards"]))
     plotted = document.get("plotted", "signing cycles")
-    classes, values = evidence
+    classes, values, *raw = evidence
     sections += [
         Section(f"|t| against the number of samples: {plotted}", [Figure(
             lambda: plots.plot_t_vs_n(leakstats.t_against_n(classes, values)), "|t| against N")]),
         Section(f"{plotted} per key class", [Figure(
             lambda: plots.class_ecdfs_png(classes, values, plotted), "cycle ECDF per class")])]
+    if raw:
+        sections.append(Section("the board's raw signing cycles per key class (before the replay's prediction)", [
+            Figure(lambda: plots.class_ecdfs_png(classes, raw[0], "raw signing cycles"), "raw cycle ECDF per class")]))
     return Page(f"pqscope ct: {document['scheme']} {document['impl']} on {document['board']}", [_facts(document)],
                 sections)
 
@@ -194,6 +228,10 @@ def show(console: Console, document: dict) -> None:
         for finding in leaks[:5]:
             echo(f"  {finding['kind']} in {finding['function']} at {taint_source(finding)} "
                  f"({finding['count']:,} executions)")
+    if document.get("control_variate"):
+        echo(f"  {replay_text(document)}")
+    for item in document.get("replay", {}).get("confirmations", []):
+        echo(f"  {item['function']}: {item['text']}")
     for board in document.get("boards", []):
         if board["stands_out"]:
             echo(f"  board {board['board']} ({board.get('place') or board.get('port')}) stands out: its cycles differ "

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The replay's gains on a stand-in board (issue #31's targets), printed, never asserted: the
+stand-in (tests/target/standin.py) is the virtual board at 168 MHz with flash wait states and noise,
+reached over its serial port; the replay beside it is the 24 MHz model (flash free). Each case
+runs `pqscope ct` into runs/replay/<case>/ (resumed there if interrupted; a finished one is read
+back) and prints what decided, at how many signatures, and what the test would need without the
+replay, computed from the variance measured (the raw total's, beside the residuals'):
+
+- ml-dsa: ML-DSA-44 m4f with --bound 1: the signatures to a no-leak with no leak above 1 % of the
+  mean shown; without the replay, n x (the raw total's bound / 1 %)^2 (its bound shrinks as
+  1/sqrt(n)), at least the 2,000 a no-leak needs;
+- flash-table: control-flash-table leaky, a leak only the stand-in has (flash stalls): the
+  signatures to a leak; without the replay, n x the variance ratio (the same t needs that many);
+- nonces: each nonce control's leak, convicted on the board by the exact check's findings;
+- fpnative: Falcon-512 fpnative at 400 signatures: each soft-float finding on the board;
+- twins: each constant-time twin at 10^5 signatures (hours: resumable).
+
+    .venv/bin/python tests/bench/replay_bench.py [CASE ...]     (default: all but twins)
+"""
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/target")]
+
+from standin import ct_on_stand_in  # noqa: E402
+
+OUT = ROOT / "runs" / "replay"
+NO_LEAK_LEAST = 2000  # 1000 signatures per class
+NONCES = ("control-derived-nonce", "control-random-nonce", "control-nonce-division")
+TWINS = ("control-early-exit", "control-branch", "control-udiv", "control-flash-table", *NONCES)
+
+
+def measured(case: str, scheme: str, impl: str, n: int, *options: str) -> tuple[dict, float]:
+    """The case's ct document and the seconds this call took (0: read back)."""
+    path = OUT / case
+    if (path / "ct.json").exists():
+        return json.loads((path / "ct.json").read_text()), 0.0
+    started = time.monotonic()
+    document, _ = ct_on_stand_in(scheme, impl, n, path, *options, resume=(path / "meta.json").exists())
+    return document, time.monotonic() - started
+
+
+def signatures(document: dict) -> int:
+    return document["n"]["fixed"] + document["n"]["random"]
+
+
+def took(seconds: float) -> str:
+    return f", {seconds:.0f} s" if seconds else ""
+
+
+def ml_dsa() -> None:
+    document, seconds = measured("ml-dsa-44-bound", "ml-dsa-44", "m4f", 8000, "--bound", "1")
+    n, share = signatures(document), document["bound"]["share_of_mean"]
+    raw_share = document["uncorrected"]["bound"]["share_of_mean"]
+    without = max(NO_LEAK_LEAST, math.ceil(n * (raw_share / 0.01) ** 2))
+    print(f"ml-dsa-44 m4f --bound 1: {document['verdict']} at {n} signatures, bound {share:.4%} of the mean "
+          f"(variance removed {document['control_variate']['variance_removed']:.4%}); without the replay: raw bound "
+          f"{raw_share:.3%} at {n}, 1 % needs about {without:,} signatures: {without / n:.0f}x{took(seconds)}")
+
+
+def flash_table() -> None:
+    document, seconds = measured("flash-table", "control-flash-table", "leaky", 100_000)
+    n, factor = signatures(document), document["control_variate"]["signatures_factor"]
+    factor = math.inf if isinstance(factor, str) else factor
+    print(f"control-flash-table leaky: {document['verdict']} at {n} signatures ({document['reason']}); raw verdict "
+          f"{document['uncorrected']['verdict']}; without the replay: about {n * factor:,.0f} signatures "
+          f"({factor:,.0f}x){took(seconds)}")
+
+
+def nonces() -> None:
+    for scheme in NONCES:
+        document, seconds = measured(scheme, scheme, "leaky", 2000)
+        found = "; ".join(f"{item['function']}: {item['text']}" for item in document["replay"]["confirmations"])
+        print(f"{scheme} leaky: {document['verdict']} at {signatures(document)} signatures; {found}{took(seconds)}")
+
+
+def fpnative() -> None:
+    document, seconds = measured("falcon-512-fpnative", "falcon-512", "fpnative", 400, "--fixed-n")
+    print(f"falcon-512 fpnative: {document['verdict']} at {signatures(document)} signatures{took(seconds)}")
+    for item in document["replay"]["confirmations"]:
+        print(f"  {item['function']} ({item['findings']} instructions): {item['text']}; the model: "
+              + ("-" if item["model_cycles"] is None else f"{item['model_cycles']:+,.0f} cycles"))
+
+
+def twins() -> None:
+    for scheme in TWINS:
+        document, seconds = measured(f"twin-{scheme}", scheme, "ct", 100_000, "--fixed-n")
+        print(f"{scheme} ct at 10^5: {document['verdict']} (max |t| {document['max_abs_t']}){took(seconds)}")
+
+
+CASES = {"ml-dsa": ml_dsa, "flash-table": flash_table, "nonces": nonces, "fpnative": fpnative, "twins": twins}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("cases", nargs="*", choices=[[], *CASES], default=[], metavar="CASE")
+    for case in parser.parse_args().cases or [case for case in CASES if case != "twins"]:
+        CASES[case]()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,194 @@
+"""The replay's statistics and its thread (issue #31): the control variate that takes the model's
+prediction out of a board's cycles, the test of an exact-check finding on the board by the
+replay's labels, and the replay's hand-over to the board's test (waits, failures, the end)."""
+
+import threading
+
+import numpy as np
+import pytest
+
+from pqscope.ct import CtCapture, CtSample
+from pqscope.ct_verdict import FIXED, analyse, confirm, control_variate, disagreements
+from pqscope.errors import PqscopeError
+from pqscope.protocol import Status
+from pqscope.replay import LEAD, Replay, ReplaySettings
+
+N = 2400
+
+
+def board_and_model(board_leak: float = 0.0, rng_seed: int = 3):
+    """Signatures whose model time varies by a public rejection count (hundreds of thousands of
+    cycles), and a board that runs 1.4 times the model plus 5 cycles of noise and `board_leak`
+    cycles more for the fixed key (a leak the model lacks)."""
+    rng = np.random.default_rng(rng_seed)
+    classes = rng.integers(2, size=N)
+    model = 1_000_000 + 400_000 * rng.geometric(0.25, size=N) + rng.integers(0, 50, size=N)
+    board = np.round(1.4 * model + rng.normal(0, 5, size=N) + board_leak * (classes == FIXED))
+    samples = [CtSample(index, int(key_class), 0, bytes(32), int(cycles), 100, Status.OK)
+               for index, (key_class, cycles) in enumerate(zip(classes, board))]
+    return samples, [float(value) for value in model]
+
+
+def test_the_control_variate_takes_the_public_variance_out_and_keeps_the_board_mean():
+    samples, model = board_and_model()
+    cycles = np.array([s.cycles for s in samples], dtype=float)
+    fit, residual = control_variate(cycles, np.array(model))
+    assert fit.slope == pytest.approx(1.4, rel=1e-4)
+    assert fit.variance_removed > 0.999999
+    assert fit.signatures_factor == pytest.approx(cycles.var() / residual.var())
+    assert residual.mean() == pytest.approx(cycles.mean())
+    assert residual.std() == pytest.approx(5, rel=0.1)  # the board's own noise is what is left
+
+
+def test_a_leak_only_the_board_has_shows_through_the_replay_and_hides_without_it():
+    samples, model = board_and_model(board_leak=5.0)
+    replayed = analyse(samples, None, None, predicted=model, bootstrap_resamples=10)
+    raw = analyse(samples, None, None, bootstrap_resamples=10)
+    assert replayed.verdict == "leak", replayed.reason
+    assert raw.verdict != "leak"
+    assert replayed.uncorrected.verdict == raw.verdict
+    assert replayed.evidence.raw is not None and replayed.evidence.label.endswith("less the replay's prediction")
+
+
+def test_without_a_leak_the_replayed_test_bounds_it_tightly():
+    samples, model = board_and_model()
+    replayed = analyse(samples, None, None, predicted=model, bootstrap_resamples=10)
+    raw = analyse(samples, None, None, bootstrap_resamples=10)
+    assert replayed.verdict == "no-leak", replayed.reason
+    assert replayed.total.bound.cycles < 2 and raw.total.bound.cycles > 1000 * replayed.total.bound.cycles
+
+
+def nonce_signatures(board_shows: bool, n: int = 600):
+    """A signing whose function `work` takes 10 cycles more per call when a per-signature nonce
+    bit is set (the exact check's finding), called a public number of times, beside public work
+    elsewhere; the board runs the model's time (x 1.2) with the nonce's or without it."""
+    rng = np.random.default_rng(5)
+    board, model, intervals = [], {}, {}
+    for index in range(n):
+        calls, slow = int(rng.integers(1, 4)), int(rng.integers(2))
+        work = calls * (100 + 10 * slow)
+        rest = 50_000 + int(rng.integers(0, 20_000))
+        model[index] = CtSample(index, index % 2, 0, bytes(32), rest + work, 100, Status.OK)
+        intervals[index] = {"functions": {"work": [work, calls, work], "sign": [rest, 1, rest + work]}}
+        shown = work if board_shows else calls * 105
+        board.append(CtSample(index, index % 2, 0, bytes(32), round(1.2 * (rest + shown) + rng.normal(0, 2)),
+                              100, Status.OK))
+    return board, model, intervals
+
+
+FINDINGS = [{"function": "work", "leak": True}, {"function": "work", "leak": True},
+            {"function": "sign", "leak": False}]
+
+
+def test_a_finding_the_board_shows_is_confirmed_with_its_size():
+    (confirmation,) = confirm(*nonce_signatures(board_shows=True), FINDINGS)
+    assert confirmation.function == "work" and confirmation.findings == 2
+    assert confirmation.state == "confirmed", confirmation
+    # The slow half's calls take 10 model cycles more each, 12 on the board (x 1.2), two calls on average.
+    assert confirmation.board_cycles == pytest.approx(1.2 * confirmation.model_cycles, rel=0.15)
+    assert "confirmed on the board" in confirmation.describe()
+
+
+def test_a_finding_the_board_does_not_show_is_bounded():
+    (confirmation,) = confirm(*nonce_signatures(board_shows=False), FINDINGS)
+    assert confirmation.state == "not-seen", confirmation
+    assert confirmation.bound_cycles < confirmation.model_cycles
+    assert "not seen on the board" in confirmation.describe()
+
+
+def test_a_function_whose_model_time_never_varies_is_not_labelled():
+    board, model, intervals = nonce_signatures(board_shows=True)
+    for entry in intervals.values():
+        entry["functions"]["work"] = [100, 1, 100]
+    (confirmation,) = confirm(board, model, intervals, FINDINGS)
+    assert confirmation.state == "unlabelled" and confirmation.t is None
+
+
+def test_signatures_whose_replay_went_otherwise_are_named():
+    board, model, _ = nonce_signatures(board_shows=True, n=30)
+    model[4] = CtSample(4, 0, 0, bytes(32), 1, 96, Status.OK)
+    model[9] = CtSample(9, 1, 0, bytes(32), 1, 100, Status.OP_FAILED)
+    assert disagreements(board, model) == [4, 9]
+
+
+def sample(index: int) -> CtSample:
+    return CtSample(index, index % 2, 0, bytes(32), 1000 + index, 100, Status.OK)
+
+
+def test_the_board_waits_for_its_signatures_and_the_replay_for_the_board():
+    started = threading.Event()
+
+    def measure(path, feed):
+        feed.exact_checked({"findings": []})
+        started.set()
+        index = 0
+        while True:
+            feed.arrived(sample(index))
+            index += 1
+            if feed.stop_reason():  # waits while LEAD ahead of the board
+                return
+
+    replay = Replay(measure, None)
+    replay.start()
+    assert replay.exact_check() == {"findings": []}
+    assert sorted(replay.model(10)) == list(range(10))
+    started.wait()
+    threading.Event().wait(0.2)
+    assert replay.replayed == LEAD  # held back: the board has measured nothing
+    replay.board_measured(100)
+    assert sorted(replay.model(150)) == list(range(150))
+    replay.close(150)
+    assert replay.replayed >= 150
+
+
+def test_a_failed_replay_is_one_error_at_the_boards_next_wait():
+    def measure(path, feed):
+        feed.arrived(sample(0))
+        raise PqscopeError("virtual board: error: no such image")
+
+    replay = Replay(measure, "runs/x/replay")
+    replay.exact_checked(None)
+    replay.start()
+    with pytest.raises(PqscopeError, match="the replay on the virtual board failed: virtual board: error: no such "
+                                           r"image \(its files: runs/x/replay\)"):
+        replay.model(2)
+
+
+def test_an_interrupted_board_test_interrupts_its_replay():
+    ended = []
+
+    def measure(path, feed):
+        index = 0
+        try:
+            while True:
+                feed.arrived(sample(index))
+                index += 1
+                feed.stop_reason()
+        except KeyboardInterrupt:
+            ended.append("interrupted")
+
+    replay = Replay(measure, None)
+    replay.exact_checked(None)
+    replay.start()
+    replay.model(5)
+    replay.close(None)
+    assert ended == ["interrupted"]
+
+
+class VirtualLike:
+    taints = True
+
+    class board:
+        name = "virtual"
+
+
+def test_the_virtual_board_is_not_replayed():
+    with pytest.raises(PqscopeError, match="is the virtual board: there is nothing to replay"):
+        CtCapture(100, bytes(32), 32, replay=ReplaySettings()).instrumented(VirtualLike())
+
+
+def test_replay_settings_round_trip_and_refuse_damage():
+    assert ReplaySettings.from_json(ReplaySettings("free").to_json()) == ReplaySettings("free")
+    assert ReplaySettings.from_json(None) is None
+    with pytest.raises(PqscopeError, match="meta.json's 'replay' is damaged"):
+        ReplaySettings.from_json({"flash_timing": "fast"})
