@@ -13,7 +13,7 @@ replay, computed from the variance measured (the raw total's, beside the residua
   signatures to a leak; without the replay, n x the variance ratio (the same t needs that many);
 - nonces: each nonce control's leak, convicted on the board by the exact check's findings;
 - fpnative: Falcon-512 fpnative at 400 signatures: each soft-float finding on the board;
-- twins: each constant-time twin at 10^5 signatures (hours: resumable).
+- twins: each constant-time twin at 10^5 signatures on two stand-ins (hours: resumable).
 
     .venv/bin/python tests/bench/replay_bench.py [CASE ...]     (default: all but twins)
 """
@@ -36,13 +36,13 @@ NONCES = ("control-derived-nonce", "control-random-nonce", "control-nonce-divisi
 TWINS = ("control-early-exit", "control-branch", "control-udiv", "control-flash-table", *NONCES)
 
 
-def measured(case: str, scheme: str, impl: str, n: int, *options: str) -> tuple[dict, float]:
-    """The case's ct document and the seconds this call took (0: read back)."""
+def measured(case: str, scheme: str, impl: str, n: int, *options: str, boards: int = 1) -> tuple[dict, float]:
+    """The case's ct document on `boards` stand-ins and the seconds this call took (0: read back)."""
     path = OUT / case
     if (path / "ct.json").exists():
         return json.loads((path / "ct.json").read_text()), 0.0
     started = time.monotonic()
-    document, _ = ct_on_stand_in(scheme, impl, n, path, *options, resume=(path / "meta.json").exists())
+    document, _ = ct_on_stand_in(scheme, impl, n, path, *options, boards=boards, resume=(path / "meta.json").exists())
     return document, time.monotonic() - started
 
 
@@ -90,7 +90,7 @@ def fpnative() -> None:
 
 def twins() -> None:
     for scheme in TWINS:
-        document, seconds = measured(f"twin-{scheme}", scheme, "ct", 100_000, "--fixed-n")
+        document, seconds = measured(f"twin-{scheme}", scheme, "ct", 100_000, "--fixed-n", boards=2)
         print(f"{scheme} ct at 10^5: {document['verdict']} (max |t| {document['max_abs_t']}){took(seconds)}")
 
 

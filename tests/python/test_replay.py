@@ -3,6 +3,7 @@ prediction out of a board's cycles, the test of an exact-check finding on the bo
 replay's labels, and the replay's hand-over to the board's test (waits, failures, the end)."""
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -96,6 +97,16 @@ def test_a_finding_the_board_does_not_show_is_bounded():
     assert "not seen on the board" in confirmation.describe()
 
 
+def test_a_board_whose_time_goes_against_the_label_is_said_to():
+    board, model, intervals = nonce_signatures(board_shows=True)
+    board = [replace(sample, cycles=sample.cycles - 30 * (intervals[sample.index]["functions"]["work"][0] -
+                                                          105 * intervals[sample.index]["functions"]["work"][1]))
+             for sample in board]
+    (confirmation,) = confirm(board, model, intervals, FINDINGS)
+    assert confirmation.state == "opposite" and confirmation.board_cycles < 0 < confirmation.model_cycles
+    assert "moves against the model's" in confirmation.describe()
+
+
 def test_a_function_whose_model_time_never_varies_is_not_labelled():
     board, model, intervals = nonce_signatures(board_shows=True)
     for entry in intervals.values():
@@ -134,7 +145,7 @@ def test_the_board_waits_for_its_signatures_and_the_replay_for_the_board():
     assert sorted(replay.model(10)) == list(range(10))
     started.wait()
     threading.Event().wait(0.2)
-    assert replay.replayed == LEAD  # held back: the board has measured nothing
+    assert replay.replayed == 10 + LEAD  # held back: the board has measured the 10 it asked for
     replay.board_measured(100)
     assert sorted(replay.model(150)) == list(range(150))
     replay.close(150)

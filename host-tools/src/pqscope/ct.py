@@ -448,7 +448,6 @@ class CtCapture(Capture):
         return Finished(document, (evidence.classes.tolist(), evidence.values.tolist(),
                                    *(() if evidence.raw is None else (evidence.raw.tolist(),))))
 
-
     def _replay_document(self, records: list[CtSample]) -> dict:
         """What the replay gave the board's test: where it is, how it priced the image, the
         findings confirmed on the board, and the signatures whose replay went otherwise."""

@@ -384,18 +384,16 @@ def look_summary(result: "CtResult", count: int) -> str:
 
 @dataclass(frozen=True)
 class Confirmation:
-    """One function's findings of the exact check, tested on the board: the signatures are split
-    in two classes by the model's time per call of the function (the secret-dependent outcome the
-    findings name: slower or faster than the median), and the board's cycles, less what the rest
-    of the model predicts, compared between them."""
+    """One function's findings of the exact check, tested on the board (`confirm`); the sizes are
+    the difference between the signatures whose label is above the median and the others."""
 
     function: str
     findings: int
-    state: str  # confirmed, evidence, not-seen, unlabelled
-    t: float | None
-    board_cycles: float | None  # mean board residual, slow class - fast class
-    model_cycles: float | None  # the model's own difference in the function's time
-    bound_cycles: float | None  # not seen: no difference larger than this (95 %)
+    state: str  # confirmed, evidence, not-seen, opposite, unlabelled
+    t: float | None  # of the board's cycles per label cycle
+    board_cycles: float | None  # the label's difference as the board shows it
+    model_cycles: float | None  # the label's difference in the model
+    bound_cycles: float | None  # not seen: no difference larger than this on the board (95 %)
     signatures: int
 
     def to_json(self) -> dict:
@@ -410,6 +408,10 @@ class Confirmation:
             return f"confirmed on the board: {self.board_cycles:+,.0f} cycles (t = {self.t:.1f})"
         if self.state == "evidence":
             return f"evidence on the board, not yet definite: {self.board_cycles:+,.0f} cycles (t = {self.t:.1f})"
+        if self.state == "opposite":
+            return (f"the board's time moves against the model's: {self.board_cycles:+,.0f} cycles against "
+                    f"{self.model_cycles:+,.0f} (t = {self.t:.1f}): the label goes with time the model prices "
+                    "otherwise")
         return f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, t = {self.t:.1f})"
 
 
@@ -418,11 +420,15 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     """Each leaking function of the exact check's `findings`, tested on the `board`'s signatures
     (CtSamples, verified ones only) with the replay's `model` samples and `intervals` by index.
 
-    Per signature the function's model time is split into its calls (how often it runs: public
-    control flow, or a loop the findings decide) and its time per call (what the secret decides);
-    the board's cycles are regressed on the model's time outside the function and on the calls,
-    and the residuals of the signatures whose time per call is above the median are compared with
-    the others' (Welch's t, thresholds raised for the functions tested and the looks)."""
+    The label: per signature, the function's model time (inclusive) beyond its calls at its mean
+    cost per call, the time the secret-dependent outcomes its findings name add or take away (how
+    often it runs is the caller's doing, public or a finding of its own). The board's cycles are
+    regressed on the label and on the rest of the model's time: the label's coefficient is the
+    board's cycles per model cycle of the label (the rest's, per cycle of everything else, takes
+    the public variance and the board's own pace), and its t decides, with thresholds raised for
+    the functions tested and the looks: "confirmed" past the definite one, "not-seen" below the
+    evidence one, with the largest difference the board could still show, and "opposite" when
+    the board's time goes significantly against the label."""
     functions: dict[str, int] = {}
     for finding in findings:
         if finding["leak"]:
@@ -437,22 +443,33 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     for function, count in sorted(functions.items()):
         calls = np.array([intervals[s.index]["functions"].get(function, (0, 0, 0))[1] for s in timed], dtype=float)
         inclusive = np.array([_inclusive(intervals[s.index]["functions"].get(function)) for s in timed], dtype=float)
-        per_call = np.divide(inclusive, calls, out=np.zeros_like(inclusive), where=calls > 0)
-        slow = _slow_half(per_call)
+        label = inclusive - calls * (inclusive.sum() / calls.sum() if calls.sum() else 0.0)
+        slow = _slow_half(label)
         if min(slow.sum(), (~slow).sum()) < leakstats.MIN_SAMPLES_PER_TEST:
             results.append(Confirmation(function, count, "unlabelled", None, None, None, None, len(timed)))
             continue
-        predictors = np.column_stack([np.ones_like(total), total - inclusive, calls])
-        fitted, *_ = np.linalg.lstsq(predictors, cycles, rcond=None)
-        residual = cycles - predictors @ fitted
-        test = leakstats.welch_t(residual[~slow], residual[slow])
-        t = test.t
-        size = float(residual[slow].mean() - residual[~slow].mean())
-        state = ("confirmed" if abs(t) > definite_t else "evidence" if abs(t) >= evidence_t else "not-seen")
-        bound = leakstats.leak_bound(residual[~slow], residual[slow]).cycles if state == "not-seen" else None
-        results.append(Confirmation(function, count, state, float(t), size,
-                                    float(inclusive[slow].mean() - inclusive[~slow].mean()), bound, len(timed)))
+        per_label, error = _coefficient(np.column_stack([np.ones_like(total), total - label, label]), cycles)
+        t = per_label / error if error else math.copysign(math.inf, per_label) if per_label else 0.0
+        model_size = float(label[slow].mean() - label[~slow].mean())
+        state = ("opposite" if t <= -evidence_t else "confirmed" if t > definite_t else "evidence" if t >= evidence_t
+                 else "not-seen")
+        bound = (abs(per_label) + CONFIDENCE_Z * error) * abs(model_size) if state == "not-seen" else None
+        results.append(Confirmation(function, count, state, float(t), per_label * model_size, model_size, bound,
+                                    len(timed)))
     return results
+
+
+CONFIDENCE_Z = 1.645  # one-sided 95 %: the bound of a two one-sided tests' margin, as leakstats.leak_bound's
+
+
+def _coefficient(predictors: np.ndarray, values: np.ndarray) -> tuple[float, float]:
+    """The last predictor's least-squares coefficient and its standard error."""
+    fitted, _, rank, _ = np.linalg.lstsq(predictors, values, rcond=None)
+    freedom = len(values) - rank
+    residual = values - predictors @ fitted
+    variance = residual @ residual / freedom if freedom > 0 else 0.0
+    covariance = np.linalg.pinv(predictors.T @ predictors) * variance
+    return float(fitted[-1]), float(math.sqrt(max(covariance[-1, -1], 0.0)))
 
 
 def _slow_half(values: np.ndarray) -> np.ndarray:

@@ -52,7 +52,8 @@ class ReplaySettings:
 
 class Replay:
     """The replay of one constant-time test, in a thread of its own: `start`, then `model` (waits
-    for the signatures a look needs), `exact_check`, `intervals`, and `close`."""
+    for the signatures a look needs) and `exact_check`, and `close`; its intervals are read from
+    `path` (`read_intervals`)."""
 
     def __init__(self, measure, path: Path):
         """`measure(path, feed)`: runs (or resumes) the replay's measurement into `path`, giving each
@@ -126,6 +127,8 @@ class Replay:
     def model(self, count: int) -> dict:
         """The replayed signatures 0 .. count-1 by index, once the replay holds them all."""
         with self._condition:
+            self._board = max(self._board, count)  # the board has them: the replay may go that far
+            self._condition.notify_all()
             while not all(index in self._samples for index in range(count)):
                 self._raise_if_ended(f"it ended before signature {min(set(range(count)) - set(self._samples))}")
                 self._condition.wait(1.0)

@@ -130,9 +130,10 @@ def _confirmations(replay: dict) -> Section | None:
         return None
     return Section("The exact check's findings on the board", [
         Table(("function", "leaking instructions", "on the board", "the model's difference (cycles)"), rows, left=3),
-        "Each replayed signature is labelled by the model's time per call of the function (above or below the "
-        "median: the secret-dependent outcome its findings name); the board's cycles, less what the rest of the "
-        "model predicts, are compared between the two labels."])
+        "Each replayed signature is labelled by the function's model time beyond its calls at their mean cost: the "
+        "cycles the secret-dependent outcomes its findings name add or take away. The board's cycles are regressed "
+        "on the label and on the rest of the model's time; the sizes are the difference between the signatures "
+        "whose label is above the median and the others."])
 
 
 def _localisation(document: dict) -> Section | None:
