@@ -310,7 +310,9 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
                replay, replay_flash_timing, **connection) -> None:
     """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
     keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
-    everything derived from them) by the exact check first; the verdict weighs both."""
+    everything derived from them) by the exact check first; the verdict weighs both. On a real board
+    every signature is replayed on the virtual board beside it: the model's cycles leave the
+    statistics, and each finding of the exact check is tested on the board."""
     from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
 
     root = repo_root()

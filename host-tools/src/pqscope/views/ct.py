@@ -168,7 +168,7 @@ def _boards(boards: list[dict]) -> Section:
     return Section("Boards", [Table(BOARDS_HEADINGS, rows, left=2), BOARDS_NOTE])
 
 
-def page(document: dict, evidence: tuple[Sequence[int], Sequence[float]]) -> Page:
+def page(document: dict, evidence: tuple[Sequence, ...]) -> Page:
     from .. import leakstats, plots  # numpy/matplotlib: loaded only when a figure is drawn
 
     sections = [section for section in (_localisation(document),) if section]
