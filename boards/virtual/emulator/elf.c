@@ -11,10 +11,16 @@ static int fail(const char *path, const char *what)
 	return -1;
 }
 
+/* Aliases (libgcc's __aeabi_l2d is __floatdidf) share an address: ordered by size and name, the
+ * same order as the host tool's (pqscope.taint.Symbolizer), so that both name the last one. */
 static int by_addr(const void *a, const void *b)
 {
 	const struct elf_func *x = a, *y = b;
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 int elf_load(const char *path, struct elf_image *img)
