@@ -292,12 +292,16 @@ EXACT_SCOPE = ("the key, the signing randomness and everything derived from them
                "instruction on the virtual board, beside the statistics of fixed vs random keys)")
 
 
-def headline(statistics: dict, taint: dict | None) -> dict:
+def headline(statistics: dict, taint: dict | None, exact_on_target: bool = True) -> dict:
     """The verdict from all the evidence: `leak` when the statistics (`statistics`, the analysis'
     document) or the exact check (`taint`'s document, if it ran) find time that depends on the
-    secret, `no-leak` only when both clear it; the evidence that decided, and which secrets the
-    evidence covers. Its "verdict" and "reason" are the test's; the statistics' own stay under
-    "statistics"."""
+    secret; `no-leak` when the statistics clear it, the exact check (if it ran) agreeing, or when
+    an exact check of the measured target itself (`exact_on_target`: the virtual board's own, not
+    a board's replay) finds nothing and the statistics no leak either, however few their
+    signatures: on the model, every instruction of the paths followed was checked, which no number
+    of signatures does. A board's no-leak is its statistics': the model it was replayed on may lack
+    what the board has (its flash, its bus). The evidence that decided, and which secrets it
+    covers. Its "verdict" and "reason" are the test's; the statistics' own stay under "statistics"."""
     leaks = [finding for finding in taint["findings"] if finding["leak"]] if taint else []
     exact = [{"by": "exact check", "kind": f["kind"], "function": f["function"], "file": f["file"], "line": f["line"],
               "address": f["address"], "executions": f["count"]} for f in leaks]
@@ -306,14 +310,21 @@ def headline(statistics: dict, taint: dict | None) -> dict:
                 "strongest_test": statistics.get("strongest_test"),
                 **({"function": worst["function"], "function_t": worst["t"]} if worst else {})}
     verdict, reason = statistics["verdict"], statistics["reason"]
+    deciding = [measured]
     if verdict != leakstats.Verdict.LEAK and leaks:
         verdict = leakstats.Verdict.LEAK
         reason = (f"the exact check found {len(leaks)} instruction{'' if len(leaks) == 1 else 's'} whose time depends "
                   f"on a secret (the statistics: {statistics['verdict']})")
+        deciding = exact
+    elif verdict == leakstats.Verdict.LEAK:
+        deciding = [measured, *exact]
     elif verdict == leakstats.Verdict.NO_LEAK and taint is not None:
         reason += "; the exact check found no instruction whose time depends on a secret"
-    deciding = ([measured] if statistics["verdict"] == leakstats.Verdict.LEAK else []) + exact \
-        if verdict == leakstats.Verdict.LEAK else [measured]
+    elif taint is not None and exact_on_target:
+        verdict = leakstats.Verdict.NO_LEAK
+        reason = (f"the exact check found no instruction whose time depends on a secret on {taint['signatures']} "
+                  f"signatures' paths (the statistics: {statistics['verdict']}, {statistics['reason']})")
+        deciding = [{"by": "exact check", "signatures": taint["signatures"]}, measured]
     return {"verdict": str(verdict), "reason": reason, "evidence": deciding,
             "scope": STATISTICS_SCOPE if taint is None else EXACT_SCOPE,
             "statistics": {"verdict": statistics["verdict"], "reason": statistics["reason"]}}
@@ -389,30 +400,46 @@ class Confirmation:
 
     function: str
     findings: int
-    state: str  # confirmed, evidence, not-seen, opposite, unlabelled
+    state: str  # confirmed, evidence, not-seen, unlabelled
     t: float | None  # of the board's cycles per label cycle
     board_cycles: float | None  # the label's difference as the board shows it
     model_cycles: float | None  # the label's difference in the model
     bound_cycles: float | None  # not seen: no difference larger than this on the board (95 %)
     signatures: int
+    priced_apart: tuple[str, ...] = ()  # the functions whose time the board's pace was fitted for on its own
 
     def to_json(self) -> dict:
         return {"function": self.function, "findings": self.findings, "state": self.state,
                 "t": leakstats.json_number(self.t), "board_cycles": self.board_cycles,
-                "model_cycles": self.model_cycles, "bound_cycles": self.bound_cycles, "signatures": self.signatures}
+                "model_cycles": self.model_cycles, "bound_cycles": self.bound_cycles, "signatures": self.signatures,
+                "priced_apart": list(self.priced_apart)}
+
+    @property
+    def reversed(self) -> bool:
+        """The board's difference goes the other way from the model's (its slow path is the model's fast one)."""
+        return bool(self.board_cycles and self.model_cycles and (self.board_cycles > 0) != (self.model_cycles > 0))
 
     def describe(self) -> str:
         if self.state == "unlabelled":
             return "not labelled: the model's time in it is the same for every signature"
+        size = f"{self.board_cycles:+,.0f} cycles"
+        if self.reversed:
+            size += f", the other way round from the model's {self.model_cycles:+,.0f}"
         if self.state == "confirmed":
-            return f"confirmed on the board: {self.board_cycles:+,.0f} cycles (t = {self.t:.1f})"
+            return f"confirmed on the board: {size} (t = {self.t:.1f})"
         if self.state == "evidence":
-            return f"evidence on the board, not yet definite: {self.board_cycles:+,.0f} cycles (t = {self.t:.1f})"
-        if self.state == "opposite":
-            return (f"the board's time moves against the model's: {self.board_cycles:+,.0f} cycles against "
-                    f"{self.model_cycles:+,.0f} (t = {self.t:.1f}): the label goes with time the model prices "
-                    "otherwise")
+            return f"evidence on the board, not yet definite: {size} (t = {self.t:.1f})"
         return f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, t = {self.t:.1f})"
+
+
+# The functions whose board pace the confirmation fits one by one: those whose model time varies
+# most. The board's flash wait states, prefetch and bus do not slow every function alike, and a
+# single pace for all of them leaves their differences in the residual, where a label correlated
+# with any of them takes them for its own.
+PACED_FUNCTIONS = 16
+# A function whose time the label explains this well (a callee on the secret path) is priced with
+# the label, not on its own: the label would otherwise have no variance of its own left to test.
+LABEL_EXPLAINED = 0.9
 
 
 def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list[dict], looks: int = 1
@@ -423,12 +450,12 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     The label: per signature, the function's model time (inclusive) beyond its calls at its mean
     cost per call, the time the secret-dependent outcomes its findings name add or take away (how
     often it runs is the caller's doing, public or a finding of its own). The board's cycles are
-    regressed on the label and on the rest of the model's time: the label's coefficient is the
-    board's cycles per model cycle of the label (the rest's, per cycle of everything else, takes
-    the public variance and the board's own pace), and its t decides, with thresholds raised for
-    the functions tested and the looks: "confirmed" past the definite one, "not-seen" below the
-    evidence one, with the largest difference the board could still show, and "opposite" when
-    the board's time goes significantly against the label."""
+    regressed on the label, the function's calls, the model time of each function that varies most
+    (each its own pace on the board) and the rest of the model's time: the label's coefficient is
+    the board's cycles per model cycle of the label, and its t decides, with thresholds raised for
+    the functions tested and the looks: "confirmed" past the definite one in either direction (a
+    board whose time moves against the model's still has time that depends on the outcome), "not
+    seen" below the evidence one, with the largest difference the board could still show."""
     functions: dict[str, int] = {}
     for finding in findings:
         if finding["leak"]:
@@ -439,24 +466,52 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     evidence_t, definite_t = leakstats.function_thresholds(len(functions), looks)
     cycles = np.array([sample.cycles for sample in timed], dtype=np.float64)
     total = np.array([model[sample.index].cycles for sample in timed], dtype=np.float64)
+    profile = _profile_columns(timed, intervals)
+    varying = [name for name in sorted(profile, key=lambda name: -profile[name][0].std()) if profile[name][0].std() > 0]
     results = []
     for function, count in sorted(functions.items()):
-        calls = np.array([intervals[s.index]["functions"].get(function, (0, 0, 0))[1] for s in timed], dtype=float)
-        inclusive = np.array([_inclusive(intervals[s.index]["functions"].get(function)) for s in timed], dtype=float)
+        _, calls, inclusive = profile.get(function, (None, np.zeros_like(total), np.zeros_like(total)))
         label = inclusive - calls * (inclusive.sum() / calls.sum() if calls.sum() else 0.0)
         slow = _slow_half(label)
         if min(slow.sum(), (~slow).sum()) < leakstats.MIN_SAMPLES_PER_TEST:
             results.append(Confirmation(function, count, "unlabelled", None, None, None, None, len(timed)))
             continue
-        per_label, error = _coefficient(np.column_stack([np.ones_like(total), total - label, label]), cycles)
+        paced = _priced_apart(label, calls, [name for name in varying if name != function][:PACED_FUNCTIONS], profile)
+        own = [profile[name][0] for name in paced]
+        rest = total - label - sum(own, np.zeros_like(total))
+        per_label, error = _coefficient(np.column_stack([np.ones_like(total), rest, *own, calls, label]), cycles)
         t = per_label / error if error else math.copysign(math.inf, per_label) if per_label else 0.0
         model_size = float(label[slow].mean() - label[~slow].mean())
-        state = ("opposite" if t <= -evidence_t else "confirmed" if t > definite_t else "evidence" if t >= evidence_t
-                 else "not-seen")
+        state = "confirmed" if abs(t) > definite_t else "evidence" if abs(t) >= evidence_t else "not-seen"
         bound = (abs(per_label) + CONFIDENCE_Z * error) * abs(model_size) if state == "not-seen" else None
         results.append(Confirmation(function, count, state, float(t), per_label * model_size, model_size, bound,
-                                    len(timed)))
+                                    len(timed), tuple(paced)))
     return results
+
+
+def _profile_columns(timed: list, intervals: dict[int, dict]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Each profiled function's exclusive cycles, calls and inclusive cycles per signature."""
+    names = sorted({name for sample in timed for name in intervals[sample.index]["functions"]})
+    rows = [intervals[sample.index]["functions"] for sample in timed]
+    return {name: tuple(np.array([float(row[name][column]) if name in row else 0.0 for row in rows])
+                        for column in range(3)) for name in names}
+
+
+def _priced_apart(label: np.ndarray, calls: np.ndarray, candidates: list[str], profile: dict) -> list[str]:
+    """The `candidates` that keep their own pace beside the `label`: those left once the ones that
+    together explain the label are given back to it, the most explaining first."""
+    kept = list(candidates)
+    while kept and _explained(label, [profile[name][0] for name in kept] + [calls]) > LABEL_EXPLAINED:
+        kept.remove(min(kept, key=lambda name: _explained(
+            label, [profile[other][0] for other in kept if other != name] + [calls])))
+    return kept
+
+
+def _explained(values: np.ndarray, columns: list[np.ndarray]) -> float:
+    """The share of `values`' variance a least-squares fit on `columns` (and a constant) explains."""
+    predictors = np.column_stack([np.ones_like(values), *columns])
+    fitted, *_ = np.linalg.lstsq(predictors, values, rcond=None)
+    return 1.0 - float(np.var(values - predictors @ fitted) / np.var(values))
 
 
 CONFIDENCE_Z = 1.645  # one-sided 95 %: the bound of a two one-sided tests' margin, as leakstats.leak_bound's
@@ -477,11 +532,6 @@ def _slow_half(values: np.ndarray) -> np.ndarray:
     values put many at the median)."""
     median = np.median(values)
     return min(values > median, values >= median, key=lambda slow: abs(2 * int(slow.sum()) - len(values)))
-
-
-def _inclusive(entry) -> float:
-    """An interval's inclusive cycles of a function ([exclusive, calls, inclusive]; 0 if absent)."""
-    return float(entry[2]) if entry else 0.0
 
 
 def disagreements(board: list, model: dict) -> list[int]:
