@@ -334,7 +334,7 @@ def test_the_headline_is_a_leak_whenever_the_exact_check_finds_one(statistics):
     assert document["scope"] == EXACT_SCOPE
 
 
-def test_the_headline_is_no_leak_only_when_both_clear_it_and_says_what_they_covered():
+def test_the_headline_is_no_leak_when_the_evidence_clears_it_and_says_what_it_covered():
     from pqscope.ct_verdict import EXACT_SCOPE, STATISTICS_SCOPE, headline
 
     both = headline(STATISTICS_NO_LEAK, {"findings": [NOTE]})
@@ -342,5 +342,11 @@ def test_the_headline_is_no_leak_only_when_both_clear_it_and_says_what_they_cove
     assert "the exact check found no instruction" in both["reason"]
     alone = headline(STATISTICS_NO_LEAK, None)
     assert (alone["verdict"], alone["scope"], alone["evidence"][0]["by"]) == ("no-leak", STATISTICS_SCOPE, "statistics")
-    inconclusive = headline({**STATISTICS_NO_LEAK, "verdict": "inconclusive"}, {"findings": [NOTE]})
-    assert inconclusive["verdict"] == "inconclusive"
+    # Few signatures: the virtual board's own exact check decides; a board's replayed one cannot clear the board.
+    few = {**STATISTICS_NO_LEAK, "verdict": "inconclusive", "reason": "too few signatures"}
+    exact = headline(few, {"findings": [NOTE], "signatures": 2})
+    assert (exact["verdict"], exact["scope"], exact["statistics"]["verdict"]) == ("no-leak", EXACT_SCOPE, "inconclusive")
+    assert [item["by"] for item in exact["evidence"]] == ["exact check", "statistics"]
+    assert "on 2 signatures' paths" in exact["reason"] and "too few signatures" in exact["reason"]
+    assert headline(few, {"findings": [NOTE], "signatures": 2}, exact_on_target=False)["verdict"] == "inconclusive"
+    assert headline(few, None)["verdict"] == "inconclusive"

@@ -441,7 +441,7 @@ class CtCapture(Capture):
                 leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
             **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
             **({} if self._replay is None else {"replay": self._replay_document(records)}),
-            **headline(result.to_json(), self.taint),
+            **headline(result.to_json(), self.taint, exact_on_target=self._replay is None),
         }
         sort_by_sample(path / self.samples_name)
         evidence = result.evidence

@@ -63,7 +63,10 @@ def _decided(document: dict) -> list[str]:
     five lines. Results from before the evidence was kept have none."""
     lines, exact = [], {}
     for item in document.get("evidence", []):
-        if item["by"] == "exact check":
+        if item["by"] == "exact check" and "kind" not in item:
+            lines.append(f"exact check: no instruction whose time depends on a secret on {item['signatures']} "
+                         "signatures' paths")
+        elif item["by"] == "exact check":
             found = exact.setdefault((item["kind"], item["function"] or "?", taint_source(item)), [0, 0])
             found[0] += 1
             found[1] += item["executions"]
