@@ -96,7 +96,7 @@ def test_report_formats_agree_with_the_run(fake_repo, fake_toolchain, tmp_path):
 
     markdown = invoke("report", str(out), "--format", "md").stdout
     assert markdown.startswith("# pqscope on virtual at 24 MHz")
-    assert sum(line.startswith("| ml-dsa-44 | m4f |") for line in markdown.splitlines()) == 3
+    assert sum(line.startswith("| ml-dsa-44 m4f |") for line in markdown.splitlines()) == 3
 
     csv_lines = invoke("report", str(out), "--format", "csv").stdout.splitlines()
     assert csv_lines[0].startswith("scheme,impl,op,n,verified,min,p05,median")
@@ -119,7 +119,8 @@ def test_report_of_a_directory_without_runs_is_one_line(tmp_path):
 
 def test_default_suite_measures_every_suite_row_into_one_report(fake_repo, fake_toolchain, tmp_path):
     out = tmp_path / "suite"
-    result = invoke("run", "-n", "2", "--seed", "03", "--out", str(out), "--json")
+    # The fake emulator has no exact check: the suite's samples alone (tests/python/test_main_job.py has the rest).
+    result = invoke("run", "-n", "2", "--seed", "03", "--out", str(out), "--ct-n", "0", "--json")
     assert result.exit_code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["run_dir"] == str(out)

@@ -21,8 +21,10 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, VI
                       refuse_fixed_options, run_directory, runner, select, shard_runner, variant, wide_console)
 from .paths import repo_root
 from .replay import FLASH_TIMINGS, ReplaySettings
+from .rundir import is_suite, suite_parameters
 from .runner import Measurement, Member, SampleCapture, board_at_clock, new_suite, resumed
 from .runs import find_runs, load_run, newest_measured_run, runs_document
+from .suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, display_name, suite_document, test_seconds, test_size
 from .targets import Link, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 
@@ -92,10 +94,21 @@ def _measure(ctx: click.Context, measurement: Measurement, connection: dict) -> 
         ctx.exit(130)
 
 
-def _interrupted(measurement: Measurement, connection: dict) -> bool:
+def _interrupted(measurement: Measurement, connection: dict, announce=lambda member: None) -> bool:
     measure = runner if "port" in connection else shard_runner
     return measure(repo_root(), measurement.board, capture=measurement.what, **connection).measure_members(
-        measurement.members, measurement.what)
+        measurement.members, measurement.what, announce)
+
+
+class _Steps:
+    """The main job's progress, a line per step: its number, its name and what it will take."""
+
+    def __init__(self, total: int):
+        self.total, self.done = total, 0
+
+    def announce(self, text: str) -> None:
+        self.done += 1
+        stderr().print(f"[{self.done}/{self.total}] {text}", markup=False, highlight=False)
 
 
 @cli.command()
@@ -149,20 +162,34 @@ def schemes(as_json: bool) -> None:
 
 
 def _new_runs(root: Path, board_name, clock_name, scheme, impl, impl_dir, stack_bytes, out,
-              what: SampleCapture) -> tuple[Path, Measurement]:
-    """A new run of one implementation, or of the default suite without --scheme and --impl-dir."""
+              what: SampleCapture, members: tuple[str, ...], ct_signatures: int,
+              replay: bool) -> tuple[Path, Measurement]:
+    """A new run of one implementation, or of a suite without --scheme and --impl-dir (the
+    `members`, SCHEME/IMPL, or the default suite's), its signing then tested for constant time on
+    `ct_signatures` (0: not), on a board with its `replay` or not."""
     board = board_at_clock(root, board_name, clock_name)
     catalogue = load_catalogue(root)
     own = own_implementation(impl_dir, scheme, impl, stack_bytes)
     if own is None and (scheme is None) != (impl is None):
         raise PqscopeError("give both --scheme and --impl, or neither for the default suite")
+    if members and (own is not None or scheme is not None):
+        raise PqscopeError("--member names the rows of a suite: give it without --scheme, --impl and --impl-dir")
     if own is None and scheme is None:
         path = run_directory(root, out, board, "suite")
-        suite = [row for row in catalogue if (row.scheme, row.impl) in DEFAULT_SUITE and row.status == "ok"]
-        return path, Measurement(board, what, new_suite(path, board, suite, what))
+        suite = [find_implementation(catalogue, *_member(text)) for text in members] if members else [
+            row for row in catalogue if (row.scheme, row.impl) in DEFAULT_SUITE and row.status == "ok"]
+        return path, Measurement(board, what, new_suite(path, board, suite, what, ct_signatures=ct_signatures,
+                                                        ct_replay=replay))
     only = own or find_implementation(catalogue, scheme, impl)
     path = run_directory(root, out, board, f"{only.scheme}-{only.impl}")
     return path, Measurement(board, what, [Member(only, path)])
+
+
+def _member(text: str) -> tuple[str, str]:
+    scheme, slash, impl = text.partition("/")
+    if not (scheme and slash and impl):
+        raise PqscopeError(f"--member {text}: give SCHEME/IMPL, e.g. ml-dsa-44/m4f")
+    return scheme, impl
 
 
 @cli.command()
@@ -179,13 +206,26 @@ def _new_runs(root: Path, board_name, clock_name, scheme, impl, impl_dir, stack_
 @_resume_option
 @click.option("--report/--no-report", "with_report", default=True, show_default=True,
               help="Write report.md and report.html (`pqscope report --format md|html` prints them later).")
+@click.option("--member", "members", multiple=True, metavar="SCHEME/IMPL",
+              help="A suite of these catalogue rows instead of the default suite's (repeatable).")
+@click.option("--ct-n", "ct_signatures", default=CT_SIGNATURES, show_default=True, type=click.IntRange(0),
+              help="A suite: the most signatures of each member's constant-time test of signing (fewer for a slow "
+                   "signing), beside the exact check on the virtual board (0: no test).")
+@click.option("--replay/--no-replay", "replay", default=True, show_default=True,
+              help="A suite on a real board: replay each constant-time test on the virtual board beside it (see ct).")
 @JSON_OPTION
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops_text, samples, seed, msg_len,
-        clock_name, probed, probe_names, out, resume_path, with_report, as_json, **connection) -> None:
+        clock_name, probed, probe_names, out, resume_path, with_report, members, ct_signatures, replay, as_json,
+        **connection) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board (or boards:
-    the samples are dealt to them), save and report."""
+    the samples are dealt to them), save and report. The default suite then tests each member's
+    signing for constant time and writes one report of it all: cycles, stack, variance, verdicts
+    and Falcon's floating-point modes compared."""
     root = repo_root()
+    if 0 < ct_signatures < CT_LEAST_SIGNATURES:
+        raise PqscopeError(f"--ct-n is 0 (no constant-time test) or at least {CT_LEAST_SIGNATURES}")
+    test_connection = dict(connection)  # the constant-time tests: an emulator per core unless -j says otherwise
     if connection["jobs"] is None and not connection["ports"] and not connection["places"]:
         connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
     if resume_path is not None:
@@ -194,16 +234,67 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     else:
         what = SampleCapture(parse_ops(ops_text), samples, parse_seed(seed), msg_len,
                              variant=variant(probed, probe_names))
-        path, measurement = _new_runs(root, board_name, clock_name, scheme, impl, impl_dir, stack_bytes, out, what)
-    interrupted = _interrupted(measurement, connection)
+        path, measurement = _new_runs(root, board_name, clock_name, scheme, impl, impl_dir, stack_bytes, out, what,
+                                      members, ct_signatures, replay)
+    manifest = suite_parameters(path) if is_suite(path) else {}
+    tested = manifest.get("ct_signatures", 0)
+    steps = _Steps(sum(not member.complete for member in measurement.members)
+                   + (sum(not member.complete for member in ct_members(measurement.members)) if tested else 0))
+    samples_text = f"{measurement.what.samples} samples of {', '.join(op.label for op in measurement.what.ops)}"
+    interrupted = _interrupted(measurement, connection, lambda member: steps.announce(
+        f"cycles and stack: {display_name(member.implementation.scheme, member.implementation.impl)}, "
+        f"{samples_text}") if manifest else None)
+    interrupted = interrupted or (tested > 0 and _constant_time_interrupted(
+        measurement, tested, manifest.get("ct_replay", True), test_connection, steps))
     loaded = [load_run(run_path) for run_path in find_runs(path)]
-    document = runs_document(path, loaded)
-    report = views.write_runs(path, document, loaded) if with_report else None  # interrupted: what it has
+    kind, document = ("suite", suite_document(path, loaded)) if tested else ("run", runs_document(path, loaded))
+    report = None
+    if with_report:  # interrupted: what it has
+        report = views.write(path, "suite", document) if tested else views.write_runs(path, document, loaded)
     if interrupted:
         ctx.exit(130)
-    _show("run", document, as_json)
+    _show(kind, document, as_json)
     if report and not as_json:
         stderr().print(f"report: {report}")
+
+
+def _constant_time_interrupted(measurement: Measurement, signatures: int, replay: bool, connection: dict,
+                               steps: _Steps) -> bool:
+    """Each suite member's constant-time test of signing (resumed where it stopped), in turn."""
+    from .ct import CtCapture  # numpy/scipy statistics: loaded only for the test
+
+    measurement_runner = shard_runner(repo_root(), measurement.board, **connection)
+    for run_member, member in zip(measurement.members, ct_members(measurement.members)):
+        if member.complete:
+            continue
+        run = load_run(run_member.path)
+        if member.resume_from:
+            what = CtCapture.from_meta(member.resume_from)
+        else:
+            samples, random_keys = test_size(run, signatures)
+            what = ct_capture(measurement.board, samples, measurement.what.master_seed, measurement.what.msg_len,
+                              replay=replay, random_keys=random_keys)
+        seconds = test_seconds(run, what.samples, what.random_keys, len(measurement_runner.targets),
+                               what.exact_check)
+        steps.announce(f"constant-time test: {display_name(member.implementation.scheme, member.implementation.impl)}"
+                       f", {what.samples} signatures" + (f" and the exact check of {what.exact_check}"
+                                                         if what.exact_check else "")
+                       + ("" if seconds is None else f" (about {seconds:,.0f} s)"))
+        if measurement_runner.measure(member.implementation, member.path, what, member.resume_from).interrupted:
+            return True
+    return False
+
+
+def ct_capture(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
+               replay: bool = True, replay_flash_timing: str = "modelled", **options):
+    """A constant-time test on `board`: the exact check beside it on the virtual board (unless
+    `taint_check` is False), and on a real board the replay (unless `replay` is False)."""
+    from .ct import CtCapture
+
+    replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
+    exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
+    return CtCapture(samples, master_seed, msg_len, exact_check=TAINT_SIGNATURES if exact else 0, replay=replayed,
+                     **options)
 
 
 @cli.command("flash")
@@ -323,11 +414,10 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name)
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
         # The virtual board is the model: only a real board's test is replayed.
-        replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
-        what = CtCapture(samples, parse_seed(seed), msg_len, key_refresh, variant=variant(probed, probe_names),
-                         fixed_n=fixed_n, bound=None if bound_percent is None else bound_percent / 100,
-                         exact_check=TAINT_SIGNATURES if taint_check or (taint_check is None and (
-                             target_kind(board).taints or replayed)) else 0, replay=replayed)
+        what = ct_capture(board, samples, parse_seed(seed), msg_len, taint_check=taint_check, replay=replay,
+                          replay_flash_timing=replay_flash_timing, key_refresh=key_refresh,
+                          variant=variant(probed, probe_names), fixed_n=fixed_n,
+                          bound=None if bound_percent is None else bound_percent / 100)
         measurement = Measurement(board, what, [Member(implementation, path)])
     _measure(ctx, measurement, connection)
     _show("ct", views.load(path)[1], as_json)

@@ -111,12 +111,14 @@ def capture_ct(
     master_seed: bytes,
     msg_len: int,
     key_refresh: int = 0,
+    random_keys: int | None = None,
     done: Collection[int] = (),
     owns: Callable[[int], bool] = lambda index: True,
     on_key: Callable[[KeyMade], object] = lambda key: None,
 ) -> Iterator[CtSample]:
     """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
-    resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses. Keys are
+    resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses; the pool's
+    first `random_keys` random slots are used (None: all). Keys are
     made before the signatures that use them, from their own seeds: the pool a resumed test or
     another shard builds holds the same keys."""
     if info.key_slots < 2:
@@ -130,7 +132,8 @@ def capture_ct(
         on_device[slot] = key_id
         on_key(KeyMade(key_id, slot, sample.cycles))
 
-    for signing in schedule(master_seed, samples, info.key_slots, key_refresh):
+    slots = info.key_slots if random_keys is None else min(info.key_slots, 1 + random_keys)
+    for signing in schedule(master_seed, samples, slots, key_refresh):
         if signing.index in done or not owns(signing.index):
             continue
         for slot, key_id in signing.slot_keys.items():
@@ -218,9 +221,12 @@ class CtCapture(Capture):
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
                  variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0,
-                 replay: ReplaySettings | None = None):
+                 replay: ReplaySettings | None = None, random_keys: int | None = None):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
+        # The pool's random keys the test signs with (None: every slot the image has): fewer keys
+        # are less key generation for a short test.
+        self.random_keys = random_keys
         # A board's test replayed on the virtual board (None: not replayed), and the replay once running.
         self.replay = replay
         self._replay: Replay | None = None
@@ -246,11 +252,12 @@ class CtCapture(Capture):
     def from_meta(cls, meta) -> "CtCapture":
         return cls(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
                    fixed_n=bool(meta.fixed_n), bound=meta.bound, exact_check=meta.exact_check or 0,
-                   replay=ReplaySettings.from_json(meta.replay))
+                   replay=ReplaySettings.from_json(meta.replay), random_keys=meta.random_keys)
 
     def parameters(self) -> dict:
         return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound,
-                "exact_check": self.exact_check or None, "replay": self.replay.to_json() if self.replay else None}
+                "exact_check": self.exact_check or None, "replay": self.replay.to_json() if self.replay else None,
+                "random_keys": self.random_keys}
 
     def companion(self) -> tuple[Capture, str] | None:
         """The exact check beside the test, into its "taint" subdirectory (a replayed test's runs
@@ -399,7 +406,8 @@ class CtCapture(Capture):
 
     def records(self, session, info, kept, shard) -> Iterator[CtSample]:
         return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
-                          key_refresh=self.key_refresh, done={record.index for record in kept}, owns=shard.owns,
+                          key_refresh=self.key_refresh, random_keys=self.random_keys,
+                          done={record.index for record in kept}, owns=shard.owns,
                           on_key=self._keys_made.append)
 
     def update(self, meta) -> None:
@@ -465,7 +473,8 @@ class ReplayCapture(CtCapture):
 
     def __init__(self, board_test: CtCapture, feed: Replay, code: str):
         super().__init__(board_test.samples, board_test.master_seed, board_test.msg_len, board_test.key_refresh,
-                         variant=board_test.variant, fixed_n=True, exact_check=board_test.exact_check)
+                         variant=board_test.variant, fixed_n=True, exact_check=board_test.exact_check,
+                         random_keys=board_test.random_keys)
         self.feed, self.code = feed, code
 
     def label(self, implementation: Implementation) -> str:

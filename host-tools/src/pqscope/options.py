@@ -185,7 +185,8 @@ RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--s
                 "signatures": "-n", "seed": "--seed", "msg_len": "--msg-len", "out": "--out", "probed": "--probes",
                 "probe_names": "--probe", "key_refresh": "--key-refresh", "fixed_n": "--fixed-n",
                 "bound_percent": "--bound", "taint_check": "--taint", "replay": "--replay/--no-replay",
-                "replay_flash_timing": "--replay-flash-timing"}
+                "replay_flash_timing": "--replay-flash-timing", "ct_signatures": "--ct-n",
+                "members": "--member"}
 
 
 def refuse_fixed_options(ctx: click.Context) -> None:

@@ -132,6 +132,31 @@ def falcon_modes_png(document: dict, all_modes: Sequence[str], ops: Sequence[str
     return _png(figure)
 
 
+def falcon_split(falcon: dict) -> bytes:
+    """The main job's Falcon figure: each mode's median signing cycles as one bar, its FP
+    arithmetic (soft-float or emulation) apart from the rest, labelled with the mode's verdict:
+    what constant time costs and where, at a glance."""
+    modes = falcon["modes"]
+    labels = [mode["impl"] for mode in modes]
+    totals = np.array([mode["cycles"].get("sign", np.nan) for mode in modes], dtype=float) / 1e6
+    shares = np.array([(mode["profile"] or {}).get("fp_share", np.nan) for mode in modes], dtype=float)
+    figure, axis = plt.subplots(figsize=(9, 0.8 + 0.7 * len(modes)))
+    positions = np.arange(len(modes))
+    fp = totals * np.nan_to_num(shares)
+    axis.barh(positions, fp, color="#e57373", label="FP arithmetic (soft-float or emulation)")
+    axis.barh(positions, totals - fp, left=fp, color="#90a4ae", label="everything else")
+    for position, total, mode in zip(positions, totals, modes):
+        axis.text(total, position, f"  {total:,.1f} M: {str(mode['verdict']).upper()}", va="center")
+    axis.set_yticks(positions, labels)
+    axis.invert_yaxis()
+    axis.set_xlabel("median signing cycles (millions)")
+    axis.set_xlim(0, np.nanmax(totals) * 1.35)
+    axis.set_title(f"{falcon['name']}: what constant time costs, and where the time goes")
+    axis.legend(fontsize="small", loc="lower right")
+    axis.grid(axis="x", alpha=0.3)
+    return _png(figure)
+
+
 def plot_t_vs_n(series: Sequence[TPoint]) -> bytes:
     """|t| against samples as a PNG, with both thresholds; infinite |t| drawn as triangles on top."""
     counted = [point for point in series if point.max_abs_t is not None]

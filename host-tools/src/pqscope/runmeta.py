@@ -72,6 +72,7 @@ class RunMeta:
     bound: float | None = None  # the no-leak bound asked for (--bound), as a share of the mean time
     exact_check: int | None = None  # signatures of the exact check beside the test (ct --taint), in taint/
     replay: dict | None = None  # a board's test replayed on the virtual board (replay.ReplaySettings), in replay/
+    random_keys: int | None = None  # random keys of the pool the test uses (absent: every slot the image has)
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 

@@ -9,7 +9,7 @@ import queue
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
@@ -378,12 +378,15 @@ class Runner:
                 if connection.stats:
                     entry["emulator_stats"] = connection.stats
 
-    def measure_members(self, members: list["Member"], what: Capture) -> bool:
-        """Measures the members of a run or suite in turn (complete ones stay as they are),
-        stopping at an interruption, which it returns."""
+    def measure_members(self, members: list["Member"], what: Capture,
+                        announce: "Callable[[Member], object]" = lambda member: None) -> bool:
+        """Measures the members of a run or suite in turn (complete ones stay as they are; each
+        other one `announce`d first), stopping at an interruption, which it returns."""
         for member in members:
-            if not member.complete and self.measure(member.implementation, member.path, what,
-                                                    member.resume_from).interrupted:
+            if member.complete:
+                continue
+            announce(member)
+            if self.measure(member.implementation, member.path, what, member.resume_from).interrupted:
                 return True
         return False
 
@@ -491,14 +494,17 @@ def member_path(suite: Path, implementation: Implementation) -> Path:
     return suite / f"{implementation.scheme}-{implementation.impl}"
 
 
-def new_suite(path: Path, board: Board, implementations: list[Implementation], what: SampleCapture) -> list[Member]:
-    """A suite directory whose manifest (suite.json) lists its members and shared parameters,
-    written before any member starts so that a killed suite can be resumed as a whole."""
+def new_suite(path: Path, board: Board, implementations: list[Implementation], what: SampleCapture, *,
+              ct_signatures: int = 0, ct_replay: bool = True) -> list[Member]:
+    """A suite directory whose manifest (suite.json) lists its members and shared parameters (and
+    the signatures of each member's constant-time test, 0: none, and whether a board's test is
+    replayed), written before any member starts so that a killed suite can be resumed as a whole."""
     start_suite(path, {
         "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board.name,
         "clock": board.clock.name, "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
         "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
         "master_seed": what.master_seed.hex(), **({"variant": variant_json(what.variant)} if what.variant.probed else {}),
+        "ct_signatures": ct_signatures, "ct_replay": ct_replay,
     })
     return [Member(row, member_path(path, row)) for row in implementations]
 

@@ -1,5 +1,5 @@
-"""Every kind of result, shown: runs and suites, constant-time tests, the exact check, Falcon's
-modes compared and the model check, each rendered from its document to the terminal, JSON,
+"""Every kind of result, shown: runs and suites, the main job's answer, constant-time tests, the
+exact check, Falcon's modes compared and the model check, each rendered from its document to the terminal, JSON,
 Markdown and HTML. This is the one place result files are written (each atomically); the command
 that made a result and `pqscope report DIR` render it alike, from what is on disk."""
 
@@ -15,7 +15,7 @@ from rich.console import Console
 from ..errors import PqscopeError
 from ..rundir import write_atomically
 from ..runs import Run, find_runs, load_run, runs_document
-from . import bench, ct, falcon, modelcheck, runs, taint
+from . import bench, ct, falcon, modelcheck, runs, suite, taint
 from .page import to_html, to_markdown
 
 # The document each kind keeps, by the file it is kept in.
@@ -24,6 +24,7 @@ KINDS: dict[str, tuple[ModuleType, str]] = {
     "taint": (taint, "taint.json"),
     "compare-falcon": (falcon, "compare.json"),
     "model-check": (modelcheck, "model-check.json"),
+    "suite": (suite, "suite-report.json"),  # the main job's answer; a suite without it is shown as runs
 }
 # The values that decided a constant-time verdict, per signature in test order: the plots' data.
 EVIDENCE_FILE = "evidence.csv"
@@ -65,9 +66,13 @@ def load(path: Path) -> tuple[str, dict, object]:
                 document = json.loads((path / name).read_text())
             except (OSError, ValueError) as error:
                 raise PqscopeError(f"{path / name} is damaged: {error}") from None
-            return kind, document, _evidence(path) if kind == "ct" else None
-    loaded = [load_run(run_path) for run_path in find_runs(path)]
+            return kind, document, _evidence(path) if kind == "ct" else _runs(path) if kind == "suite" else None
+    loaded = _runs(path)
     return "run", runs_document(path, loaded), loaded
+
+
+def _runs(path: Path) -> list[Run]:
+    return [load_run(run_path) for run_path in find_runs(path)]
 
 
 def _evidence(path: Path) -> tuple[list, ...]:
@@ -97,7 +102,7 @@ def render(path: Path, fmt: str, console: Console) -> str | None:
     if fmt == "json":
         return json.dumps(document, indent=2) + "\n"
     if fmt == "csv":
-        if kind != "run":
+        if kind not in ("run", "suite"):
             raise PqscopeError(f"{path} holds a {kind} result: CSV is for runs (its data is in the directory)")
         return runs.csv_text(document)
     page = view.page(document, data)

@@ -10,8 +10,13 @@ from dataclasses import dataclass, field
 
 # Wide tables wrap their cells rather than overflow the page; figures scale down to it.
 STYLE = """body { font-family: sans-serif; margin: 2em; max-width: 1280px; }
-table { border-collapse: collapse; margin-bottom: 1em; }
+table { border-collapse: collapse; margin-bottom: 1em; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; vertical-align: top; }
+.banner { border-left: 0.5em solid; padding: 0.3em 0.8em; margin: 0.3em 0; }
+.banner strong { display: inline-block; min-width: 7em; }
+.banner.leak { border-color: #c62828; background: #fdecea; }
+.banner.no-leak { border-color: #2e7d32; background: #edf7ed; }
+.banner.undecided { border-color: #9e9e9e; background: #f4f4f4; }
 table.left-1 :is(th, td):nth-child(-n+1), table.left-2 :is(th, td):nth-child(-n+2),
 table.left-3 :is(th, td):nth-child(-n+3), table.left-4 :is(th, td):nth-child(-n+4) { text-align: left; }
 table.facts th { text-align: left; background: #f4f4f4; }
@@ -51,7 +56,17 @@ class Bullets:
     items: list[str]
 
 
-Block = str | Table | Facts | Figure | Code | Bullets
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict shown as a banner: the word (never the colour alone) on a colour, its subject and
+    what decided it."""
+
+    subject: str
+    word: str  # leak, no-leak, or anything else (undecided)
+    detail: str
+
+
+Block = str | Table | Facts | Figure | Code | Bullets | Verdict
 
 
 @dataclass
@@ -69,7 +84,7 @@ class Page:
 
 def _html_table(table: Table) -> str:
     head = "".join(f"<th>{html.escape(heading)}</th>" for heading in table.headings)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
+    body = "".join("<tr>" + "".join(f"<td>{_inline(cell)}</td>" for cell in row) + "</tr>" for row in table.rows)
     return f'<table class="left-{table.left}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
@@ -91,6 +106,10 @@ def _html_block(block: Block) -> str:
         return f'<img alt="{html.escape(block.alt)}" src="data:image/png;base64,{base64.b64encode(block.draw()).decode()}">'
     if isinstance(block, Code):
         return f"<pre>{html.escape(block.text)}</pre>"
+    if isinstance(block, Verdict):
+        tone = block.word if block.word in ("leak", "no-leak") else "undecided"
+        return (f'<div class="banner {tone}"><strong>{html.escape(block.word.upper())}</strong> '
+                f"{html.escape(block.subject)}: {_inline(block.detail)}</div>")
     return "<ul>" + "".join(f"<li>{_inline(item)}</li>" for item in block.items) + "</ul>"
 
 
@@ -120,6 +139,8 @@ def _markdown_block(block: Block) -> list[str]:
         return [f"*Figure in report.html: {block.alt}.*"]
     if isinstance(block, Code):
         return ["```", block.text, "```"]
+    if isinstance(block, Verdict):
+        return [f"**{block.word.upper()}** {block.subject}: {block.detail}"]
     return [f"- {item}" for item in block.items]
 
 

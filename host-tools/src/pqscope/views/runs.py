@@ -21,7 +21,7 @@ TLS_NOTE = ("Six signatures (CertificateVerify, two certificate-chain signatures
             "CertificateVerify online (sign). cwnd: initial congestion windows of 1460-byte segments; extra round trips "
             "(RTT) = ceil(bytes / window) - 1, ignoring slow start. Cycles are the runs' medians; n/a: no run, "
             "catalogue sizes only.")
-TABLE_HEADINGS = ("scheme", "impl", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
+TABLE_HEADINGS = ("implementation", "op", "n", "verified", "min", "median", "mean", "p95", "max", "stdev",
                   "median ms", "stack B", "code B")
 PROBE_HEADINGS = ("scheme", "impl", "op", "function", "mean cycles", "mean calls", "share of op")
 PROBE_NOTE = ("On-device probes: each function's cycles include its callees, with the probes' own cost taken out by "
@@ -35,7 +35,7 @@ def clock_text(clock_hz: int, flash_wait_states: int | None) -> str:
     return f"{clock_hz / 1e6:g} MHz, {flash_wait_states} flash wait state{'s' if flash_wait_states != 1 else ''}"
 
 
-def _title(document: dict) -> str:
+def title(document: dict) -> str:
     return f"pqscope on {document['board']} at {clock_text(document['clock_hz'], document.get('flash_wait_states'))}"
 
 
@@ -50,9 +50,22 @@ def _table_rows(document: dict) -> list[list[str]]:
             figures = [f"{cycles[key]:,.0f}" for key in ("min", "median", "mean", "p95", "max", "stdev")]
             figures.append(f"{cycles['median'] / clock_hz * 1e3:,.2f}" if clock_hz else "-")
         stack = result["stack_bytes"]
-        rows.append([result["scheme"], result["impl"], result["op"], str(result["n"]), str(result["verified"]),
+        rows.append([f"{result['scheme']} {result['impl']}", result["op"], str(result["n"]), str(result["verified"]),
                      *figures, "-" if stack is None else f"{stack:,}", f"{result['code_bytes']:,}"])
     return rows
+
+
+# The page splits the terminal's table in two, each narrow enough for a page: the cycles, then
+# time and memory.
+CYCLE_COLUMNS = ("implementation", "op", "n", "min", "median", "mean", "p95", "max", "stdev")
+TIME_AND_MEMORY_COLUMNS = ("implementation", "op", "verified", "median ms", "stack B", "code B")
+
+
+def detail_tables(document: dict) -> list[Table]:
+    """Every operation's cycle statistics; then its time at the board's clock, stack and code."""
+    rows = _table_rows(document)
+    return [Table(columns, [[row[TABLE_HEADINGS.index(column)] for column in columns] for row in rows], left=2)
+            for columns in (CYCLE_COLUMNS, TIME_AND_MEMORY_COLUMNS)]
 
 
 def _probe_rows(document: dict) -> list[list[str]]:
@@ -101,7 +114,7 @@ def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
 def page(document: dict, runs: Sequence[Run]) -> Page:
     from .. import plots  # matplotlib is slow to import: only when a figure is drawn
 
-    intro = [f"Run directory: `{document['run_dir']}`", Table(TABLE_HEADINGS, _table_rows(document), left=3)]
+    intro = [f"Run directory: `{document['run_dir']}`", *detail_tables(document)]
     notes = _malleability_notes(document)
     if notes:
         intro.append(Bullets(notes))
@@ -121,13 +134,13 @@ def page(document: dict, runs: Sequence[Run]) -> Page:
         sections.append(Section("TLS 1.3 handshake budget", [
             Table(TLS_HEADINGS, _tls_cells(tls_rows)), TLS_NOTE,
             Figure(lambda: plots.tls_budget(labels, tls_rows), "TLS handshake bytes and client verification time")]))
-    return Page(_title(document), intro, sections)
+    return Page(title(document), intro, sections)
 
 
 def show(console: Console, document: dict) -> None:
-    table = RichTable(title=_title(document))
+    table = RichTable(title=title(document))
     for heading in TABLE_HEADINGS:
-        table.add_column(heading, justify="left" if heading in ("scheme", "impl", "op") else "right")
+        table.add_column(heading, justify="left" if heading in ("implementation", "op") else "right")
     for row in _table_rows(document):
         table.add_row(*row)
     console.print(table)

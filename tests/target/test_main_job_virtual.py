@@ -1,0 +1,51 @@
+"""The main job on the virtual board (`pqscope run` of a suite): each member's cycles, then its
+constant-time test with the exact check, gathered into one document and report. A suite of the
+rows whose verdicts the mission names (native-double Falcon leaks, its M4 emulation and ML-DSA do
+not), with the sections the same suite through boards has (tests/python/test_main_job.py)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests/python"))
+
+from main_job import SECTIONS  # noqa: E402
+from report_layout import html_sections, markdown_sections, too_wide  # noqa: E402
+
+MEMBERS = ("ml-dsa-44/m4f", "falcon-512/fpnative", "falcon-512/fpemu-m4")
+VERDICTS = {"ML-DSA-44 m4f": "no-leak", "Falcon-512 fpnative": "leak", "Falcon-512 fpemu-m4": "no-leak"}
+
+
+def test_the_main_job_answers_with_cycles_verdicts_falcons_modes_and_words(tmp_path):
+    out = tmp_path / "suite"
+    members = [argument for row in MEMBERS for argument in ("--member", row)]
+    result = subprocess.run([sys.executable, "-m", "pqscope", "run", *members, "-n", "4", "--seed", "c7", "--out",
+                             str(out)], capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)},
+                            timeout=1800)
+    assert result.returncode == 0, result.stderr
+    document = json.loads((out / "suite-report.json").read_text())
+    found = {item["name"]: item for item in document["implementations"]}
+    assert {name: item["constant_time"]["verdict"] for name, item in found.items()} == VERDICTS
+    for name, item in found.items():
+        exact = item["constant_time"]["exact_check"]
+        assert exact["signatures"] == 2 and (exact["leaking_instructions"] > 0) == (VERDICTS[name] == "leak")
+        assert item["stack_bytes"] > 0 and item["code_bytes"] > 0 and item["cycles"]["sign"] > 0
+        assert item["ms"]["sign"]["24000000"] == item["cycles"]["sign"] / 24e3
+        assert item["variance"]["max"] >= item["variance"]["min"] > 0
+    # ML-DSA's signing time varies several-fold with its public rejections, not with a secret.
+    assert found["ML-DSA-44 m4f"]["variance"]["cv"] > 0.1
+    native = found["Falcon-512 fpnative"]
+    assert all(name.startswith("__") for name in native["constant_time"]["exact_check"]["leaking_functions"])
+    (falcon,) = document["falcon"]
+    modes = {mode["impl"]: mode for mode in falcon["modes"]}
+    assert modes["fpemu-m4"]["price"]["sign"] > 0 and modes["fpnative"]["profile"]["fp_share"] > 0.3
+    assert {"add", "mul", "div", "sqrt"} <= set(modes["fpemu-m4"]["profile"]["fp_primitives"])
+    summary = " ".join(document["summary"])
+    assert "Falcon-512 fpnative leaks" in summary and "(M4 assembly" in summary
+    assert "No leak found in Falcon-512 fpemu-m4 and ML-DSA-44 m4f" in summary
+    assert summary.replace("`", "").split("Largest stack")[0][:200] in result.stdout.replace("\n", " ")
+    assert html_sections(out / "report.html") == markdown_sections(out / "report.md") == SECTIONS
+    assert too_wide(out / "report.html", tmp_path) == []
