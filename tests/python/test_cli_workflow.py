@@ -96,16 +96,17 @@ def test_report_formats_agree_with_the_run(fake_repo, fake_toolchain, tmp_path):
 
     markdown = invoke("report", str(out), "--format", "md").stdout
     assert markdown.startswith("# pqscope on virtual at 24 MHz")
-    assert sum(line.startswith("| ml-dsa-44 m4f |") for line in markdown.splitlines()) == 3
+    # Each operation in both tables: its cycles, then its time and memory.
+    assert sum(line.startswith("| ml-dsa-44 m4f |") for line in markdown.splitlines()) == 2 * 3
 
     csv_lines = invoke("report", str(out), "--format", "csv").stdout.splitlines()
     assert csv_lines[0].startswith("scheme,impl,op,n,verified,min,p05,median")
     assert len(csv_lines) == 4
 
     page = invoke("report", str(out), "--format", "html").stdout
-    # Two figures and a table of results (header and three operations), then the TLS budget's table
-    # (header and one row) and plot (test_tls.py).
-    assert page.count("<img") == 3 and page.count("<tr>") == 4 + 2 and "data:image/png;base64," in page
+    # Two figures and two tables of results (each a header and three operations), then the TLS
+    # budget's table (header and one row) and plot (test_tls.py).
+    assert page.count("<img") == 3 and page.count("<tr>") == 2 * 4 + 2 and "data:image/png;base64," in page
     # `run` wrote the same reports beside the samples.
     assert (out / "report.html").read_text() == page
     assert (out / "report.md").read_text() == markdown

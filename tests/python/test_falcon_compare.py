@@ -180,3 +180,15 @@ def test_help_names_the_options():
 )
 def test_bad_input_is_one_line_without_traceback(fake_repo, args, expected):
     assert_one_line_error(CliRunner().invoke(cli, ["compare-falcon", *args]), expected)
+
+
+def test_the_comparison_carries_the_main_jobs_section_of_the_modes(compared):
+    document, _steps, _path = compared
+    (falcon,) = document["falcon"]
+    modes = {mode["impl"]: mode for mode in falcon["modes"]}
+    assert list(modes) == list(falcon_compare.MODES)
+    assert modes["fpemu-c"]["price"]["sign"] == pytest.approx(SIGN_CYCLES["fpemu-c"] / SIGN_CYCLES["fpnative"] - 1)
+    assert modes["fpemu-c"]["extra_ms"]["sign"] == pytest.approx((60_000_000 - 36_000_000) / 24e3)
+    assert (modes["fpnative"]["verdict"], modes["fpemu-m4"]["verdict"]) == ("leak", "inconclusive")
+    page = to_html(falcon_view.page(document))
+    assert page.index("Falcon-512: floating-point modes") < page.index("<h2>Modes</h2>")

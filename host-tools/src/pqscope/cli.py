@@ -20,15 +20,16 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, VI
                       implementation_options, own_implementation, parse_ops, parse_seed, probe_options,
                       refuse_fixed_options, run_directory, runner, select, shard_runner, variant, wide_console)
 from .paths import repo_root
-from .replay import FLASH_TIMINGS, ReplaySettings
+from .replay import FLASH_TIMINGS
 from .rundir import is_suite, suite_parameters
 from .runner import Measurement, Member, SampleCapture, board_at_clock, new_suite, resumed
 from .runs import find_runs, load_run, newest_measured_run, runs_document
-from .suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, display_name, suite_document, test_seconds, test_size
+from .suite import (CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, display_name, suite_document, test_seconds,
+                    test_size)
+from .taint import EXACT_CHECK_SIGNATURES
 from .targets import Link, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 
-TAINT_SIGNATURES = 2  # the exact check's default: each signature's path is checked whole
 # What `pqscope run` measures without --scheme: one representative of each family (those the
 # catalogue has), Falcon in its three floating-point modes.
 DEFAULT_SUITE = (
@@ -261,7 +262,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
 def _constant_time_interrupted(measurement: Measurement, signatures: int, replay: bool, connection: dict,
                                steps: _Steps) -> bool:
     """Each suite member's constant-time test of signing (resumed where it stopped), in turn."""
-    from .ct import CtCapture  # numpy/scipy statistics: loaded only for the test
+    from .ct import CtCapture, constant_time_test  # numpy/scipy statistics: loaded only for the test
 
     measurement_runner = shard_runner(repo_root(), measurement.board, **connection)
     for run_member, member in zip(measurement.members, ct_members(measurement.members)):
@@ -272,8 +273,8 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
             what = CtCapture.from_meta(member.resume_from)
         else:
             samples, random_keys = test_size(run, signatures)
-            what = ct_capture(measurement.board, samples, measurement.what.master_seed, measurement.what.msg_len,
-                              replay=replay, random_keys=random_keys)
+            what = constant_time_test(measurement.board, samples, measurement.what.master_seed,
+                                      measurement.what.msg_len, replay=replay, random_keys=random_keys)
         seconds = test_seconds(run, what.samples, what.random_keys, len(measurement_runner.targets),
                                what.exact_check)
         steps.announce(f"constant-time test: {display_name(member.implementation.scheme, member.implementation.impl)}"
@@ -283,18 +284,6 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
         if measurement_runner.measure(member.implementation, member.path, what, member.resume_from).interrupted:
             return True
     return False
-
-
-def ct_capture(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
-               replay: bool = True, replay_flash_timing: str = "modelled", **options):
-    """A constant-time test on `board`: the exact check beside it on the virtual board (unless
-    `taint_check` is False), and on a real board the replay (unless `replay` is False)."""
-    from .ct import CtCapture
-
-    replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
-    exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
-    return CtCapture(samples, master_seed, msg_len, exact_check=TAINT_SIGNATURES if exact else 0, replay=replayed,
-                     **options)
 
 
 @cli.command("flash")
@@ -404,7 +393,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
     everything derived from them) by the exact check first; the verdict weighs both. On a real board
     every signature is replayed on the virtual board beside it: the model's cycles leave the
     statistics, and each finding of the exact check is tested on the board."""
-    from .ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
+    from .ct import CtCapture, constant_time_test  # numpy/scipy statistics and matplotlib: loaded only for this test
 
     root = repo_root()
     if resume_path is not None:
@@ -414,10 +403,10 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name)
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
         # The virtual board is the model: only a real board's test is replayed.
-        what = ct_capture(board, samples, parse_seed(seed), msg_len, taint_check=taint_check, replay=replay,
-                          replay_flash_timing=replay_flash_timing, key_refresh=key_refresh,
-                          variant=variant(probed, probe_names), fixed_n=fixed_n,
-                          bound=None if bound_percent is None else bound_percent / 100)
+        what = constant_time_test(board, samples, parse_seed(seed), msg_len, taint_check=taint_check, replay=replay,
+                                  replay_flash_timing=replay_flash_timing, key_refresh=key_refresh,
+                                  variant=variant(probed, probe_names), fixed_n=fixed_n,
+                                  bound=None if bound_percent is None else bound_percent / 100)
         measurement = Measurement(board, what, [Member(implementation, path)])
     _measure(ctx, measurement, connection)
     _show("ct", views.load(path)[1], as_json)
@@ -427,7 +416,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
 
 @cli.command("taint")
 @implementation_options()
-@click.option("-n", "signatures", default=TAINT_SIGNATURES, show_default=True, type=click.IntRange(1, 10_000),
+@click.option("-n", "signatures", default=EXACT_CHECK_SIGNATURES, show_default=True, type=click.IntRange(1, 10_000),
               help="Signatures, each with a key of its own: each one's path is checked.")
 @SEED_OPTION
 @MSG_LEN_OPTION

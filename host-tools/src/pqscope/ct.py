@@ -33,8 +33,8 @@ from .protocol import Info, ProbeReading, Sample, Status
 from .replay import REPLAY_DIRECTORY, Replay, ReplaySettings, quiet_console, read_intervals
 from .rundir import RunDirectory, csv_lines, read_header, resume_parameters, sort_by_sample, write_atomically
 from .runner import Capture, Finished, Runner, shard_directories, variant_from_json
-from .targets import Profiling, Target
-from .taint import TaintCapture
+from .targets import Profiling, Target, target_kind
+from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
 
 FIXED_SLOT = 0
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
@@ -508,6 +508,17 @@ class ReplayCapture(CtCapture):
         if reason is not None:
             self.decided_at = self.feed.needed
         return reason
+
+
+def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
+                       replay: bool = True, replay_flash_timing: str = "modelled", **options) -> CtCapture:
+    """A constant-time test on `board` (boards.Board): the exact check beside it on the virtual
+    board (unless `taint_check` is False), and on a real board the replay with its exact check
+    (unless `replay` is False); `options` are CtCapture's."""
+    replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
+    exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
+    return CtCapture(samples, master_seed, msg_len, exact_check=EXACT_CHECK_SIGNATURES if exact else 0,
+                     replay=replayed, **options)
 
 
 def _all_confirmed(confirmations: list[Confirmation]) -> bool:

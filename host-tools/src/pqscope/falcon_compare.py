@@ -22,6 +22,7 @@ from .errors import PqscopeError
 from .protocol import Op
 from .runner import Runner, SampleCapture
 from .runs import load_run, runs_document
+from .suite import MemberResult, falcon_modes, implementation_entry, profile
 
 SCHEMES = ("falcon-512", "falcon-1024")
 MODES = ("fpnative", "fpemu-c", "fpemu-m4")
@@ -62,9 +63,11 @@ class RunnerSteps:
         return runs_document(path, [load_run(path)])
 
     def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]:
-        from .ct import CtCapture  # numpy/scipy statistics: loaded only for this test
+        from .ct import constant_time_test  # numpy/scipy statistics: loaded only for this test
 
-        outcome = self.runner.measure(implementation, path, CtCapture(samples, self.master_seed, MSG_LEN))
+        # With the exact check on the virtual board, which decides every mode in a few signatures.
+        what = constant_time_test(self.runner.target.board, samples, self.master_seed, MSG_LEN)
+        outcome = self.runner.measure(implementation, path, what)
         if outcome.interrupted:
             raise KeyboardInterrupt
         return outcome.result, outcome.records
@@ -80,15 +83,17 @@ def run_comparison(catalogue: list[Implementation], scheme: str, board: str, pat
     # Every row first, so that a catalogue without the FP-operation rows fails before hours of work.
     implementations = {mode: find_implementation(catalogue, scheme, mode) for mode in MODES}
     fp_rows = {(op, mode): find_implementation(catalogue, fp_scheme(op), mode) for op in FP_OPERATIONS for mode in MODES}
-    measurements, ct_documents = {}, {}
+    measurements, ct_documents, tests = {}, {}, []
     for mode, implementation in implementations.items():
         measurements[mode] = steps.measure(implementation, path / "measure" / mode)
-        ct_documents[mode], _samples = steps.constant_time(implementation, ct_samples, path / "ct" / mode)
+        ct_documents[mode], signatures = steps.constant_time(implementation, ct_samples, path / "ct" / mode)
+        tests.append(MemberResult(scheme, mode, ct_documents[mode], [s.cycles for s in signatures if s.status.timed],
+                                  profile(path / "ct" / mode)))
     fp_operations = []
     for (op, mode), implementation in fp_rows.items():
         document, samples = steps.constant_time(implementation, fp_ct_samples, path / "fp-ops" / f"{op}-{mode}")
         fp_operations.append(fp_operation_entry(op, mode, document, samples))
-    return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations,
+    return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations, tests,
                                wall_seconds=round(time.monotonic() - started, 1))
 
 
@@ -103,9 +108,10 @@ def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence)
 
 
 def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, dict],
-                        ct_documents: dict[str, dict], fp_operations: list[dict],
+                        ct_documents: dict[str, dict], fp_operations: list[dict], tests: list[MemberResult],
                         wall_seconds: float | None = None) -> dict:
-    """The comparison from each mode's run document and ct document and the FP-operation entries."""
+    """The comparison from each mode's run document, ct document and test (its signing cycles and
+    profile), and the FP-operation entries; its "falcon" is the main job's section of the modes."""
     modes = {}
     for mode in MODES:
         results = {result["op"]: result for result in measurements[mode]["results"]}
@@ -124,7 +130,10 @@ def comparison_document(scheme: str, board: str, path: Path, measurements: dict[
                    "top_functions": [_function_summary(f) for f in ct_document.get("top_functions", [])[:TOP_FUNCTIONS]]},
         }
     clock_hz = next((measurements[mode].get("clock_hz") for mode in MODES if measurements[mode].get("clock_hz")), None)
-    return {"scheme": scheme, "board": board, "clock_hz": clock_hz, "modes": modes, "fp_operations": fp_operations,
+    results = [result for mode in MODES for result in measurements[mode]["results"]]
+    falcon = falcon_modes([implementation_entry(test, results) for test in tests], clock_hz or 0)
+    return {"scheme": scheme, "board": board, "clock_hz": clock_hz, "modes": modes, "falcon": falcon,
+            "fp_operations": fp_operations,
             "price_of_constant_time": price_of_constant_time(modes), "fp_op_reps": FP_OP_REPS, "run_dir": str(path),
             **({} if wall_seconds is None else {"wall_seconds": wall_seconds})}
 

@@ -99,10 +99,11 @@ def test_seconds(run: Run, signatures: int, random_keys: int | None, shards: int
 
 @dataclass(frozen=True)
 class MemberResult:
-    """What the suite directory keeps of one implementation: its run and its constant-time test
-    (None if the suite measured without one, or it did not finish)."""
+    """What is kept of one implementation's constant-time test (None if it had none, or it did
+    not finish)."""
 
-    run: Run
+    scheme: str
+    impl: str
     ct: dict | None
     signing_cycles: list[int]  # of the test's signatures, as the board timed them
     intervals: list[dict]  # the signing profile of the test's signatures (the replay's on a board)
@@ -113,8 +114,8 @@ def load_members(runs: list[Run]) -> list[MemberResult]:
     for run in runs:
         path = ct_path(run.path)
         document = _load(path / CT_DOCUMENT) if (path / CT_DOCUMENT).is_file() else None
-        results.append(MemberResult(run, document, _signing_cycles(path) if document else [],
-                                    _profile(path) if document else []))
+        results.append(MemberResult(run.meta.scheme, run.meta.impl, document,
+                                    _signing_cycles(path) if document else [], profile(path) if document else []))
     return results
 
 
@@ -137,7 +138,7 @@ def _load(file: Path) -> dict:
     return document
 
 
-def _profile(path: Path) -> list[dict]:
+def profile(path: Path) -> list[dict]:
     """The test's intervals: the virtual board's own, or on a board the replay's."""
     from .ct import load_intervals
 
@@ -153,20 +154,22 @@ def suite_document(path: Path, runs: list[Run]) -> dict:
     """The main job's document, from the suite's runs and their constant-time tests."""
     document = runs_document(path, runs)
     members = load_members(runs)
-    implementations = [_implementation(member, document["results"]) for member in members]
+    implementations = [implementation_entry(member, document["results"]) for member in members]
     falcon = falcon_modes(implementations, document["clock_hz"])
     document |= {"kind": "suite", "clocks_hz": list(CLOCKS_HZ), "implementations": implementations, "falcon": falcon}
     document["summary"] = summary(implementations, falcon)
     return document
 
 
-def _implementation(member: MemberResult, results: list[dict]) -> dict:
-    meta = member.run.meta
-    own = {result["op"]: result for result in results if (result["scheme"], result["impl"]) == (meta.scheme, meta.impl)}
+def implementation_entry(member: MemberResult, results: list[dict]) -> dict:
+    """One implementation in the document: its figures (from the runs' `results`), its signing's
+    variance, its verdict and its signing profile."""
+    own = {result["op"]: result for result in results if (result["scheme"], result["impl"]) == (member.scheme,
+                                                                                                 member.impl)}
     cycles = {op: result["cycles"]["median"] for op, result in own.items() if result["cycles"]}
     stacks = [result["stack_bytes"] for result in own.values() if result["stack_bytes"] is not None]
     return {
-        "scheme": meta.scheme, "impl": meta.impl, "name": display_name(meta.scheme, meta.impl),
+        "scheme": member.scheme, "impl": member.impl, "name": display_name(member.scheme, member.impl),
         "cycles": cycles, "ms": {op: {str(hz): value / hz * 1e3 for hz in CLOCKS_HZ} for op, value in cycles.items()},
         "stack_bytes": max(stacks, default=None), "code_bytes": next(iter(own.values()))["code_bytes"] if own else None,
         "variance": variance(member),

@@ -25,6 +25,8 @@ from .targets import Tainting
 
 LEAK_KINDS = ("branch", "jump", "division")
 
+EXACT_CHECK_SIGNATURES = 2  # the exact check's default: each signature's path is checked whole
+
 
 @dataclass(frozen=True)
 class Finding:

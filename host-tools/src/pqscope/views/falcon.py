@@ -1,12 +1,13 @@
-"""The view of Falcon's floating-point modes side by side (`pqscope compare-falcon`): each mode's
-cycles, stack and constant-time verdict, the price of constant time, every FP primitive's cost and
-verdict, where the time depends on the key, and one figure of it all."""
+"""The view of Falcon's floating-point modes side by side (`pqscope compare-falcon`): the main
+job's section of the modes (views.suite), then each mode's cycles, stack and constant-time
+verdict, the price of constant time, every FP primitive's cost and verdict, where the time depends
+on the key, and one figure of it all."""
 
 from rich.console import Console
-from rich.table import Table as RichTable
 
 from ..protocol import Op
-from .page import Figure, Page, Section, Table
+from .page import Figure, Page, Section, Table, rich_table
+from .suite import falcon_sections
 
 OPS = tuple(op.label for op in Op)
 
@@ -92,12 +93,7 @@ def _tables(document: dict) -> list[tuple[str, Table]]:
 
 def show(console: Console, document: dict) -> None:
     for title, table in _tables(document):
-        rich = RichTable(title=title)
-        for index, column in enumerate(table.headings):
-            rich.add_column(column, justify="left" if index < table.left else "right")
-        for row in table.rows:
-            rich.add_row(*row)
-        console.print(rich)
+        console.print(rich_table(table, title))
     console.print(f"comparison saved in {document['run_dir']}")
 
 
@@ -109,7 +105,9 @@ def page(document: dict, _data=None) -> Page:
     intro = [f"Run directory: `{document['run_dir']}`. `fpnative`: C doubles (libgcc/libm soft-float on the "
              "single-precision FPU); `fpemu-c`, `fpemu-m4`: Falcon's constant-time integer emulation in C and in "
              "Cortex-M4 assembly."]
+    # The main job's section of Falcon's modes first, then what only this comparison measures.
     return Page(f"pqscope compare-falcon: {document['scheme']} on {document['board']}", intro, [
+        *falcon_sections(document),
         Section("Modes", [modes]),
         Section("Price of constant time", ["Median cycles of an emulated mode divided by native doubles'.", price]),
         Section("Falcon's FP primitives", [

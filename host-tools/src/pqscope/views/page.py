@@ -1,6 +1,7 @@
 """One page model for every kind of result: a title and sections of paragraphs, facts, tables and
-figures, rendered the same way to HTML (one skeleton, one stylesheet) and to Markdown. The views
-of each kind build a `Page` from their document; nothing else knows HTML or Markdown."""
+figures, rendered the same way to HTML (one skeleton, one stylesheet) and to Markdown, and a table
+to the terminal. The views of each kind build a `Page` from their document; nothing else knows
+HTML or Markdown."""
 
 import base64
 import html
@@ -153,3 +154,15 @@ def to_markdown(page: Page) -> str:
         for block in section.blocks:
             lines += ["", *_markdown_block(block)]
     return "\n".join(lines) + "\n"
+
+
+def rich_table(table: Table, title: str | None = None):
+    """`table` for the terminal (rich), its name columns to the left, figures to the right."""
+    from rich.table import Table as RichTable
+
+    shown = RichTable(title=title)
+    for index, heading in enumerate(table.headings):
+        shown.add_column(heading, justify="left" if index < table.left else "right", no_wrap=index < table.left)
+    for row in table.rows:
+        shown.add_row(*(cell.replace("`", "") for cell in row))
+    return shown

@@ -9,8 +9,9 @@ import click
 from rich.console import Console
 
 from ..runs import Run
-from . import runs as runs_view
-from .page import Bullets, Figure, Page, Section, Table, Verdict
+from .runs import detail_tables, title
+from .runs import page as runs_page
+from .page import Bullets, Figure, Page, Section, Table, Verdict, rich_table
 
 OPS = ("keygen", "sign", "verify")
 MEASURES_NOTE = ("Medians of the suite's samples. Time at 24 MHz (the Discovery's benchmark clock, no flash wait "
@@ -144,18 +145,22 @@ def page(document: dict, runs: Sequence[Run]) -> Page:
         Section("Cycles, time and memory", [MEASURES_NOTE, measures_table(document)]),
         Section("Timing variance", [VARIANCE_NOTE, variance_table(document)]),
         *falcon_sections(document),
-        *runs_view.page(document, runs).sections,
+        *runs_page(document, runs).sections,
         Section("Every operation's cycles", [f"Run directory: `{document['run_dir']}`",
-                                             *runs_view.detail_tables(document)]),
+                                             *detail_tables(document)]),
     ]
-    return Page(runs_view.title(document), intro, sections)
+    return Page(title(document), intro, sections)
 
 
 def show(console: Console, document: dict) -> None:
-    runs_view.show(console, document)
+    """The compact table, each verdict, Falcon's modes, then the summary: the answer last, where a
+    terminal leaves it in view."""
+    console.print(rich_table(measures_table(document), title(document)))
+    click.echo(f"suite saved in {document['run_dir']}; every operation's statistics in its report")
     for item in document["implementations"]:
         ct = item["constant_time"]
-        click.echo(f"{(ct or {}).get('verdict', 'not tested').upper():>12}  {item['name']}: {verdict_detail(item)}")
+        click.echo(f"{(ct or {}).get('verdict', 'not tested').upper():>12}  {item['name']}: "
+                   + verdict_detail(item).replace("`", ""))
     for falcon in document.get("falcon") or []:
         for mode in falcon["modes"]:
             price = mode["price"].get("sign")
