@@ -60,3 +60,19 @@ def html_sections(report: Path) -> list[str]:
 
 def markdown_sections(report: Path) -> list[str]:
     return [line[3:] for line in report.read_text().splitlines() if line.startswith("## ")]
+
+
+def blemishes(report: Path) -> list[str]:
+    """The Markdown report's tables' empty headings and cells left ending in a colon (a label
+    whose value is missing)."""
+    lines = report.read_text().splitlines()
+    found = []
+    for index, line in enumerate(lines):
+        if not line.startswith("|") or line.startswith("|---"):
+            continue
+        cells = [cell.strip() for cell in line.strip("|").split(" | ")]
+        heading = index + 1 < len(lines) and lines[index + 1].startswith("|---")
+        if heading and any(not cell for cell in cells):
+            found.append(f"empty heading: {line}")
+        found += [f"cell ending in a colon: {cell}" for cell in cells if cell.endswith(":")]
+    return found

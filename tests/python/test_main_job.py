@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from main_job import SECTIONS
 from pqscope import targets
 from pqscope.cli import cli
-from report_layout import html_sections, markdown_sections, too_wide
+from report_layout import blemishes, html_sections, markdown_sections, too_wide
 
 FALCON_MODES = ("fpnative", "fpemu-c", "fpemu-m4")
 
@@ -61,7 +61,9 @@ def test_the_main_job_on_two_boards_writes_the_virtual_boards_sections(fake_repo
     assert all(mode["price"]["sign"] is not None for mode in falcon["modes"])
     assert document["summary"] and any("Fastest signing" in sentence for sentence in document["summary"])
     assert html_sections(out / "report.html") == markdown_sections(out / "report.md") == SECTIONS
-    assert too_wide(out / "report.html", tmp_path) == []
+    assert too_wide(out / "report.html", tmp_path) == [] and blemishes(out / "report.md") == []
+    for fmt, name in (("md", "report.md"), ("html", "report.html")):  # `pqscope report` makes them again
+        assert CliRunner().invoke(cli, ["report", str(out), "--format", fmt]).stdout == (out / name).read_text()
     # Every step announced by name, each member measured on both boards.
     steps = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert len(steps) == 8 and steps[0].startswith("[1/8] cycles and stack:") and "constant-time test" in steps[-1]

@@ -2,6 +2,7 @@
 samples) and on one the tool writes itself on the virtual board with the fake device."""
 
 import csv
+import html
 import json
 from pathlib import Path
 from statistics import median
@@ -13,6 +14,7 @@ from fakedevice import fake_cycles
 from pqscope.capture import sample_seed
 from pqscope.cli import cli
 from pqscope.protocol import Op
+from pqscope.views.runs import TLS_CAPTION
 
 CLOCK_HZ = 24_000_000
 
@@ -212,7 +214,7 @@ def test_the_reports_show_the_tls_table_and_plot(runs, tmp_path):
     assert section.count("<tr>") == 2  # headings and ML-DSA-44
     assert "<td>ml-dsa-44/m4f</td><td>17,144</td><td>no</td><td>no</td><td>yes</td><td>1</td>" in section
     assert "<td>7,200,000</td><td>300.00</td><td>5,000,000</td><td>208.33</td>" in section
-    assert '<img alt="TLS handshake bytes and client verification time" src="data:image/png;base64,' in section
+    assert f'<img alt="{html.escape(TLS_CAPTION)}" src="data:image/png;base64,' in section
     markdown = invoke("report", str(runs["mldsa"]), "--format", "md").stdout
     assert "## TLS 1.3 handshake budget" in markdown
     assert "| ml-dsa-44/m4f | 17,144 | no | no | yes | 1 | 7,200,000 | 300.00 | 5,000,000 | 208.33 |" in markdown

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/python"))
 
 from main_job import SECTIONS  # noqa: E402
-from report_layout import html_sections, markdown_sections, too_wide  # noqa: E402
+from report_layout import blemishes, html_sections, markdown_sections, too_wide  # noqa: E402
 
 MEMBERS = ("ml-dsa-44/m4f", "falcon-512/fpnative", "falcon-512/fpemu-m4")
 VERDICTS = {"ML-DSA-44 m4f": "no-leak", "Falcon-512 fpnative": "leak", "Falcon-512 fpemu-m4": "no-leak"}
@@ -48,4 +48,6 @@ def test_the_main_job_answers_with_cycles_verdicts_falcons_modes_and_words(tmp_p
     assert "No leak found in Falcon-512 fpemu-m4 and ML-DSA-44 m4f" in summary
     assert summary.replace("`", "").split("Largest stack")[0][:200] in result.stdout.replace("\n", " ")
     assert html_sections(out / "report.html") == markdown_sections(out / "report.md") == SECTIONS
-    assert too_wide(out / "report.html", tmp_path) == []
+    assert too_wide(out / "report.html", tmp_path) == [] and blemishes(out / "report.md") == []
+    for member in ("falcon-512-fpnative", "ml-dsa-44-m4f"):  # each test's own report, with the exact check's findings
+        assert blemishes(out / member / "ct/report.md") == []

@@ -22,7 +22,9 @@ table.left-1 :is(th, td):nth-child(-n+1), table.left-2 :is(th, td):nth-child(-n+
 table.left-3 :is(th, td):nth-child(-n+3), table.left-4 :is(th, td):nth-child(-n+4) { text-align: left; }
 table.facts th { text-align: left; background: #f4f4f4; }
 table.facts td { text-align: left; }
-img { max-width: 100%; }"""
+img { max-width: 100%; }
+figure { margin: 0 0 1em 0; }
+figcaption { font-size: 0.9em; color: #444; }"""
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,8 @@ def _html_block(block: Block) -> str:
                        for key, value in block.items)
         return f'<table class="facts">{rows}</table>'
     if isinstance(block, Figure):
-        return f'<img alt="{html.escape(block.alt)}" src="data:image/png;base64,{base64.b64encode(block.draw()).decode()}">'
+        return (f'<figure><img alt="{html.escape(block.alt)}" src="data:image/png;base64,'
+                f'{base64.b64encode(block.draw()).decode()}"><figcaption>{html.escape(block.alt)}</figcaption></figure>')
     if isinstance(block, Code):
         return f"<pre>{html.escape(block.text)}</pre>"
     if isinstance(block, Verdict):
