@@ -24,8 +24,7 @@ from .replay import FLASH_TIMINGS
 from .rundir import is_suite, suite_parameters
 from .runner import Measurement, Member, SampleCapture, board_at_clock, new_suite, resumed
 from .runs import find_runs, load_run, newest_measured_run, runs_document
-from .suite import (CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, display_name, suite_document, test_seconds,
-                    test_size)
+from .suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, ct_seconds, ct_size, display_name, suite_document
 from .taint import EXACT_CHECK_SIGNATURES
 from .targets import Link, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
@@ -272,10 +271,10 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
         if member.resume_from:
             what = CtCapture.from_meta(member.resume_from)
         else:
-            samples, random_keys = test_size(run, signatures)
+            samples, random_keys = ct_size(run, signatures)
             what = constant_time_test(measurement.board, samples, measurement.what.master_seed,
                                       measurement.what.msg_len, replay=replay, random_keys=random_keys)
-        seconds = test_seconds(run, what.samples, what.random_keys, len(measurement_runner.targets),
+        seconds = ct_seconds(run, what.samples, what.random_keys, len(measurement_runner.targets),
                                what.exact_check)
         steps.announce(f"constant-time test: {display_name(member.implementation.scheme, member.implementation.impl)}"
                        f", {what.samples} signatures" + (f" and the exact check of {what.exact_check}"

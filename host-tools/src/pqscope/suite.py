@@ -66,7 +66,7 @@ def ct_members(members: list[Member]) -> list[Member]:
     return tests
 
 
-def test_size(run: Run, most: int) -> tuple[int, int]:
+def ct_size(run: Run, most: int) -> tuple[int, int]:
     """The signatures (even, at least CT_LEAST_SIGNATURES, at most `most`) and random keys (1 to
     10) of a member's constant-time test, from the cycles its run measured: a slow signing gets
     fewer signatures, a slow key generation fewer keys."""
@@ -83,7 +83,7 @@ PROFILED_SLOWDOWN = 1.5
 EXACT_CHECK_SLOWDOWN = 6
 
 
-def test_seconds(run: Run, signatures: int, random_keys: int | None, shards: int, exact_check: int) -> float | None:
+def ct_seconds(run: Run, signatures: int, random_keys: int | None, shards: int, exact_check: int) -> float | None:
     """About how long a member's constant-time test takes, from the cycles and speed its run
     measured (the emulator's model cycles per second, or a board's clock); None if unknown."""
     medians = {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
