@@ -31,11 +31,17 @@ def main() -> None:
         subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
         out = clone / "runs" / "main-job"
         started = time.monotonic()
-        result = subprocess.run([str(clone / "host-tools/pqscope"), "run", "--out", str(out)], capture_output=True,
-                                text=True)
+        job = subprocess.Popen([str(clone / "host-tools/pqscope"), "run", "--out", str(out)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        steps, errors = [], []
+        for line in job.stderr:  # each step's line, when it came
+            errors.append(line)
+            if line.startswith("["):
+                steps.append(f"{time.monotonic() - started:5.0f} s  {line.rstrip()}")
+        job.wait()
         seconds = time.monotonic() - started
-        if result.returncode != 0:
-            sys.exit(f"the main job failed ({result.returncode}): {result.stderr[-2000:]}")
+        if job.returncode != 0:
+            sys.exit(f"the main job failed ({job.returncode}): {''.join(errors)[-2000:]}")
         document = json.loads((out / "suite-report.json").read_text())
         print(f"main job on a fresh clone: {seconds:.0f} s (target {TARGET_SECONDS} s) including installation and "
               "builds")
@@ -51,8 +57,9 @@ def main() -> None:
         print("summary:")
         for sentence in document["summary"]:
             print(f"  {sentence}")
-        steps = [line for line in result.stderr.splitlines() if line.startswith("[")]
-        print(f"{len(steps)} steps announced, e.g. {steps[-1] if steps else '-'}")
+        print("steps (seconds from the start; installation and builds come before the first):")
+        for step in steps:
+            print(f"  {step}")
 
 
 if __name__ == "__main__":

@@ -225,9 +225,6 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     root = repo_root()
     if 0 < ct_signatures < CT_LEAST_SIGNATURES:
         raise PqscopeError(f"--ct-n is 0 (no constant-time test) or at least {CT_LEAST_SIGNATURES}")
-    test_connection = dict(connection)  # the constant-time tests: an emulator per core unless -j says otherwise
-    if connection["jobs"] is None and not connection["ports"] and not connection["places"]:
-        connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
     if resume_path is not None:
         refuse_fixed_options(ctx)
         path, measurement = resume_path, resumed(root, resume_path, SampleCapture)
@@ -237,6 +234,8 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
         path, measurement = _new_runs(root, board_name, clock_name, scheme, impl, impl_dir, stack_bytes, out, what,
                                       members, ct_signatures, replay)
     manifest = suite_parameters(path) if is_suite(path) else {}
+    if connection["jobs"] is None and not connection["ports"] and not connection["places"] and not manifest:
+        connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
     tested = manifest.get("ct_signatures", 0)
     steps = _Steps(sum(not member.complete for member in measurement.members)
                    + (sum(not member.complete for member in ct_members(measurement.members)) if tested else 0))
@@ -245,7 +244,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
         f"cycles and stack: {display_name(member.implementation.scheme, member.implementation.impl)}, "
         f"{samples_text}") if manifest else None)
     interrupted = interrupted or (tested > 0 and _constant_time_interrupted(
-        measurement, tested, manifest.get("ct_replay", True), test_connection, steps))
+        measurement, tested, manifest.get("ct_replay", True), connection, steps))
     loaded = [load_run(run_path) for run_path in find_runs(path)]
     kind, document = ("suite", suite_document(path, loaded)) if tested else ("run", runs_document(path, loaded))
     report = None
@@ -271,9 +270,10 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
         if member.resume_from:
             what = CtCapture.from_meta(member.resume_from)
         else:
-            samples, random_keys = ct_size(run, signatures)
-            what = constant_time_test(measurement.board, samples, measurement.what.master_seed,
-                                      measurement.what.msg_len, replay=replay, random_keys=random_keys)
+            size = ct_size(run, signatures)
+            what = constant_time_test(measurement.board, size.signatures, measurement.what.master_seed,
+                                      measurement.what.msg_len, replay=replay, random_keys=size.random_keys,
+                                      exact_signatures=size.exact_signatures)
         seconds = ct_seconds(run, what.samples, what.random_keys, len(measurement_runner.targets),
                                what.exact_check)
         steps.announce(f"constant-time test: {display_name(member.implementation.scheme, member.implementation.impl)}"

@@ -511,13 +511,14 @@ class ReplayCapture(CtCapture):
 
 
 def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
-                       replay: bool = True, replay_flash_timing: str = "modelled", **options) -> CtCapture:
-    """A constant-time test on `board` (boards.Board): the exact check beside it on the virtual
-    board (unless `taint_check` is False), and on a real board the replay with its exact check
-    (unless `replay` is False); `options` are CtCapture's."""
+                       replay: bool = True, replay_flash_timing: str = "modelled",
+                       exact_signatures: int = EXACT_CHECK_SIGNATURES, **options) -> CtCapture:
+    """A constant-time test on `board` (boards.Board): the exact check of `exact_signatures`
+    beside it on the virtual board (unless `taint_check` is False), and on a real board the replay
+    with its exact check (unless `replay` is False); `options` are CtCapture's."""
     replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
     exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
-    return CtCapture(samples, master_seed, msg_len, exact_check=EXACT_CHECK_SIGNATURES if exact else 0,
+    return CtCapture(samples, master_seed, msg_len, exact_check=exact_signatures if exact else 0,
                      replay=replayed, **options)
 
 

@@ -20,17 +20,21 @@ from .replay import REPLAY_DIRECTORY
 from .rundir import resume_parameters
 from .runner import Member
 from .runs import Run, runs_document
+from .taint import EXACT_CHECK_SIGNATURES
 
 CT_DIRECTORY = "ct"  # a member's constant-time test, inside its run directory
 CT_DOCUMENT = "ct.json"
 # Statistics beside the exact check, at most: enough for a leak the key shows plainly and for the
 # variance; the virtual board's exact check decides the rest (ct_verdict.headline).
-CT_SIGNATURES = 200
+CT_SIGNATURES = 100
 CT_LEAST_SIGNATURES = 20
-# Each member's test gets about this many cycles of signing and key generation (a quarter of it
+# Each member's test gets about this many cycles of signing and key generation (an eighth of it
 # for the key pool's random keys): some ten seconds of the virtual board on two cores, about a
 # minute and a half of a board at 24 MHz.
 CT_CYCLES = 2.5e9
+# A signing this slow (with its key generation) gets one signature's exact check instead of two:
+# SPHINCS+'s path is the same for every key, and following each instruction's data takes minutes.
+EXACT_CHECK_ONE_ABOVE = 1e8
 CLOCKS_HZ = (24_000_000, 168_000_000)  # the Discovery's benchmark clock and its fastest
 # Scheme names as their standards write them: the family's prefix, then its parameters' tokens.
 FAMILY_NAMES = {"ml-dsa": "ML-DSA-", "falcon": "Falcon-", "fndsa_provisional": "FN-DSA-", "sphincs": "SPHINCS+-",
@@ -66,15 +70,26 @@ def ct_members(members: list[Member]) -> list[Member]:
     return tests
 
 
-def ct_size(run: Run, most: int) -> tuple[int, int]:
-    """The signatures (even, at least CT_LEAST_SIGNATURES, at most `most`) and random keys (1 to
-    10) of a member's constant-time test, from the cycles its run measured: a slow signing gets
-    fewer signatures, a slow key generation fewer keys."""
+@dataclass(frozen=True)
+class CtSize:
+    """A member's constant-time test: its signatures, the key pool's random keys it signs with,
+    and the signatures of its exact check (on the virtual board)."""
+
+    signatures: int
+    random_keys: int
+    exact_signatures: int
+
+
+def ct_size(run: Run, most: int) -> CtSize:
+    """A member's test sized by the cycles its run measured: signatures even, at least
+    CT_LEAST_SIGNATURES, at most `most`, fewer for a slow signing; 1 to 10 random keys, fewer for a
+    slow key generation; one exact-check signature for a slow signing, else two."""
     medians = {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
     signing, keygen = medians.get("sign"), medians.get("keygen")
     signatures = most if not signing else int(min(most, max(CT_LEAST_SIGNATURES, CT_CYCLES / signing))) // 2 * 2
-    keys = 10 if not keygen else int(min(10, max(1, CT_CYCLES / 4 / keygen)))
-    return signatures, keys
+    keys = 10 if not keygen else int(min(10, max(1, CT_CYCLES / 8 / keygen)))
+    exact = 1 if (signing or 0) + (keygen or 0) > EXACT_CHECK_ONE_ABOVE else EXACT_CHECK_SIGNATURES
+    return CtSize(signatures, keys, exact)
 
 
 # The virtual board runs a constant-time test's signatures more slowly than plain samples (it
