@@ -11,6 +11,7 @@ from . import leakstats
 from .errors import PqscopeError
 from .probes import ProbeSet, probe_profile
 from .protocol import Status
+from .words import signature_paths
 
 FIXED, RANDOM = 0, 1  # the key classes: the fixed key, random keys
 TOP_FUNCTIONS = 10
@@ -322,8 +323,9 @@ def headline(statistics: dict, taint: dict | None, exact_on_target: bool = True)
         reason += "; the exact check found no instruction whose time depends on a secret"
     elif taint is not None and exact_on_target:
         verdict = leakstats.Verdict.NO_LEAK
-        reason = (f"the exact check found no instruction whose time depends on a secret on {taint['signatures']} "
-                  f"signatures' paths (the statistics: {statistics['verdict']}, {statistics['reason']})")
+        reason = (f"the exact check found no instruction whose time depends on a secret on "
+                  f"{signature_paths(taint['signatures'])} (the statistics: {statistics['verdict']}, "
+                  f"{statistics['reason']})")
         deciding = [{"by": "exact check", "signatures": taint["signatures"]}, measured]
     return {"verdict": str(verdict), "reason": reason, "evidence": deciding,
             "scope": STATISTICS_SCOPE if taint is None else EXACT_SCOPE,

@@ -32,8 +32,8 @@ CT_LEAST_SIGNATURES = 20
 # for the key pool's random keys): some ten seconds of the virtual board on two cores, about a
 # minute and a half of a board at 24 MHz.
 CT_CYCLES = 2.5e9
-# A signing this slow (with its key generation) gets one signature's exact check instead of two:
-# SPHINCS+'s path is the same for every key, and following each instruction's data takes minutes.
+# A signing this slow with its key generation (SPHINCS+, Falcon) gets one signature's exact check
+# instead of two: following each instruction's data takes a minute per signature or more.
 EXACT_CHECK_ONE_ABOVE = 1e8
 CLOCKS_HZ = (24_000_000, 168_000_000)  # the Discovery's benchmark clock and its fastest
 # Scheme names as their standards write them: the family's prefix, then its parameters' tokens.

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
+from ..words import signature_paths
 from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
 from .taint import findings_section, taint_source
@@ -34,7 +35,7 @@ def bound_text(document: dict) -> str:
                                                                      else "")
             + " at 95% confidence in time that depends on the long-term key"
             + (f"; the exact check found no time that depends on any secret, the signing randomness included, on "
-               f"{exact['signatures']} signatures' paths" if clear else ""))
+               f"{signature_paths(exact['signatures'])}" if clear else ""))
 
 
 def _rounded(value) -> str:
@@ -64,8 +65,8 @@ def _decided(document: dict) -> list[str]:
     lines, exact = [], {}
     for item in document.get("evidence", []):
         if item["by"] == "exact check" and "kind" not in item:
-            lines.append(f"exact check: no instruction whose time depends on a secret on {item['signatures']} "
-                         "signatures' paths")
+            lines.append(f"exact check: no instruction whose time depends on a secret on "
+                         f"{signature_paths(item['signatures'])}")
         elif item["by"] == "exact check":
             found = exact.setdefault((item["kind"], item["function"] or "?", taint_source(item)), [0, 0])
             found[0] += 1

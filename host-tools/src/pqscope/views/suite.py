@@ -9,9 +9,10 @@ import click
 from rich.console import Console
 
 from ..runs import Run
+from ..words import signature_paths
+from .page import Bullets, Figure, Page, Section, Table, Verdict, rich_table
 from .runs import detail_tables, title
 from .runs import page as runs_page
-from .page import Bullets, Figure, Page, Section, Table, Verdict, rich_table
 
 OPS = ("keygen", "sign", "verify")
 MEASURES_NOTE = ("Medians of the suite's samples. Time at 24 MHz (the Discovery's benchmark clock, no flash wait "
@@ -56,7 +57,7 @@ def verdict_detail(item: dict) -> str:
     exact = ct["exact_check"]
     parts = []
     if exact:
-        parts.append(f"exact check on {exact['signatures']} signatures: " + (
+        parts.append(f"exact check of {signature_paths(exact['signatures'])}: " + (
             f"{exact['leaking_instructions']} leaking instruction{'' if exact['leaking_instructions'] == 1 else 's'} "
             f"in {', '.join(f'`{name}`' for name in exact['leaking_functions'][:4])}"
             + (", ..." if len(exact["leaking_functions"]) > 4 else "")
