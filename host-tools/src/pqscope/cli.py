@@ -389,9 +389,10 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
                replay, replay_flash_timing, **connection) -> None:
     """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
     keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
-    everything derived from them) by the exact check first; the verdict weighs both. On a real board
-    every signature is replayed on the virtual board beside it: the model's cycles leave the
-    statistics, and each finding of the exact check is tested on the board."""
+    everything derived from them) by the exact check first. Either's leak is a leak; on the virtual
+    board a clean exact check decides no-leak unless the statistics find one. On a real board every
+    signature is replayed on the virtual board beside it: the model's cycles leave the statistics,
+    and each finding of the exact check is tested on the board."""
     from .ct import CtCapture, constant_time_test  # numpy/scipy statistics and matplotlib: loaded only for this test
 
     root = repo_root()
