@@ -12,6 +12,12 @@ from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
 from .taint import findings_section, taint_source
 
+T_CAPTION = ("|t| of the key-class test as the signatures accumulate: a leak climbs past the threshold lines, a "
+             "constant-time signing stays under them.")
+CLASSES_CAPTION = ("The fixed key's and the random keys' cycles, cumulative: curves apart mean the time depends on the "
+                   "key.")
+RAW_CAPTION = ("The board's own cycles per class before the replay's prediction is taken out: public variance that "
+               "hides what the residuals show.")
 SHARE_NOTE = ("The share is a function's mean difference between the classes (random keys minus the fixed key) over "
               "the total's; functions can differ in opposite directions, so shares may exceed 100% or be negative.")
 BOARDS_NOTE = ("Each board signed the same keys and messages in the same proportions: its cycles should not differ "
@@ -192,12 +198,12 @@ def page(document: dict, evidence: tuple[Sequence, ...]) -> Page:
     classes, values, *raw = evidence
     sections += [
         Section(f"|t| against the number of samples: {plotted}", [Figure(
-            lambda: plots.plot_t_vs_n(leakstats.t_against_n(classes, values)), "|t| against N")]),
+            lambda: plots.plot_t_vs_n(leakstats.t_against_n(classes, values)), T_CAPTION)]),
         Section(f"{plotted} per key class", [Figure(
-            lambda: plots.class_ecdfs_png(classes, values, plotted), "cycle ECDF per class")])]
+            lambda: plots.class_ecdfs_png(classes, values, plotted), CLASSES_CAPTION)])]
     if raw:
         sections.append(Section("the board's raw signing cycles per key class (before the replay's prediction)", [
-            Figure(lambda: plots.class_ecdfs_png(classes, raw[0], "raw signing cycles"), "raw cycle ECDF per class")]))
+            Figure(lambda: plots.class_ecdfs_png(classes, raw[0], "raw signing cycles"), RAW_CAPTION)]))
     return Page(f"pqscope ct: {document['scheme']} {document['impl']} on {document['board']}", [_facts(document)],
                 sections)
 

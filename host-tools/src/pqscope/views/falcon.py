@@ -117,5 +117,6 @@ def page(document: dict, _data=None) -> Page:
         Section("Localisation", ["The functions whose time depends most on the key in each mode's constant-time "
                                  "test (virtual board profile).", localisation]),
         Section("Figures", [Figure(lambda: plots.falcon_modes_png(document, list(document["modes"]), OPS),
-                                   "median cycles per mode and cycles per FP operation")]),
+                                   "median cycles per operation and mode, and each FP primitive's cycles per operation (hatched: a "
+                                   "timing leak): what each mode's arithmetic costs and which leaks")]),
     ])
