@@ -251,6 +251,8 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     if with_report:  # interrupted: what it has
         report = views.write(path, "suite", document) if tested else views.write_runs(path, document, loaded)
     if interrupted:
+        if manifest:
+            stderr().print(f"resume the whole suite with `pqscope run --resume {path}`")
         ctx.exit(130)
     _show(kind, document, as_json)
     if report and not as_json:

@@ -325,7 +325,7 @@ def summary(implementations: list[dict], falcon: list[dict]) -> list[str]:
                             "the emulations: " + ", ".join(f"{mode['impl']} {mode['verdict']}" for mode in emulated)
                             + "."))
     signing = [item for item in implementations if "sign" in item["cycles"]]
-    if signing:
+    if len(signing) > 1:
         fastest = min(signing, key=lambda item: item["cycles"]["sign"])
         slowest = max(signing, key=lambda item: item["cycles"]["sign"])
         sentences.append(f"Fastest signing: {fastest['name']}, {_ms(fastest, 'sign')}; slowest: {slowest['name']}, "
