@@ -1,4 +1,4 @@
-"""The view of the main job (`pqscope run` without --scheme, suite.document's): what was found in
+"""The view of the main job (`pqscope run` of a suite, suite.suite_document's): what was found in
 words, a verdict banner per implementation with the evidence that decided it, cycles and time
 at both clocks, stack and code, where signing time varies, Falcon's floating-point modes side by
 side, then the runs' own figures and TLS budget."""
