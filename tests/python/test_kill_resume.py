@@ -17,7 +17,7 @@ from conftest import without_board
 from pqscope.cli import cli
 from test_cli import RUN, invoke
 from test_ct_resume import CT, ct_rows, ports_of
-from test_resume import SEED, kill_after, rows_of, suite_catalogue
+from test_resume import SEED, SUITE_OPTIONS, kill_after, rows_of, suite_catalogue
 
 SAMPLES = 12
 
@@ -92,10 +92,10 @@ def test_a_run_killed_while_appending_its_samples_resumes_to_the_uninterrupted_r
 def test_a_killed_suite_resumes_to_the_uninterrupted_suite(fake_repo, fake_toolchain, tmp_path, killed_at):
     members = suite_catalogue(fake_repo)
     whole, out = tmp_path / "whole", tmp_path / "killed"
-    measured(invoke("run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(whole)))
-    kill_after(["run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
+    measured(invoke("run", *SUITE_OPTIONS, "-n", str(SAMPLES), "--seed", SEED, "--out", str(whole)))
+    kill_after(["run", *SUITE_OPTIONS, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
                image="/".join(members[1]), behaviour={"cut_frame": True})
-    measured(invoke("run", "--resume", str(out)))
+    measured(invoke("run", "--resume", str(out), "-j", "1"))  # each sample on the board that measured the whole's
     for scheme, impl in members:
         assert_resumed_like(out / f"{scheme}-{impl}", whole / f"{scheme}-{impl}")
 

@@ -21,6 +21,9 @@ from test_cli import RUN, assert_one_line_error, invoke
 
 SAMPLES = 200
 SEED = "0b"
+# A suite of samples only, on one emulator: the fake emulator has no exact check for the suite's
+# constant-time tests (tests/python/test_main_job.py has them), and these tests count its rows.
+SUITE_OPTIONS = ("--ct-n", "0", "-j", "1")
 
 
 def children(pid: int) -> list[int]:
@@ -147,7 +150,7 @@ def test_a_killed_suite_resumes_to_exactly_n_samples_in_every_member(fake_repo, 
     members = suite_catalogue(fake_repo)
     out = tmp_path / "suite"
     first, second, third = (out / f"{scheme}-{impl}" for scheme, impl in members)
-    kill_after(["run", "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], 10, tmp_path / "stopped",
+    kill_after(["run", *SUITE_OPTIONS, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], 10, tmp_path / "stopped",
                image="/".join(members[1]))
     assert len(rows_of(second)) == 3 * 10
     assert not third.exists()
@@ -171,7 +174,7 @@ def test_a_killed_suite_resumes_to_exactly_n_samples_in_every_member(fake_repo, 
 def test_a_suite_member_killed_before_its_meta_json_starts_afresh(fake_repo, fake_toolchain, tmp_path):
     members = suite_catalogue(fake_repo)
     out = tmp_path / "suite"
-    assert invoke("run", "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
+    assert invoke("run", *SUITE_OPTIONS, "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
     last = out / "-".join(members[-1])
     # As the member's files are just after it created them (its meta.json not written yet).
     for child in last.iterdir():
@@ -185,7 +188,7 @@ def test_a_suite_member_killed_before_its_meta_json_starts_afresh(fake_repo, fak
 def test_a_suite_member_with_data_but_no_meta_json_is_one_clear_error(fake_repo, fake_toolchain, tmp_path):
     members = suite_catalogue(fake_repo)
     out = tmp_path / "suite"
-    assert invoke("run", "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
+    assert invoke("run", *SUITE_OPTIONS, "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
     (out / "-".join(members[1]) / "meta.json").unlink()
     assert_one_line_error(invoke("run", "--resume", str(out)), "holds data but no meta.json")
 
@@ -193,7 +196,7 @@ def test_a_suite_member_with_data_but_no_meta_json_is_one_clear_error(fake_repo,
 def test_a_suite_with_a_damaged_manifest_is_one_clear_error(fake_repo, fake_toolchain, tmp_path):
     suite_catalogue(fake_repo)
     out = tmp_path / "suite"
-    assert invoke("run", "-n", "2", "--seed", SEED, "--out", str(out)).exit_code == 0
+    assert invoke("run", *SUITE_OPTIONS, "-n", "2", "--seed", SEED, "--out", str(out)).exit_code == 0
     (out / "suite.json").write_text('{"board": "virtual", "members": [{"scheme": 1}]}')
     assert_one_line_error(invoke("run", "--resume", str(out)), "suite.json lacks 'ops'")
 
