@@ -31,7 +31,9 @@ def test_the_main_job_answers_with_cycles_verdicts_falcons_modes_and_words(tmp_p
     assert {name: item["constant_time"]["verdict"] for name, item in found.items()} == VERDICTS
     for name, item in found.items():
         exact = item["constant_time"]["exact_check"]
-        assert exact["signatures"] == 2 and (exact["leaking_instructions"] > 0) == (VERDICTS[name] == "leak")
+        # One signature's exact check for Falcon, whose signing and key generation take over 1e8 cycles.
+        assert exact["signatures"] == (1 if name.startswith("Falcon") else 2)
+        assert (exact["leaking_instructions"] > 0) == (VERDICTS[name] == "leak")
         assert item["stack_bytes"] > 0 and item["code_bytes"] > 0 and item["cycles"]["sign"] > 0
         assert item["ms"]["sign"]["24000000"] == item["cycles"]["sign"] / 24e3
         assert item["variance"]["max"] >= item["variance"]["min"] > 0
