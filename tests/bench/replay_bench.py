@@ -12,7 +12,7 @@ replay, computed from the variance measured (the raw total's, beside the residua
 - flash-table: control-flash-table leaky, a leak only the stand-in has (flash stalls): the
   signatures to a leak; without the replay, n x the variance ratio (the same t needs that many);
 - nonces: each nonce control's leak, convicted on the board by the exact check's findings;
-- fpnative: Falcon-512 fpnative at 400 signatures: each soft-float finding on the board;
+- fpnative: Falcon-512 fpnative at 2,000 signatures: each soft-float finding on the board;
 - twins: each constant-time twin at 10^5 signatures on two stand-ins (hours: resumable).
 
     .venv/bin/python tests/bench/replay_bench.py [CASE ...]     (default: all but twins)
@@ -81,7 +81,7 @@ def nonces() -> None:
 
 
 def fpnative() -> None:
-    document, seconds = measured("falcon-512-fpnative", "falcon-512", "fpnative", 400, "--fixed-n")
+    document, seconds = measured("falcon-512-fpnative-2000", "falcon-512", "fpnative", 2000, "--fixed-n")
     print(f"falcon-512 fpnative: {document['verdict']} at {signatures(document)} signatures{took(seconds)}")
     for item in document["replay"]["confirmations"]:
         print(f"  {item['function']} ({item['findings']} instructions): {item['text']}; the model: "
