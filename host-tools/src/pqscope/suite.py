@@ -70,6 +70,11 @@ def ct_members(members: list[Member]) -> list[Member]:
     return tests
 
 
+def run_medians(run: Run) -> dict[str, float]:
+    """A run's median cycles per operation (of those with timed samples)."""
+    return {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
+
+
 @dataclass(frozen=True)
 class CtSize:
     """A member's constant-time test: its signatures, the key pool's random keys it signs with,
@@ -84,7 +89,7 @@ def ct_size(run: Run, most: int) -> CtSize:
     """A member's test sized by the cycles its run measured: signatures even, at least
     CT_LEAST_SIGNATURES, at most `most`, fewer for a slow signing; 1 to 10 random keys, fewer for a
     slow key generation; one exact-check signature for a slow signing, else two."""
-    medians = {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
+    medians = run_medians(run)
     signing, keygen = medians.get("sign"), medians.get("keygen")
     signatures = most if not signing else int(min(most, max(CT_LEAST_SIGNATURES, CT_CYCLES / signing))) // 2 * 2
     keys = 10 if not keygen else int(min(10, max(1, CT_CYCLES / 8 / keygen)))
@@ -101,7 +106,7 @@ EXACT_CHECK_SLOWDOWN = 6
 def ct_seconds(run: Run, signatures: int, random_keys: int | None, shards: int, exact_check: int) -> float | None:
     """About how long a member's constant-time test takes, from the cycles and speed its run
     measured (the emulator's model cycles per second, or a board's clock); None if unknown."""
-    medians = {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
+    medians = run_medians(run)
     stats = run.meta.emulator_stats or {}
     speed = stats.get("model_cycles_per_second") or (None if stats else run.meta.clock_hz)
     if not speed or "sign" not in medians:
