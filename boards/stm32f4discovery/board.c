@@ -1,14 +1,19 @@
 /* STM32F4 Discovery (STM32F407VG) implementation of the pqscope board interface, on libopencm3.
- * Clocks as pqm4 benchmarks them: 24 MHz from the 8 MHz HSE through the PLL, with 0 flash wait
- * states so that flash fetches cost no extra cycles (PQSCOPE_CLOCK_FAST selects 168 MHz). */
+ * Clocks as pqm4 benchmarks them: 24 MHz through the PLL, with 0 flash wait states so that flash
+ * fetches cost no extra cycles (PQSCOPE_CLOCK_FAST selects 168 MHz). The PLL runs from the 8 MHz
+ * HSE (on the Discovery, the ST-LINK's MCO output) or, if that does not start, from the 16 MHz HSI
+ * at the same frequency. */
 #include <pqscope/fault.h>
 #include <pqscope/hal.h>
+
+#include <stdbool.h>
 
 #include <libopencm3/cm3/cortex.h>
 #include <libopencm3/cm3/systick.h>
 #include <libopencm3/stm32/desig.h>
 #include <libopencm3/stm32/flash.h>
 #include <libopencm3/stm32/gpio.h>
+#include <libopencm3/stm32/pwr.h>
 #include <libopencm3/stm32/rcc.h>
 #include <libopencm3/stm32/usart.h>
 
@@ -18,27 +23,118 @@
 
 #define SYSTICK_RELOAD 0xFFFFFFu /* the full 24-bit range: one interrupt per 2^24 cycles */
 
+/* Polls of a ready flag before the bring-up gives up on it: at least 4 cycles each at the 16 MHz
+ * HSI the chip resets to, so at least 125 ms, far beyond the HSE's 2 ms start-up and the PLL's
+ * 0.1 ms lock (datasheet DS8626, tables 33 and 38). */
+#define READY_POLLS 500000u
+#define HSI_HZ 16000000u
+
 #ifndef PQSCOPE_CLOCK_FAST
-static const struct rcc_clock_scale benchmark_clock = {
-  .pllm = 8,   /* VCO in  = 8 MHz HSE / 8 = 1 MHz */
-  .plln = 192, /* VCO out = 192 MHz */
-  .pllp = 8,   /* SYSCLK  = 24 MHz: low enough for 0 flash wait states */
-  .pllq = 4,   /* 48 MHz for USB/RNG */
-  .pllr = 0,
-  .pll_source = RCC_CFGR_PLLSRC_HSE_CLK,
-  .hpre = RCC_CFGR_HPRE_DIV_NONE,
-  .ppre1 = RCC_CFGR_PPRE_DIV_2,
-  .ppre2 = RCC_CFGR_PPRE_DIV_NONE,
-  .voltage_scale = PWR_SCALE1,
-  .flash_config = FLASH_ACR_DCEN | FLASH_ACR_ICEN | FLASH_ACR_LATENCY_0WS,
-  .ahb_frequency = 24000000,
-  .apb1_frequency = 12000000,
-  .apb2_frequency = 24000000,
-};
-#define BOARD_CLOCK (&benchmark_clock)
+/* 1 MHz into the VCO from either oscillator, 192 MHz out, SYSCLK = 24 MHz: low enough for 0 flash
+ * wait states, 48 MHz for USB/RNG. */
+#define BENCHMARK_CLOCK(source, input_mhz)                                                         \
+  {                                                                                                \
+    .pllm = (input_mhz), .plln = 192, .pllp = 8, .pllq = 4, .pllr = 0, .pll_source = (source),     \
+    .hpre = RCC_CFGR_HPRE_DIV_NONE, .ppre1 = RCC_CFGR_PPRE_DIV_2, .ppre2 = RCC_CFGR_PPRE_DIV_NONE, \
+    .voltage_scale = PWR_SCALE1,                                                                   \
+    .flash_config = FLASH_ACR_DCEN | FLASH_ACR_ICEN | FLASH_ACR_LATENCY_0WS,                       \
+    .ahb_frequency = 24000000, .apb1_frequency = 12000000, .apb2_frequency = 24000000,             \
+  }
+static const struct rcc_clock_scale clock_from_hse = BENCHMARK_CLOCK(RCC_CFGR_PLLSRC_HSE_CLK, 8);
+static const struct rcc_clock_scale clock_from_hsi = BENCHMARK_CLOCK(RCC_CFGR_PLLSRC_HSI_CLK, 16);
 #else
-#define BOARD_CLOCK (&rcc_hse_8mhz_3v3[RCC_CLOCK_3V3_168MHZ])
+#define clock_from_hse (rcc_hse_8mhz_3v3[RCC_CLOCK_3V3_168MHZ])
+#define clock_from_hsi (rcc_hsi_configs[RCC_CLOCK_3V3_168MHZ])
 #endif
+
+static const char *clock_source = "HSE";
+static const char *clock_fallback_reason = "";
+
+static bool osc_ready_within_bound(enum rcc_osc osc)
+{
+  for (uint32_t poll = 0; poll < READY_POLLS; poll++) {
+    if (rcc_is_osc_ready(osc)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool pll_selected_within_bound(void)
+{
+  for (uint32_t poll = 0; poll < READY_POLLS; poll++) {
+    if (rcc_system_clock_source() == RCC_CFGR_SWS_PLL) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/* The PLL failed: go on from the HSI the chip reset to, undivided, and say why. */
+static void stay_on_hsi(const char *reason)
+{
+  rcc_set_sysclk_source(RCC_CFGR_SW_HSI);
+  rcc_osc_off(RCC_PLL);
+  rcc_set_hpre(RCC_CFGR_HPRE_DIV_NONE);
+  rcc_set_ppre1(RCC_CFGR_PPRE_DIV_NONE);
+  rcc_set_ppre2(RCC_CFGR_PPRE_DIV_NONE);
+  rcc_ahb_frequency = rcc_apb1_frequency = rcc_apb2_frequency = HSI_HZ;
+  clock_source = "HSI";
+  clock_fallback_reason = reason;
+}
+
+/* libopencm3's rcc_clock_setup_pll with every wait bounded: a board whose HSE does not start (an
+ * ST-LINK without MCO, a board without crystal) must boot and say so rather than hang unseen. */
+static void clock_setup(void)
+{
+  const struct rcc_clock_scale *clock = &clock_from_hse;
+  rcc_osc_on(RCC_HSE); /* the core runs from the HSI since reset */
+  if (!osc_ready_within_bound(RCC_HSE)) {
+    rcc_osc_off(RCC_HSE);
+    clock = &clock_from_hsi;
+    clock_source = "HSI";
+    clock_fallback_reason = "HSE did not start";
+  }
+  rcc_periph_clock_enable(RCC_PWR);
+  pwr_set_vos_scale(clock->voltage_scale);
+  rcc_set_hpre(clock->hpre);
+  rcc_set_ppre1(clock->ppre1);
+  rcc_set_ppre2(clock->ppre2);
+  rcc_osc_off(RCC_PLL);
+  if (clock->pll_source == RCC_CFGR_PLLSRC_HSE_CLK) {
+    rcc_set_main_pll_hse(clock->pllm, clock->plln, clock->pllp, clock->pllq, clock->pllr);
+  } else {
+    rcc_set_main_pll_hsi(clock->pllm, clock->plln, clock->pllp, clock->pllq, clock->pllr);
+  }
+  rcc_osc_on(RCC_PLL);
+  if (!osc_ready_within_bound(RCC_PLL)) {
+    stay_on_hsi("the PLL did not lock");
+    return;
+  }
+  /* Caches and wait states for the new clock before switching to it (RM0090 section 3.5.1). */
+  if (clock->flash_config & FLASH_ACR_DCEN) {
+    flash_dcache_enable();
+  } else {
+    flash_dcache_disable();
+  }
+  if (clock->flash_config & FLASH_ACR_ICEN) {
+    flash_icache_enable();
+  } else {
+    flash_icache_disable();
+  }
+  flash_set_ws(clock->flash_config);
+  rcc_set_sysclk_source(RCC_CFGR_SW_PLL);
+  if (!pll_selected_within_bound()) {
+    stay_on_hsi("the PLL was not selected");
+    return;
+  }
+  rcc_ahb_frequency = clock->ahb_frequency;
+  rcc_apb1_frequency = clock->apb1_frequency;
+  rcc_apb2_frequency = clock->apb2_frequency;
+  if (clock->pll_source == RCC_CFGR_PLLSRC_HSE_CLK) {
+    rcc_osc_off(RCC_HSI);
+  }
+}
 
 static volatile uint64_t systick_wraps;
 
@@ -74,7 +170,7 @@ static void cycle_counter_setup(void)
 
 void hal_setup(void)
 {
-  rcc_clock_setup_pll(BOARD_CLOCK);
+  clock_setup();
   flash_prefetch_enable();
   uart_setup();
   cycle_counter_setup();
@@ -83,6 +179,16 @@ void hal_setup(void)
 uint32_t hal_clock_hz(void)
 {
   return rcc_ahb_frequency;
+}
+
+const char *hal_clock_source(void)
+{
+  return clock_source;
+}
+
+const char *hal_clock_fallback_reason(void)
+{
+  return clock_fallback_reason;
 }
 
 void hal_putc(uint8_t byte)

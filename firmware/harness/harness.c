@@ -107,6 +107,8 @@ static void send_info(uint16_t seq)
   pqs_put_u32(&w, pqs_probe_self_cycles);
   pqs_put_u32(&w, pqs_probe_call_cycles);
   pqs_put_str(&w, hal_board_serial());
+  pqs_put_str(&w, hal_clock_source());
+  pqs_put_str(&w, hal_clock_fallback_reason());
   send_record(REC_INFO, seq, &w);
 }
 

@@ -60,3 +60,13 @@ const char *hal_board_serial(void)
 {
   return "0123456789ABCDEF01234567";
 }
+
+const char *hal_clock_source(void)
+{
+  return "HSE";
+}
+
+const char *hal_clock_fallback_reason(void)
+{
+  return "";
+}

@@ -54,6 +54,8 @@ RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
         ((*RUN, "--seed", "xyz"), "--seed must be hex digits (an odd count is read with a leading 0: 7 is 07), not 'xyz'"),
         ((*RUN, "-n", "many"), "Invalid value for '-n'"),
         ((*RUN, "--board", "stm32f4discovery"), "board stm32f4discovery is reached over a serial port: pass --port"),
+        ((*RUN, "--board", "stm32f4discovery", "--port", "/dev/null", "--without-hse"),
+         "--without-hse starts the virtual board without its HSE; board stm32f4discovery's clock is its own"),
         (("frobnicate",), "No such command 'frobnicate'"),
     ],
 )

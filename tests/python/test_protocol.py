@@ -63,10 +63,14 @@ def test_info_payload_layout_and_round_trip():
     assert decoded(encode_message(info, 0))[1] == info
 
 
-def test_info_ends_with_the_probes_their_cost_and_the_board_serial():
-    info = replace(make_info(serial="0123456789ABCDEF01234567"), probes=3, probe_self_cycles=17, probe_call_cycles=40)
-    assert info.payload().endswith(b"\x07fake-cc" + struct.pack("<BII", 3, 17, 40) + b"\x180123456789ABCDEF01234567")
+def test_info_ends_with_the_probes_their_cost_the_board_serial_and_the_clock():
+    info = replace(make_info(serial="0123456789ABCDEF01234567"), probes=3, probe_self_cycles=17, probe_call_cycles=40,
+                   clock_source="HSI", clock_fallback_reason="HSE did not start")
+    assert info.payload().endswith(b"\x07fake-cc" + struct.pack("<BII", 3, 17, 40) + b"\x180123456789ABCDEF01234567"
+                                   + b"\x03HSI\x11HSE did not start")
     assert decoded(encode_message(info, 0))[1] == info
+    assert info.clock_fallback == "clock: HSI fallback, HSE did not start"
+    assert replace(info, clock_source="HSE", clock_fallback_reason="").clock_fallback == ""
 
 
 def test_probe_names_are_asked_by_index():
@@ -117,7 +121,7 @@ def test_other_protocol_version_is_a_clear_error():
         (MessageType.DONE, struct.pack("<IB", 0, 4), "Status 4"),
         (MessageType.SAMPLE, Sample(0, Op.SIGN, Status.OK, 1, 1, (ProbeReading(1, 1),)).payload()[:-1],
          "SAMPLE probes: 11 payload bytes, expected 12"),
-        (MessageType.INFO, make_info(serial="").payload()[:-11], "string runs past"),
+        (MessageType.INFO, make_info(serial="").payload()[:-13], "string runs past"),
         (MessageType.INFO, make_info(serial="").payload()[:-1], "INFO: payload ends before a string"),
         (MessageType.INFO, make_info().payload() + b"x", "INFO: 1 bytes after its last field"),
         (MessageType.PROBE_NAME, b"\x01\x05ab", "string runs past"),

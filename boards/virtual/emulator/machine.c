@@ -848,6 +848,11 @@ void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitte
 	periph_set_cycle_jitter(m->periph, jitter, seed);
 }
 
+void machine_remove_hse(struct machine *m)
+{
+	periph_remove_hse(m->periph);
+}
+
 int machine_set_unique_id(struct machine *m, const uint32_t words[3])
 {
 	uint8_t bytes[12];

@@ -129,6 +129,8 @@ int machine_set_unique_id(struct machine *m, const uint32_t words[3]);
 /* The pricing of a board the model is not: flash that costs nothing at any wait states (the 24 MHz
  * model of an image built for 168 MHz), and up to `jitter` cycles of noise on every read of a cycle counter. */
 void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitter);
+/* The board's HSE never starts (the firmware must boot on its HSI). */
+void machine_remove_hse(struct machine *m);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */
 int machine_run(struct machine *m);
 void machine_free(struct machine *m);

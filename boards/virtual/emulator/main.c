@@ -44,6 +44,7 @@ static void usage(void)
 		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH] [--uid HEX24]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--flash-timing modelled|free] [--cycle-jitter N]\n"
+		"                      [--hse present|absent]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
 		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
@@ -201,7 +202,7 @@ int main(int argc, char **argv)
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 	uint32_t unique_id[3] = {0, 0, 0};
-	bool flash_free = false;
+	bool flash_free = false, hse_absent = false;
 	uint32_t cycle_jitter = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -247,6 +248,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			flash_free = !strcmp(val, "free");
+		} else if (!strcmp(opt, "--hse")) {
+			if (strcmp(val, "present") && strcmp(val, "absent")) {
+				usage();
+				return 2;
+			}
+			hse_absent = !strcmp(val, "absent");
 		} else if (!strcmp(opt, "--cycle-jitter")) {
 			char *end;
 			unsigned long jitter = strtoul(val, &end, 0);
@@ -367,6 +374,8 @@ int main(int argc, char **argv)
 	if (machine_init(&machine, &elf, &uart, max_cycles, prof, taint) == 0 &&
 	    machine_set_unique_id(&machine, unique_id) == 0) {
 		machine_set_board_timing(&machine, flash_free, cycle_jitter);
+		if (hse_absent)
+			machine_remove_hse(&machine);
 		rc = machine_run(&machine);
 	}
 	double wall = monotonic_seconds() - t0;

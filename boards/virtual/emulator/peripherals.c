@@ -25,6 +25,12 @@
 #define RCC_CR_HSEON (1u << 16)
 #define RCC_CR_PLLON (1u << 24)
 #define RCC_CR_PLLI2SON (1u << 26)
+#define RCC_CR_HSIRDY (1u << 1)
+#define RCC_CR_HSERDY (1u << 17)
+#define RCC_CR_PLLRDY (1u << 25)
+#define RCC_CR_PLLI2SRDY (1u << 27)
+#define RCC_CR_READY (RCC_CR_HSIRDY | RCC_CR_HSERDY | RCC_CR_PLLRDY | RCC_CR_PLLI2SRDY)
+#define PLLCFGR_PLLSRC_HSE (1u << 22)
 #define AHB1ENR_GPIOA (1u << 0)
 #define APB1ENR_USART2 (1u << 17)
 #define APB1ENR_PWR (1u << 28)
@@ -89,6 +95,8 @@ struct periph {
 
 	/* RCC, PWR, FLASH, GPIOA, USART2 register files (word index = offset / 4) */
 	uint32_t rcc[0x90 / 4];
+	uint32_t sysclk_source;   /* RCC_CFGR.SWS: SW once the source it selects is ready */
+	bool hse_absent;          /* the HSE never starts */
 	uint32_t pwr[2];
 	struct art art;           /* the FLASH interface's ACR and its accelerator */
 	uint64_t hclk;            /* core clock as RCC is set up */
@@ -137,6 +145,28 @@ static void unsupported(struct periph *p, const char *dir, enum window w, uint32
 
 /* ---- RCC ---- */
 
+/* RCC_CR's ready bits: an oscillator is ready as soon as it is switched on (unless it is an absent
+ * HSE), a PLL once its input is. */
+static uint32_t rcc_ready(const struct periph *p)
+{
+	uint32_t cr = p->rcc[RCC_CR / 4];
+	bool hsi = cr & RCC_CR_HSION, hse = (cr & RCC_CR_HSEON) && !p->hse_absent;
+	bool pll_input = (p->rcc[RCC_PLLCFGR / 4] & PLLCFGR_PLLSRC_HSE) ? hse : hsi;
+	return (hsi ? RCC_CR_HSIRDY : 0) | (hse ? RCC_CR_HSERDY : 0) |
+	       ((cr & RCC_CR_PLLON) && pll_input ? RCC_CR_PLLRDY : 0) |
+	       ((cr & RCC_CR_PLLI2SON) && pll_input ? RCC_CR_PLLI2SRDY : 0);
+}
+
+/* The system clock switches to the source RCC_CFGR.SW selects once that source is ready
+ * (RM0090 section 6.2.6). */
+static void rcc_switch_sysclk(struct periph *p)
+{
+	static const uint32_t ready_bit[4] = {RCC_CR_HSIRDY, RCC_CR_HSERDY, RCC_CR_PLLRDY, 0};
+	uint32_t wanted = p->rcc[RCC_CFGR / 4] & 3u;
+	if (rcc_ready(p) & ready_bit[wanted])
+		p->sysclk_source = wanted;
+}
+
 static uint32_t rcc_read(struct periph *p, uint32_t off)
 {
 	if (off >= sizeof p->rcc) {
@@ -144,11 +174,10 @@ static uint32_t rcc_read(struct periph *p, uint32_t off)
 		return 0;
 	}
 	uint32_t v = p->rcc[off / 4];
-	if (off == RCC_CR) /* oscillators and PLLs are ready as soon as they are switched on */
-		v = (v & ~0x0a020002u) | (v & RCC_CR_HSION) << 1 | (v & RCC_CR_HSEON) << 1 |
-		    (v & RCC_CR_PLLON) << 1 | (v & RCC_CR_PLLI2SON) << 1;
-	if (off == RCC_CFGR) /* SWS follows SW */
-		v = (v & ~0xcu) | (v & 3u) << 2;
+	if (off == RCC_CR)
+		v = (v & ~RCC_CR_READY) | rcc_ready(p);
+	if (off == RCC_CFGR)
+		v = (v & ~0xcu) | p->sysclk_source << 2;
 	return v;
 }
 
@@ -157,11 +186,11 @@ static uint64_t rcc_hclk(const struct periph *p)
 	uint32_t cfgr = p->rcc[RCC_CFGR / 4];
 	uint32_t pll = p->rcc[RCC_PLLCFGR / 4];
 	uint64_t sysclk = HSI_HZ;
-	if ((cfgr & 3u) == 1u) {
+	if (p->sysclk_source == 1u) {
 		sysclk = HSE_HZ;
-	} else if ((cfgr & 3u) == 2u) {
+	} else if (p->sysclk_source == 2u) {
 		uint32_t pllm = pll & 0x3f, plln = pll >> 6 & 0x1ff, pllp = ((pll >> 16 & 3) + 1) * 2;
-		uint64_t src = (pll >> 22 & 1) ? HSE_HZ : HSI_HZ;
+		uint64_t src = (pll & PLLCFGR_PLLSRC_HSE) ? HSE_HZ : HSI_HZ;
 		sysclk = pllm ? src / pllm * plln / pllp : 0;
 	}
 	uint32_t hpre = cfgr >> 4 & 0xf;
@@ -200,8 +229,10 @@ static void rcc_write(struct periph *p, uint32_t off, uint32_t v)
 	case 0x24: case 0x30: case 0x34: case 0x38: case 0x40: case 0x44: case 0x50: case 0x54:
 	case 0x58: case 0x60: case 0x64: case 0x70: case 0x74: case 0x80: case 0x84:
 		p->rcc[off / 4] = v;
-		if (off == RCC_CFGR || off == RCC_PLLCFGR)
+		if (off == RCC_CR || off == RCC_CFGR || off == RCC_PLLCFGR) {
+			rcc_switch_sysclk(p);
 			rcc_check_sysclk(p);
+		}
 		return;
 	}
 	unsupported(p, "write to", WIN_RCC, off);
@@ -592,6 +623,11 @@ struct periph *periph_new(const struct periph_core *core, struct uart_host *uart
 	p->ccr = CCR_STKALIGN;
 	p->fpccr = 0xc0000000;                /* ASPEN, LSPEN */
 	return p;
+}
+
+void periph_remove_hse(struct periph *p)
+{
+	p->hse_absent = true;
 }
 
 void periph_set_cycle_jitter(struct periph *p, uint32_t max, uint64_t seed)

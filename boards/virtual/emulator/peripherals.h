@@ -40,6 +40,8 @@ struct periph *periph_new(const struct periph_core *core, struct uart_host *uart
 /* Every read of a cycle counter (SysTick's current value, DWT CYCCNT) returns the count of a
  * pseudo-random 0..`max` cycles later (seeded by `seed`): a board's timing noise, for a stand-in
  * board whose totals are not the model's. */
+/* The HSE never starts (a Discovery whose ST-LINK gives no clock): its ready bit stays 0. */
+void periph_remove_hse(struct periph *p);
 void periph_set_cycle_jitter(struct periph *p, uint32_t max, uint64_t seed);
 void periph_free(struct periph *p);
 

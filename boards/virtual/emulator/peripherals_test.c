@@ -32,13 +32,23 @@
 #define DEMCR_TRCENA (1u << 24)
 #define DWT_CTRL 0xe0001000u
 #define DWT_CYCCNT 0xe0001004u
+#define RCC_CR 0x40023800u
 #define RCC_PLLCFGR 0x40023804u
+#define CR_HSION (1u << 0)
+#define CR_HSIRDY (1u << 1)
+#define CR_HSEON (1u << 16)
+#define CR_HSERDY (1u << 17)
+#define CR_PLLON (1u << 24)
+#define CR_PLLRDY (1u << 25)
 #define RCC_CFGR 0x40023808u
 #define FLASH_ACR 0x40023c00u
 /* RM0090 PLLCFGR: HSE 8 MHz / M=8 * N=336 / P=2 = 168 MHz; the same with P=8 is 42 MHz */
 #define PLL_HSE_168MHZ (8u | 336u << 6 | 0u << 16 | 1u << 22)
 #define PLL_HSE_42MHZ (8u | 336u << 6 | 3u << 16 | 1u << 22)
+/* HSI 16 MHz / M=16 * N=192 / P=8 = 24 MHz, the Discovery's fallback */
+#define PLL_HSI_24MHZ (16u | 192u << 6 | 3u << 16)
 #define CFGR_SW_PLL 2u
+#define CFGR_SWS_PLL (2u << 2)
 
 
 /* The fake core: model time is whatever the test says; every upcall is recorded. */
@@ -286,6 +296,7 @@ static void test_the_pll_clock_needs_the_flash_wait_states_of_rm0090(void)
 {
 	struct periph *p = new_board("", false);
 	CHECK(periph_hclk(p) == 16000000u); /* HSI after reset */
+	write_at(p, 0, RCC_CR, CR_HSION | CR_HSEON | CR_PLLON);
 	write_at(p, 0, RCC_PLLCFGR, PLL_HSE_168MHZ);
 	write_at(p, 0, FLASH_ACR, 0x700u | 5u); /* PRFTEN ICEN DCEN, 5 wait states */
 	write_at(p, 0, RCC_CFGR, CFGR_SW_PLL);
@@ -300,10 +311,46 @@ static void test_the_pll_clock_needs_the_flash_wait_states_of_rm0090(void)
 	periph_free(p);
 
 	p = new_board("", false);
+	write_at(p, 0, RCC_CR, CR_HSION | CR_HSEON | CR_PLLON);
 	write_at(p, 0, RCC_PLLCFGR, PLL_HSE_42MHZ);
 	write_at(p, 0, RCC_CFGR, CFGR_SW_PLL); /* 42 MHz needs 1 wait state, the ACR has 0 */
 	CHECK(!strcmp(fake.failure, "0 flash wait states at HCLK 42000000 Hz; RM0090 table 10 "
 				    "needs 1 at 2.7-3.6 V at address 0x40023808"));
+	periph_free(p);
+}
+
+/* Without its HSE the board's HSE never becomes ready, nor a PLL fed by it, and the system clock
+ * stays where it was when asked to switch to that PLL; a PLL fed by the HSI locks and is taken. */
+static void test_without_the_hse_only_the_hsi_clocks_the_pll(void)
+{
+	struct periph *p = new_board("", false);
+	periph_remove_hse(p);
+	write_at(p, 0, RCC_CR, CR_HSION | CR_HSEON);
+	CHECK((read_at(p, 0, RCC_CR) & (CR_HSIRDY | CR_HSERDY)) == CR_HSIRDY);
+	write_at(p, 0, RCC_PLLCFGR, PLL_HSE_42MHZ);
+	write_at(p, 0, RCC_CR, CR_HSION | CR_HSEON | CR_PLLON);
+	CHECK(!(read_at(p, 0, RCC_CR) & CR_PLLRDY));
+	write_at(p, 0, FLASH_ACR, 0x700u | 1u);
+	write_at(p, 0, RCC_CFGR, CFGR_SW_PLL);
+	CHECK((read_at(p, 0, RCC_CFGR) & 0xcu) == 0); /* SWS: still the HSI */
+	CHECK(periph_hclk(p) == 16000000u);
+
+	write_at(p, 0, RCC_CR, CR_HSION);
+	write_at(p, 0, RCC_PLLCFGR, PLL_HSI_24MHZ);
+	write_at(p, 0, RCC_CR, CR_HSION | CR_PLLON); /* the pending switch happens once the PLL is ready */
+	CHECK(read_at(p, 0, RCC_CR) & CR_PLLRDY);
+	CHECK((read_at(p, 0, RCC_CFGR) & 0xcu) == CFGR_SWS_PLL);
+	CHECK(periph_hclk(p) == 24000000u);
+	CHECK(!fake.failure[0]);
+	periph_free(p);
+
+	p = new_board("", false); /* with its HSE, the same requests switch to the HSE's PLL */
+	write_at(p, 0, RCC_CR, CR_HSION | CR_HSEON | CR_PLLON);
+	write_at(p, 0, RCC_PLLCFGR, PLL_HSE_42MHZ);
+	CHECK((read_at(p, 0, RCC_CR) & (CR_HSERDY | CR_PLLRDY)) == (CR_HSERDY | CR_PLLRDY));
+	write_at(p, 0, FLASH_ACR, 0x700u | 1u);
+	write_at(p, 0, RCC_CFGR, CFGR_SW_PLL);
+	CHECK(periph_hclk(p) == 42000000u);
 	periph_free(p);
 }
 
@@ -335,6 +382,7 @@ int main(void)
 {
 	test_cycle_jitter_makes_each_counter_read_late_by_at_most_its_maximum();
 	test_the_pll_clock_needs_the_flash_wait_states_of_rm0090();
+	test_without_the_hse_only_the_hsi_clocks_the_pll();
 	test_systick_counts_down_from_reload_with_the_clock();
 	test_countflag_is_set_by_a_wrap_and_cleared_by_reading_ctrl();
 	test_the_tick_event_is_rescheduled_when_ctrl_or_load_change();

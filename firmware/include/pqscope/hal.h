@@ -12,6 +12,11 @@ void hal_setup(void);
 /* Core clock in Hz, as configured by hal_setup(). */
 uint32_t hal_clock_hz(void);
 
+/* The oscillator the core clock comes from ("HSE"), and why the board fell back to it from the
+ * one it prefers ("" when it did not: "HSE did not start"). */
+const char *hal_clock_source(void);
+const char *hal_clock_fallback_reason(void);
+
 /* Blocking UART byte output and input (the protocol's transport). */
 void hal_putc(uint8_t byte);
 uint8_t hal_getc(void);

@@ -102,16 +102,21 @@ def connection_options(timeout: float, *, shards: bool = False):
                      help="Seconds to wait for each record from the board."),
         click.option("--flash/--no-flash", "flash", default=True, show_default=True,
                      help="Flash the image onto a real board before measuring."),
+        click.option("--without-hse", is_flag=True,
+                     help="Start the virtual board without its HSE, as a Discovery whose ST-LINK gives no clock: the "
+                          "image falls back to the HSI and says so."),
         *sharding)
 
 
-def runner(root: Path, board: Board, *, port, baud, timeout, flash, capture: Capture | None = None) -> Runner:
+def runner(root: Path, board: Board, *, port, baud, timeout, flash, without_hse=False,
+           capture: Capture | None = None) -> Runner:
     """The runner of a measurement (of `capture`, if known) on one board (connection_options
     without shards)."""
-    return Runner(open_target(root, board, Link(port, baud, timeout, flash)), stderr(), capture)
+    return Runner(open_target(root, board, Link(port, baud, timeout, flash, without_hse=without_hse)), stderr(),
+                  capture)
 
 
-def shard_runner(root: Path, board: Board, *, ports, baud, timeout, flash, jobs, adapters, places,
+def shard_runner(root: Path, board: Board, *, ports, baud, timeout, flash, without_hse, jobs, adapters, places,
                  coordinator, capture: Capture | None = None) -> Runner:
     """The runner of a measurement (of `capture`, if known) cut into shards (connection_options
     with shards)."""
@@ -120,7 +125,8 @@ def shard_runner(root: Path, board: Board, *, ports, baud, timeout, flash, jobs,
                            "same order")
     if places and ports:
         raise PqscopeError("--port and --labgrid-place both name boards: give one or the other")
-    links = [Link(port, baud, timeout, flash, adapter) for port, adapter in zip_longest(ports or (None,), adapters)]
+    links = [Link(port, baud, timeout, flash, adapter, without_hse)
+             for port, adapter in zip_longest(ports or (None,), adapters)]
     return Runner(open_shard_targets(root, board, links, jobs, places, coordinator), stderr(), capture)
 
 

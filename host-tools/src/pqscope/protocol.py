@@ -12,7 +12,7 @@ from typing import ClassVar
 from .errors import PqscopeError
 from .frames import Frame, encode_frame
 
-PROTOCOL_VERSION = 3
+PROTOCOL_VERSION = 4
 SEED_BYTES = 32
 DIGEST_BYTES = 32
 RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
@@ -216,6 +216,15 @@ class Info:
     probe_self_cycles: int = 0  # taken out of each probed call's cycles by the device
     probe_call_cycles: int = 0  # what one probed call adds to the code around it
     board_serial: str = ""  # which board of its kind (the STM32's unique ID)
+    clock_source: str = ""  # the oscillator the core clock comes from ("HSE")
+    clock_fallback_reason: str = ""  # why the board fell back to it ("HSE did not start"); "": it did not
+
+    @property
+    def clock_fallback(self) -> str:
+        """A line for the user when the board's clock is not the one it prefers, else ""."""
+        if not self.clock_fallback_reason:
+            return ""
+        return f"clock: {self.clock_source} fallback, {self.clock_fallback_reason}"
 
     _PROBES: ClassVar = struct.Struct("<BII")
 
@@ -226,7 +235,8 @@ class Info:
         )
         strings = (self.board, self.scheme, self.impl, self.build_id, self.compiler)
         probes = self._PROBES.pack(self.probes, self.probe_self_cycles, self.probe_call_cycles)
-        return fixed + b"".join(_pack_string(s) for s in strings) + probes + _pack_string(self.board_serial)
+        trailing = (self.board_serial, self.clock_source, self.clock_fallback_reason)
+        return fixed + b"".join(_pack_string(s) for s in strings) + probes + b"".join(map(_pack_string, trailing))
 
     @classmethod
     def parse(cls, payload: bytes) -> "Info":
@@ -238,10 +248,13 @@ class Info:
             strings.append(text)
         end = offset + cls._PROBES.size
         probes = _unpack_fixed(cls._PROBES, payload[offset:end], "INFO probes")
-        board_serial, offset = _unpack_string(payload, end, "INFO")
+        trailing, offset = [], end
+        for _ in range(3):
+            text, offset = _unpack_string(payload, offset, "INFO")
+            trailing.append(text)
         if offset != len(payload):
             raise ProtocolError(f"malformed INFO: {len(payload) - offset} bytes after its last field")
-        return cls(version, *numbers, *strings, key_slots, *probes, board_serial)
+        return cls(version, *numbers, *strings, key_slots, *probes, *trailing)
 
 
 @dataclass(frozen=True)

@@ -41,6 +41,7 @@ class RunMeta:
     target: str | None = None  # the kind of target (targets.Target.kind)
     port: str | None = None
     place: str | None = None  # the labgrid place of the board
+    hse: str | None = None  # "absent": the virtual board started without its HSE (--without-hse)
     shards: list[dict] | None = None  # a sharded measurement's boards: each one's target, port and emulator_stats
     # Every board that measured in this directory, resumes included, by its serial number (INFO):
     # its target, port and place. The samples name their board by that number.

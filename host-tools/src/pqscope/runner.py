@@ -354,10 +354,15 @@ class Runner:
         infos = []
         for connection in connections:
             info = connection.session.hello()
+            if info.clock_fallback:
+                board = f" (board {info.board_serial})" if len(connections) > 1 else ""
+                self.console.print(f"{info.clock_fallback}{board}")
             check_info(info, self.target.board, implementation, what.msg_len)
             infos.append(info)
-        # The probes' costs are measured at boot: a board with timing noise measures its own.
-        images = [(replace(info, board_serial="", probe_self_cycles=0, probe_call_cycles=0),
+        # The probes' costs are measured at boot: a board with timing noise measures its own; a
+        # clock's source changes no cycle count.
+        images = [(replace(info, board_serial="", probe_self_cycles=0, probe_call_cycles=0, clock_source="",
+                           clock_fallback_reason=""),
                    connection.session.probe_names) for info, connection in zip(infos, connections)]
         if any(other != images[0] for other in images[1:]):
             raise PqscopeError("the boards of the shards run different images (their INFO or probes differ): "

@@ -43,6 +43,7 @@ class Link:
     timeout: float = 60.0  # seconds to wait for each record
     flash: bool = True  # flash the image before measuring (a board that needs flashing)
     adapter: str | None = None  # the serial number of the board's debug probe, where several are plugged in
+    without_hse: bool = False  # the virtual board starts without its HSE (a real board's clock is its own)
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,8 @@ class VirtualTarget(Target):
     def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
         self.prepare(console)
         stats_path = stats_dir / STATS_FILE
-        args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args)
+        args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args,
+                *(("--hse", "absent") if self.link.without_hse else ()))
         uart = None
         try:
             with VirtualBoard(self._emulator, elf, stats_path, extra_args=args, serial=self.serial) as vboard:
@@ -248,6 +250,9 @@ class VirtualTarget(Target):
         finally:
             if uart is not None and stats_path.exists():
                 uart.stats = load_json(stats_path)
+
+    def describe(self) -> dict:
+        return {**super().describe(), **({"hse": "absent"} if self.link.without_hse else {})}
 
     def timing_model(self) -> str | None:
         """The emulator executable's SHA-256: its cost model prices every cycle, so a resumed run
@@ -381,13 +386,21 @@ def target_kind(board: Board) -> type[Target]:
 
 def open_target(root: Path, board: Board, link: Link = Link()) -> Target:
     """The target that measures on `board`, reached as `link` says."""
+    _check_link(board, link)
     return target_kind(board)(root, board, link)
+
+
+def _check_link(board: Board, link: Link) -> None:
+    if link.without_hse and target_kind(board) is not VirtualTarget:
+        raise PqscopeError(f"--without-hse starts the virtual board without its HSE; board {board.name}'s clock is its "
+                           "own: leave the option out")
 
 
 def open_shard_targets(root: Path, board: Board, links: list[Link], jobs: int | None = None,
                        places: tuple[str, ...] = (), coordinator: str | None = None) -> list[Target]:
     """The targets of a measurement on `board` cut into shards: a board per labgrid place in
     `places`, else as its kind says (see Target.for_shards)."""
+    _check_link(board, links[0])
     if not places:
         return target_kind(board).for_shards(root, board, links, jobs)
     if target_kind(board) is VirtualTarget:
