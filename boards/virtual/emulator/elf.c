@@ -23,7 +23,7 @@ static int by_addr(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-int elf_load(const char *path, struct elf_image *img)
+static int read_whole(const char *path, struct elf_image *img)
 {
 	memset(img, 0, sizeof *img);
 	FILE *f = fopen(path, "rb");
@@ -39,6 +39,23 @@ int elf_load(const char *path, struct elf_image *img)
 		return fail(path, "cannot read");
 	}
 	fclose(f);
+	return 0;
+}
+
+int elf_load_raw(const char *path, uint32_t base, struct elf_image *img)
+{
+	if (read_whole(path, img))
+		return -1;
+	img->segs = calloc(1, sizeof *img->segs);
+	img->segs[0] = (struct elf_segment){base, (uint32_t)img->file_size, img->file};
+	img->nsegs = 1;
+	return 0;
+}
+
+int elf_load(const char *path, struct elf_image *img)
+{
+	if (read_whole(path, img))
+		return -1;
 
 	const uint8_t *b = img->file;
 	const Elf32_Ehdr *eh = (const Elf32_Ehdr *)b;

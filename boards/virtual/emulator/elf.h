@@ -32,6 +32,8 @@ struct elf_image {
 
 /* Reads `path`; on failure prints "vboard: error: ..." and returns -1. */
 int elf_load(const char *path, struct elf_image *img);
+/* A raw image (a .bin as st-flash writes it) as one segment at `base`, without symbols. */
+int elf_load_raw(const char *path, uint32_t base, struct elf_image *img);
 void elf_free(struct elf_image *img);
 
 /* Function symbols named `name`: returns how many, and the index in `funcs` of the last one. */

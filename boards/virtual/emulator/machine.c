@@ -829,6 +829,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		return -1;
 	}
 	set_reg(m, UC_ARM_REG_SP, sp);
+	set_reg(m, UC_ARM_REG_LR, 0xffffffffu); /* ARMv7-M TakeReset: a reset handler that returns faults */
 	set_reg(m, UC_ARM_REG_PC, pc & ~1u);
 	continue_at(m, pc & ~1u); /* reset fetch is part of the start-up, not a taken branch */
 	machine_schedule(m);

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "flash_art.h"
 #include "machine.h"
+#include "memmap.h"
 #include "profile.h"
 #include "taint.h"
 #include "uart.h"
@@ -41,7 +42,8 @@ static struct machine machine;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pqscope-vboard --elf FILE [--uart stdio|pty] [--pty-link PATH] [--uid HEX24]\n"
+		"usage: pqscope-vboard --elf FILE|--bin FILE [--uart stdio|pty] [--pty-link PATH]\n"
+		"                      [--uid HEX24]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--flash-timing modelled|free] [--cycle-jitter N]\n"
 		"                      [--hse present|absent]\n"
@@ -189,7 +191,7 @@ bad:
 
 int main(int argc, char **argv)
 {
-	const char *elf_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
+	const char *elf_path = NULL, *bin_path = NULL, *pty_link = NULL, *stats_path = NULL, *profile_path = NULL;
 	const char *calls_list = NULL, *intervals_path = NULL, *interval_function = NULL;
 	const char *interval_id_symbol = NULL;
 	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
@@ -219,6 +221,8 @@ int main(int argc, char **argv)
 		i++;
 		if (!strcmp(opt, "--elf")) {
 			elf_path = val;
+		} else if (!strcmp(opt, "--bin")) {
+			bin_path = val;
 		} else if (!strcmp(opt, "--uart")) {
 			if (!strcmp(val, "stdio"))
 				mode = UART_STDIO;
@@ -317,7 +321,9 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!elf_path || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
+	/* A raw image has no symbols for the profiler or the taint tracker to name functions by. */
+	bool needs_symbols = profile_path || intervals_path || taint_path;
+	if (!elf_path == !bin_path || (bin_path && needs_symbols) || (calls_list && !profile_path) || (!intervals_path != !interval_function) ||
 	    ((npublic || interval_id_symbol) && !intervals_path) || (!taint_path != !taint_function) ||
 	    ((nreturns || narguments || nsecret_bytes || nwithins || taint_calls_path) && !taint_path) ||
 	    (taint_id && !taint_calls_path)) {
@@ -326,7 +332,7 @@ int main(int argc, char **argv)
 	}
 
 	struct elf_image elf;
-	if (elf_load(elf_path, &elf))
+	if (elf_path ? elf_load(elf_path, &elf) : elf_load_raw(bin_path, FLASH_BASE, &elf))
 		return 1;
 	struct profile *prof = profile_path || intervals_path ? profile_new(&elf) : NULL;
 	if (calls_list && profile_track_list(prof, calls_list))

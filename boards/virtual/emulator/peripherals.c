@@ -20,6 +20,7 @@
 #define RCC_PLLCFGR 0x04
 #define RCC_CFGR 0x08
 #define RCC_AHB1ENR 0x30
+#define RCC_AHB2ENR 0x34
 #define RCC_APB1ENR 0x40
 #define RCC_CR_HSION (1u << 0)
 #define RCC_CR_HSEON (1u << 16)
@@ -34,6 +35,15 @@
 #define AHB1ENR_GPIOA (1u << 0)
 #define APB1ENR_USART2 (1u << 17)
 #define APB1ENR_PWR (1u << 28)
+#define AHB2ENR_RNG (1u << 6)
+
+/* RNG (RM0090 section 24) */
+#define RNG_CR 0x00
+#define RNG_SR 0x04
+#define RNG_DR 0x08
+#define RNG_CR_RNGEN (1u << 2)
+#define RNG_CR_IE (1u << 3)
+#define RNG_SR_DRDY (1u << 0)
 
 /* USART */
 #define USART_SR 0x00
@@ -77,7 +87,7 @@
 #define DWT_CTRL_NUMCOMP (4u << 28)
 #define CCR_STKALIGN (1u << 9)
 
-enum window { WIN_RCC, WIN_PWR, WIN_FLASH, WIN_GPIOA, WIN_USART2, WIN_SCS, WIN_DWT };
+enum window { WIN_RCC, WIN_PWR, WIN_FLASH, WIN_GPIOA, WIN_USART2, WIN_RNG, WIN_SCS, WIN_DWT };
 
 const struct periph_window periph_windows[PERIPH_WINDOWS] = {
 	[WIN_RCC] = {"RCC", 0x40023800, 0x400},
@@ -85,6 +95,7 @@ const struct periph_window periph_windows[PERIPH_WINDOWS] = {
 	[WIN_FLASH] = {"FLASH", 0x40023c00, 0x400},
 	[WIN_GPIOA] = {"GPIOA", 0x40020000, 0x400},
 	[WIN_USART2] = {"USART2", 0x40004400, 0x400},
+	[WIN_RNG] = {"RNG", 0x50060800, 0x400},
 	[WIN_SCS] = {"SCS", 0xe000e000, 0x1000},
 	[WIN_DWT] = {"DWT", 0xe0001000, 0x1000},
 };
@@ -103,6 +114,8 @@ struct periph {
 	uint32_t gpioa[0x28 / 4];
 	uint32_t usart[0x1c / 4];
 	unsigned rx_idle_polls;   /* SR reads in a row that found no input */
+	uint32_t rng_cr;
+	uint64_t rng_state;       /* the RNG's numbers: xorshift64, the same on every start */
 
 	/* SCB */
 	uint32_t vtor, ccr, cpacr, scr, shpr[3], fpccr, fpcar, fpdscr, demcr;
@@ -561,6 +574,50 @@ static void dwt_write(struct periph *p, uint32_t off, uint32_t v)
 		p->dwt_ctrl = v & DWT_CTRL_CYCCNTENA;
 }
 
+/* ---- RNG: a number ready at every read once enabled. The real one makes a number every 40
+ * PLL48CLK periods (RM0090 24.3.1): 20 HCLK cycles at 24 MHz, fewer than a read loop takes
+ * (libopencm3's rng_get_random_blocking), so no read waits there; at 168 MHz (140 cycles) reads
+ * in a row would wait on the real one, not here. Only pqm4's own images use it. ---- */
+
+static uint32_t rng_read(struct periph *p, uint32_t off)
+{
+	if (!clocked(p, WIN_RNG, off, RCC_AHB2ENR, AHB2ENR_RNG, "RNGEN"))
+		return 0;
+	if (off == RNG_CR)
+		return p->rng_cr;
+	bool ready = p->rng_cr & RNG_CR_RNGEN;
+	if (off == RNG_SR)
+		return ready ? RNG_SR_DRDY : 0;
+	if (off != RNG_DR) {
+		unsupported(p, "read from", WIN_RNG, off);
+		return 0;
+	}
+	if (!ready)
+		return 0;
+	p->rng_state ^= p->rng_state << 13;
+	p->rng_state ^= p->rng_state >> 7;
+	p->rng_state ^= p->rng_state << 17;
+	return (uint32_t)(p->rng_state >> 32);
+}
+
+static void rng_write(struct periph *p, uint32_t off, uint32_t v)
+{
+	if (!clocked(p, WIN_RNG, off, RCC_AHB2ENR, AHB2ENR_RNG, "RNGEN"))
+		return;
+	if (off == RNG_SR) /* the error flags are cleared by writing 0; this RNG raises none */
+		return;
+	if (off != RNG_CR) {
+		unsupported(p, "write to", WIN_RNG, off);
+		return;
+	}
+	if (v & RNG_CR_IE) {
+		fail(p, "RNG interrupts are not emulated (RNG_CR=0x%08x) at address 0x%08x", v,
+		     periph_windows[WIN_RNG].base + off);
+		return;
+	}
+	p->rng_cr = v;
+}
+
 /* ---- the windows' access rules ---- */
 
 static const struct {
@@ -572,6 +629,7 @@ static const struct {
 	[WIN_FLASH] = {flash_read, flash_write},
 	[WIN_GPIOA] = {gpioa_read, gpioa_write},
 	[WIN_USART2] = {usart_read, usart_write},
+	[WIN_RNG] = {rng_read, rng_write},
 	[WIN_SCS] = {scs_read, scs_write},
 	[WIN_DWT] = {dwt_read, dwt_write},
 };
@@ -620,6 +678,7 @@ struct periph *periph_new(const struct periph_core *core, struct uart_host *uart
 	p->gpioa[0x08 / 4] = 0x0c000000;
 	p->gpioa[0x0c / 4] = 0x64000000;
 	p->usart[USART_SR / 4] = SR_TXE | SR_TC;
+	p->rng_state = 0x9e3779b97f4a7c15ull;
 	p->ccr = CCR_STKALIGN;
 	p->fpccr = 0xc0000000;                /* ASPEN, LSPEN */
 	return p;

@@ -1,5 +1,5 @@
 /* The Discovery board's memory-mapped peripherals that the firmware uses: RCC, PWR, FLASH
- * interface, GPIOA, USART2, and in the Cortex-M4 system space SysTick, SCB, DWT cycle counter.
+ * interface, GPIOA, USART2, RNG, and in the Cortex-M4 system space SysTick, SCB, DWT cycle counter.
  * Everything else is absent, so touching it stops the emulator with an error.
  *
  * The peripherals own their state and know nothing of the emulated core: they reach it only
@@ -50,7 +50,7 @@ struct periph_window {
 	const char *name;
 	uint32_t base, size;
 };
-#define PERIPH_WINDOWS 7
+#define PERIPH_WINDOWS 8
 extern const struct periph_window periph_windows[PERIPH_WINDOWS];
 
 /* An access of `size` bytes at `addr` inside a window. Only aligned 32-bit accesses exist; any

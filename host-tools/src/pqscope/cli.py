@@ -1,7 +1,9 @@
 """The pqscope command line: each command parses its options, hands the work to the runner (or a
 check) and shows the result through the views."""
 
+import contextlib
 import json
+import signal
 from dataclasses import asdict
 from pathlib import Path
 
@@ -11,9 +13,10 @@ from rich.table import Column, Table
 
 from . import falcon_compare, views
 from .bench import emulator_speed
+from .build import build_emulator
 from .boards import get_board, load_boards
 from .catalogue import find_implementation, load_catalogue
-from .console import stderr
+from .console import stderr, working
 from .errors import PqscopeError
 from .modelcheck import run_model_check
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, VIRTUAL_BOARD, connection_options,
@@ -28,6 +31,7 @@ from .suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, ct_seconds, c
 from .taint import EXACT_CHECK_SIGNATURES
 from .targets import Link, open_target, target_kind
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
+from .vboard_serve import DEFAULT_LINK, SerialDeviceServer
 
 # What `pqscope run` measures without --scheme: one representative of each family (those the
 # catalogue has), Falcon in its three floating-point modes.
@@ -507,6 +511,31 @@ def model_check(ctx: click.Context, board_name, out, as_json, **connection) -> N
         stderr().print(f"results: {path / 'model-check.json'}")
     if document["departures"]:
         ctx.exit(1)
+
+
+@cli.command("vboard-serve")
+@click.option("--link", type=click.Path(dir_okay=False, path_type=Path), default=DEFAULT_LINK, show_default=True,
+              help="Where the board's serial device (a pty) appears; its flash socket is beside it (PATH.flash).")
+@click.option("--flash-timing", type=click.Choice(FLASH_TIMINGS), default="modelled", show_default=True,
+              help="free: flash fetches cost nothing at any wait states, which runs an image built for 168 MHz "
+                   "several times faster (for tests of function; its cycle counts are not a board's).")
+@click.option("--without-hse", is_flag=True, help="Start the board without its HSE (see `run --without-hse`).")
+def vboard_serve(link: Path, flash_timing: str, without_hse: bool) -> None:
+    """Serve the virtual board as a serial device until Ctrl-C, for tools that flash and read a board
+    themselves: pqm4's test.py, testvectors.py and benchmarks.py with host-tools/flashers on PATH, e.g.
+
+    \b
+    host-tools/pqscope vboard-serve &
+    PATH=$PWD/host-tools/flashers:$PATH python3 test.py -p stm32f4discovery -u /tmp/pqscope-vboard ml-dsa-44
+
+    Each flash (host-tools/flashers/st-flash, as pqm4 calls st-flash) starts the board afresh on the image."""
+    with working(stderr(), "building the emulator"):
+        emulator = build_emulator(repo_root())
+    args = ("--flash-timing", flash_timing, *(("--hse", "absent") if without_hse else ()))
+    server = SerialDeviceServer(emulator, link.absolute(), args, log=stderr().print)
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve()
 
 
 @cli.command("vboard-bench")

@@ -1,0 +1,40 @@
+"""pqm4's own firmware and scripts on the virtual board (tests/target/pqm4_own.py), for ML-DSA-44:
+test.py and testvectors.py pass for every implementation pqm4 has of it (m4f, m4fstack, PQClean's
+clean), and benchmarks.py's verification cycles for m4f are those `pqscope run` measures (ML-DSA
+verification does not depend on the seed). tests/bench/pqm4_scripts.py runs the same for ML-DSA-44,
+65 and 87 and FN-DSA-512 and prints the README's table."""
+
+import json
+import os
+import subprocess
+import sys
+
+from pqm4_own import ROOT, outcomes, pqm4_tree, run_script, served_board, speed_results
+
+SCHEME = "ml-dsa-44"
+IMPLEMENTATIONS = {f"{SCHEME}/{impl}" for impl in ("m4f", "m4fstack", "clean")}
+MSG_LEN = 59  # pqm4's speed.c signs 59 bytes
+
+
+def test_pqm4_scripts_pass_and_measure_what_pqscope_measures(tmp_path):
+    tree = pqm4_tree(tmp_path)
+    # Flash timing free for the function tests: pqm4's test images run at 168 MHz, whose flash model
+    # is several times slower to emulate; their cycles are not looked at.
+    with served_board(tmp_path, "--flash-timing", "free") as link:
+        for script in ("test.py", "testvectors.py"):
+            result = run_script(tree, link, script, SCHEME)
+            assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+            assert outcomes(result) == dict.fromkeys(IMPLEMENTATIONS, "SUCCESSFUL"), script
+    with served_board(tmp_path) as link:  # benchmarks at 24 MHz, priced as a Discovery
+        result = run_script(tree, link, "benchmarks.py", "--nostack", "--nohashing", "--nosize", SCHEME)
+        assert result.returncode == 0, result.stderr[-2000:]
+    (pqm4,) = speed_results(tree, SCHEME, "m4f")
+
+    run = subprocess.run([sys.executable, "-m", "pqscope", "run", "--scheme", SCHEME, "--impl", "m4f", "-n", "2",
+                          "-j", "1", "--msg-len", str(MSG_LEN), "--out", str(tmp_path / "run"), "--no-report",
+                          "--json"], capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)},
+                         timeout=1800)
+    assert run.returncode == 0, run.stderr
+    ours = {result["op"]: result["cycles"] for result in json.loads(run.stdout)["results"]}
+    assert abs(pqm4["verify"] / ours["verify"]["median"] - 1) < 0.02, (pqm4, ours["verify"])
+    assert pqm4["keypair"] > 0 and pqm4["sign"] > 0
