@@ -64,8 +64,27 @@ static void test_aliases_are_ordered_by_name_whatever_the_symbol_table_order(voi
 	elf_free(&image);
 }
 
+/* A raw image (st-flash's .bin) is one segment at the base it is loaded to, byte for byte. */
+static void test_a_raw_image_is_one_segment_at_its_base(void)
+{
+	char path[] = "/tmp/vboard-bin-test-XXXXXX";
+	int descriptor = mkstemp(path);
+	CHECK(descriptor >= 0);
+	const uint8_t bytes[] = {0x00, 0x00, 0x02, 0x20, 0x09, 0x01, 0x00, 0x08, 0xfe, 0xe7};
+	CHECK(write(descriptor, bytes, sizeof bytes) == (ssize_t)sizeof bytes);
+	close(descriptor);
+	struct elf_image image;
+	CHECK(elf_load_raw(path, 0x08000000u, &image) == 0);
+	unlink(path);
+	CHECK(image.nsegs == 1 && image.nfuncs == 0);
+	CHECK(image.segs[0].paddr == 0x08000000u && image.segs[0].filesz == sizeof bytes);
+	CHECK(!memcmp(image.segs[0].data, bytes, sizeof bytes));
+	elf_free(&image);
+}
+
 int main(void)
 {
 	test_aliases_are_ordered_by_name_whatever_the_symbol_table_order();
+	test_a_raw_image_is_one_segment_at_its_base();
 	return check_summary("elf tests");
 }

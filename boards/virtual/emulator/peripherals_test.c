@@ -42,6 +42,10 @@
 #define CR_PLLRDY (1u << 25)
 #define RCC_CFGR 0x40023808u
 #define FLASH_ACR 0x40023c00u
+#define RCC_AHB2ENR 0x40023834u
+#define RNG_CR 0x50060800u
+#define RNG_SR 0x50060804u
+#define RNG_DR 0x50060808u
 /* RM0090 PLLCFGR: HSE 8 MHz / M=8 * N=336 / P=2 = 168 MHz; the same with P=8 is 42 MHz */
 #define PLL_HSE_168MHZ (8u | 336u << 6 | 0u << 16 | 1u << 22)
 #define PLL_HSE_42MHZ (8u | 336u << 6 | 3u << 16 | 1u << 22)
@@ -354,6 +358,32 @@ static void test_without_the_hse_only_the_hsi_clocks_the_pll(void)
 	periph_free(p);
 }
 
+/* The RNG (pqm4's images): clocked by RNGEN, nothing ready until enabled, then a number at every
+ * read, each new; its interrupt is refused. */
+static void test_the_rng_gives_numbers_once_clocked_and_enabled(void)
+{
+	struct periph *p = new_board("", false);
+	read_at(p, 0, RNG_SR);
+	CHECK(!strcmp(fake.failure, "access to RNG with its clock disabled (RCC RNGEN=0) at address 0x50060804"));
+	periph_free(p);
+
+	p = new_board("", false);
+	write_at(p, 0, RCC_AHB2ENR, 1u << 6);
+	CHECK(read_at(p, 0, RNG_SR) == 0);
+	write_at(p, 0, RNG_CR, 1u << 2);
+	uint32_t numbers[8];
+	for (int i = 0; i < 8; i++) {
+		CHECK(read_at(p, 0, RNG_SR) == 1u);
+		numbers[i] = read_at(p, 0, RNG_DR);
+		for (int j = 0; j < i; j++)
+			CHECK(numbers[j] != numbers[i]);
+	}
+	CHECK(!fake.failure[0]);
+	write_at(p, 0, RNG_CR, 3u << 2);
+	CHECK(!strcmp(fake.failure, "RNG interrupts are not emulated (RNG_CR=0x0000000c) at address 0x50060800"));
+	periph_free(p);
+}
+
 /* A stand-in board's noise: every counter read is late by 0..max cycles, drawn afresh each time,
  * never more, and not always the same. */
 static void test_cycle_jitter_makes_each_counter_read_late_by_at_most_its_maximum(void)
@@ -383,6 +413,7 @@ int main(void)
 	test_cycle_jitter_makes_each_counter_read_late_by_at_most_its_maximum();
 	test_the_pll_clock_needs_the_flash_wait_states_of_rm0090();
 	test_without_the_hse_only_the_hsi_clocks_the_pll();
+	test_the_rng_gives_numbers_once_clocked_and_enabled();
 	test_systick_counts_down_from_reload_with_the_clock();
 	test_countflag_is_set_by_a_wrap_and_cleared_by_reading_ctrl();
 	test_the_tick_event_is_rescheduled_when_ctrl_or_load_change();
