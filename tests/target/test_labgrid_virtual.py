@@ -69,8 +69,8 @@ def local_ct(n: int, out) -> dict:
 
 
 def test_ct_across_two_places_equals_one_virtual_board(farm, tmp_path):
-    local = local_ct(200, tmp_path / "local")
-    farmed = pqscope(*CT, "-n", "200", *on_places(farm, *PLACES), "--out", str(tmp_path / "farm"))
+    local = local_ct(100, tmp_path / "local")
+    farmed = pqscope(*CT, "-n", "100", *on_places(farm, *PLACES), "--out", str(tmp_path / "farm"))
     assert farmed.returncode == 0, farmed.stderr
     assert json.loads(farmed.stdout)["verdict"] == local["verdict"]
     assert without_board(ct_csv(tmp_path / "farm")) == without_board(ct_csv(tmp_path / "local"))
@@ -82,7 +82,7 @@ def test_ct_across_two_places_equals_one_virtual_board(farm, tmp_path):
     assert {serial: board["place"] for serial, board in meta["boards"].items()} == dict(zip(serials, PLACES))
     assert all(row["board"] == serials[int(row["index"]) // 2 % 2] for row in ct_csv(tmp_path / "farm"))
     assert all(shard["port"].startswith("rfc2217://127.0.0.1:") for shard in meta["shards"])
-    assert ct_rows(tmp_path / "farm") == 200
+    assert ct_rows(tmp_path / "farm") == 100
     # Both places were released: they can be acquired again.
     for place in PLACES:
         farm.client("-p", place, "acquire")
@@ -119,7 +119,7 @@ def test_a_coordinator_that_does_not_answer_is_one_clear_error(tmp_path):
 
 def test_a_place_that_drops_out_stops_the_test_and_resume_completes_it(farm, tmp_path):
     out = tmp_path / "farm"
-    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "-n", "600", *on_places(farm, *PLACES),
+    process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "-n", "300", *on_places(farm, *PLACES),
                                 "--timeout", "20", "--out", str(out)], stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
     try:
@@ -137,5 +137,5 @@ def test_a_place_that_drops_out_stops_the_test_and_resume_completes_it(farm, tmp
 
     resumed = pqscope("ct", "--resume", str(out), *on_places(farm, *PLACES)[2:], "--json")
     assert resumed.returncode == 0, resumed.stderr
-    local_ct(600, tmp_path / "local")
+    local_ct(300, tmp_path / "local")
     assert without_board(ct_csv(out)) == without_board(ct_csv(tmp_path / "local"))
