@@ -204,6 +204,19 @@ def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, t
     assert "<img" in (out / "report.html").read_text()
 
 
+def test_ct_without_a_report_keeps_what_renders_it_later(fake_repo, fake_toolchain, pty_device, tmp_path):
+    _device, port = pty_device(behaviour=Behaviour(key_leak=400))
+    out = tmp_path / "ct"
+    result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
+                                      "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "100", "--seed",
+                                      "07", "--out", str(out), "--no-report"])
+    assert result.exit_code == 0, result.stderr
+    assert (out / "ct.json").is_file() and not (out / "report.html").exists() and not (out / "report.md").exists()
+    assert "report:" not in result.stderr
+    rendered = CliRunner().invoke(cli, ["report", str(out), "--format", "html"])
+    assert rendered.exit_code == 0 and "<img" in rendered.stdout
+
+
 def sharded_ct(pty_device, out, behaviours: list[Behaviour], *options: str) -> tuple[dict, list[str]]:
     """`pqscope ct` on a fake board per behaviour (ML-DSA-44, 300 signatures); its document and ports."""
     ports = [pty_device(behaviour=behaviour)[1] for behaviour in behaviours]

@@ -26,11 +26,12 @@ slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
 
 def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str, jobs: int = 1, exact: bool = False) -> dict:
     """One shard unless asked: ctest already runs a test per core. The statistics alone unless
-    `exact`: the exact check beside them has tests of its own (test_taint_virtual.py)."""
+    `exact`: the exact check beside them has tests of its own (test_taint_virtual.py). No report:
+    its views have tests of their own (tests/python)."""
     result = subprocess.run(
         [sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl, "-n", str(n),
          "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", "-j", str(jobs),
-         "--taint" if exact else "--no-taint", *options],
+         "--taint" if exact else "--no-taint", "--no-report", *options],
         capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=7200)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -57,8 +57,9 @@ def _run(scheme: str, impl: str, seed: str, out: Path, report: bool) -> dict:
 @pytest.mark.parametrize(("scheme", "impl"), _catalogue_rows())
 def test_runs_verifies_and_replays_identically(scheme, impl, tmp_path):
     replayed = (scheme, impl) in REPLAYED
-    first = _run(scheme, impl, "5eed", tmp_path / "first", report=True)
-    assert (tmp_path / "first/report.html").exists()
+    # A report per family (the views have tests of their own): rendering it costs more than a toy's run.
+    first = _run(scheme, impl, "5eed", tmp_path / "first", report=replayed)
+    assert (tmp_path / "first/report.html").exists() == replayed
 
     assert first["board"] == "virtual"
     assert {r["op"] for r in first["results"]} == {"keygen", "sign", "verify"}

@@ -16,7 +16,7 @@ from pqscope.vboard import virtual_board_serial
 
 SCHEME, IMPL = "control-branch", "ct"
 PLACES = ("pqscope-a", "pqscope-b")
-CT = ("ct", "--scheme", SCHEME, "--impl", IMPL, "--fixed-n", "--seed", "c7", "--json")
+CT = ("ct", "--scheme", SCHEME, "--impl", IMPL, "--fixed-n", "--seed", "c7", "--json", "--no-report")
 
 if not labgrid_installed():
     pytest.skip("labgrid is not installed (host-tools/setup.sh installs it into .venv-labgrid)",

@@ -79,6 +79,11 @@ def _print_json(document: dict) -> None:
     click.echo(json.dumps(document, indent=2))
 
 
+REPORT_OPTION = click.option("--report/--no-report", "with_report", default=True, show_default=True,
+                             help="Write report.md and report.html (`pqscope report --format md|html` prints them "
+                                  "later).")
+
+
 def _show(kind: str, document: dict, as_json: bool) -> None:
     if as_json:
         _print_json(document)
@@ -208,8 +213,7 @@ def _member(text: str) -> tuple[str, str]:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
 @_resume_option
-@click.option("--report/--no-report", "with_report", default=True, show_default=True,
-              help="Write report.md and report.html (`pqscope report --format md|html` prints them later).")
+@REPORT_OPTION
 @click.option("--member", "members", multiple=True, metavar="SCHEME/IMPL",
               help="A suite of these catalogue rows instead of the default suite's (repeatable).")
 @click.option("--ct-n", "ct_signatures", default=CT_SIGNATURES, show_default=True, type=click.IntRange(0),
@@ -388,10 +392,11 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @click.option("--replay-flash-timing", type=click.Choice(FLASH_TIMINGS), default="modelled", show_default=True,
               help="How the replay prices flash: as the image configures it, or free (the 24 MHz model of an image "
                    "built for 168 MHz: a predictor without the flash accelerator, e.g. beside a stand-in board).")
+@REPORT_OPTION
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
                seed, msg_len, clock_name, key_refresh, probed, probe_names, out, resume_path, as_json, taint_check,
-               replay, replay_flash_timing, **connection) -> None:
+               replay, replay_flash_timing, with_report, **connection) -> None:
     """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
     keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
     everything derived from them) by the exact check first. Either's leak is a leak; on the virtual
@@ -413,9 +418,10 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
                                   variant=variant(probed, probe_names), fixed_n=fixed_n,
                                   bound=None if bound_percent is None else bound_percent / 100)
         measurement = Measurement(board, what, [Member(implementation, path)])
+    measurement.what.reports = with_report
     _measure(ctx, measurement, connection)
     _show("ct", views.load(path)[1], as_json)
-    if not as_json:
+    if not as_json and with_report:
         stderr().print(f"report: {path / 'report.html'}")
 
 

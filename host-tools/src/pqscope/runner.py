@@ -73,6 +73,7 @@ class Capture:
     samples_name: ClassVar[str]
     fields: ClassVar[tuple[str, ...]]  # the CSV's columns, before those of the image's probes
     progress: str = ""  # what the progress line shows besides the count (e.g. a sequential test's last look)
+    reports: bool = True  # write report.md and report.html beside the document (`pqscope report` can later)
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, variant: Variant = PLAIN):
         self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len
@@ -328,7 +329,7 @@ class Runner:
                 outcome.result = meta.result = finished.document
                 write_meta(path, meta)
                 if what.view:
-                    views.write(path, what.view, finished.document, finished.evidence)
+                    views.write(path, what.view, finished.document, finished.evidence, pages=what.reports)
         return outcome
 
     def _measure_companion(self, implementation: Implementation, path: Path, what: Capture) -> None:

@@ -34,15 +34,18 @@ VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, **{kind: vie
 FORMATS = ("table", "md", "html", "csv", "json")
 
 
-def write(path: Path, kind: str, document: dict, evidence: tuple[Sequence, ...] | None = None) -> Path:
+def write(path: Path, kind: str, document: dict, evidence: tuple[Sequence, ...] | None = None, *,
+          pages: bool = True) -> Path:
     """Keeps `document` (of `kind`) and, for a constant-time test, its `evidence` in `path` (key
-    classes, values and, for a replayed board, its raw cycles), then writes the reports from them;
-    returns the HTML report's path."""
+    classes, values and, for a replayed board, its raw cycles), then, with `pages`, writes the
+    reports from them; returns the HTML report's path."""
     write_atomically(path / KINDS[kind][1], json.dumps(document, indent=2) + "\n")
     if evidence is not None:
         buffer = io.StringIO()
         csv.writer(buffer).writerows([EVIDENCE_COLUMNS[:len(evidence)], *zip(*evidence)])
         write_atomically(path / EVIDENCE_FILE, buffer.getvalue())
+    if not pages:
+        return path / "report.html"
     kind, document, data = load(path)
     return _write_pages(path, VIEWS[kind].page(document, data))
 
