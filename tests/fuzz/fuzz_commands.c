@@ -122,6 +122,8 @@ static void expect_info(uint16_t seq)
   pqs_get_u32(&r);              /* probe_self_cycles */
   pqs_get_u32(&r);              /* probe_call_cycles */
   skip_string(&r);              /* board_serial */
+  skip_string(&r);              /* clock_source */
+  skip_string(&r);              /* clock_fallback_reason */
   require_end(&r);
 }
 
