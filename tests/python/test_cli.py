@@ -236,7 +236,7 @@ def test_ctrl_c_stops_the_run_and_keeps_everything(fake_repo, fake_toolchain, tm
         assert time.monotonic() < deadline and process.poll() is None, process.stderr.read()
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=20)
+    _, stderr = process.communicate(timeout=300)  # only bounds a failure: a loaded machine is slow to stop
     assert process.returncode == 130
     meta = json.loads((out / "meta.json").read_text())
     assert meta["status"] == "interrupted"

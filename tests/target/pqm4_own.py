@@ -51,7 +51,11 @@ def served_board(directory: Path, *options: str) -> Iterator[Path]:
         yield link
     finally:
         server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        try:
+            server.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 def run_script(tree: Path, link: Path, script: str, *args: str, timeout: float = 3600) -> subprocess.CompletedProcess:
