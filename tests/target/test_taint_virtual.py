@@ -63,10 +63,10 @@ CONSTANT_TIME = {("falcon-512", "fpemu-c"): FALCON, ("falcon-512", "fpemu-m4"): 
 SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
 
 
-# Falcon-512's emulations only with PQSCOPE_SLOW_TESTS=1 (a minute each): FN-DSA-512 declassifies
-# the same sampler and salt, and ctest main-job.virtual checks fpemu-m4's exact check.
+# Falcon-512's emulations and SPHINCS+ only with PQSCOPE_SLOW_TESTS=1 (a minute each): FN-DSA-512
+# declassifies the same sampler and salt, and ctest main-job.virtual checks fpemu-m4's exact check.
 @pytest.mark.parametrize("scheme,impl", [
-    pytest.param(*row, marks=pytest.mark.skipif(row[0] == "falcon-512" and not SLOW,
+    pytest.param(*row, marks=pytest.mark.skipif(row[0] in ("falcon-512", "sphincs-sha2-128f-simple") and not SLOW,
                                                 reason="long run: set PQSCOPE_SLOW_TESTS=1"))
     for row in CONSTANT_TIME])
 def test_a_constant_time_scheme_has_only_declassified_findings(scheme, impl, tmp_path):
