@@ -50,20 +50,25 @@ static const struct rcc_clock_scale clock_from_hsi = BENCHMARK_CLOCK(RCC_CFGR_PL
 static const char *clock_source = "HSE";
 static const char *clock_fallback_reason = "";
 
-static bool osc_ready_within_bound(enum rcc_osc osc)
+static bool hse_ready(void)
 {
-  for (uint32_t poll = 0; poll < READY_POLLS; poll++) {
-    if (rcc_is_osc_ready(osc)) {
-      return true;
-    }
-  }
-  return false;
+  return rcc_is_osc_ready(RCC_HSE);
 }
 
-static bool pll_selected_within_bound(void)
+static bool pll_locked(void)
+{
+  return rcc_is_osc_ready(RCC_PLL);
+}
+
+static bool pll_selected(void)
+{
+  return rcc_system_clock_source() == RCC_CFGR_SWS_PLL;
+}
+
+static bool holds_within_bound(bool (*condition)(void))
 {
   for (uint32_t poll = 0; poll < READY_POLLS; poll++) {
-    if (rcc_system_clock_source() == RCC_CFGR_SWS_PLL) {
+    if (condition()) {
       return true;
     }
   }
@@ -89,7 +94,7 @@ static void clock_setup(void)
 {
   const struct rcc_clock_scale *clock = &clock_from_hse;
   rcc_osc_on(RCC_HSE); /* the core runs from the HSI since reset */
-  if (!osc_ready_within_bound(RCC_HSE)) {
+  if (!holds_within_bound(hse_ready)) {
     rcc_osc_off(RCC_HSE);
     clock = &clock_from_hsi;
     clock_source = "HSI";
@@ -107,7 +112,7 @@ static void clock_setup(void)
     rcc_set_main_pll_hsi(clock->pllm, clock->plln, clock->pllp, clock->pllq, clock->pllr);
   }
   rcc_osc_on(RCC_PLL);
-  if (!osc_ready_within_bound(RCC_PLL)) {
+  if (!holds_within_bound(pll_locked)) {
     stay_on_hsi("the PLL did not lock");
     return;
   }
@@ -124,7 +129,7 @@ static void clock_setup(void)
   }
   flash_set_ws(clock->flash_config);
   rcc_set_sysclk_source(RCC_CFGR_SW_PLL);
-  if (!pll_selected_within_bound()) {
+  if (!holds_within_bound(pll_selected)) {
     stay_on_hsi("the PLL was not selected");
     return;
   }
