@@ -28,6 +28,8 @@ command -v openocd >/dev/null || missing+=(openocd)
 command -v clang >/dev/null || missing+=(clang)
 [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ] \
   || missing+=(libclang-rt-dev)
+# The images' other compilers (--compiler, firmware/cmake/compilers): clang (above) and GCC 11.3.
+command -v arm-linux-gnueabihf-gcc-11 >/dev/null || missing+=(gcc-11-arm-linux-gnueabihf)
 python3 -c "import venv, ensurepip" 2>/dev/null || missing+=(python3-venv)
 # labgrid's exporter serves serial ports through ser2net (the farm test exports the virtual board's).
 command -v ser2net >/dev/null || [ -x /usr/sbin/ser2net ] || missing+=(ser2net)

@@ -9,7 +9,9 @@ function(pqscope_add_libopencm3 family_path)
     return()
   endif()
   find_program(MAKE_EXECUTABLE NAMES gmake make REQUIRED)
-  get_filename_component(prefix_dir "${CMAKE_C_COMPILER}" DIRECTORY)
+  # arm-none-eabi-gcc's, whichever compiler makes the images' C (PQSCOPE_COMPILER): libopencm3
+  # only brings up the clock and the UART, outside every measured operation.
+  get_filename_component(prefix_dir "${CMAKE_ASM_COMPILER}" DIRECTORY)
   add_custom_command(
     OUTPUT "${archive}"
     COMMAND "${MAKE_EXECUTABLE}" -C "${root}" TARGETS=${family_path} PREFIX=${prefix_dir}/arm-none-eabi- V=0

@@ -9,14 +9,21 @@ if(NOT ARM_NONE_EABI_GCC)
 endif()
 get_filename_component(_arm_bin "${ARM_NONE_EABI_GCC}" DIRECTORY)
 
-# PQSCOPE_C_COMPILER: another C compiler for the same images, to compare compilers on the same code
-# (tests/bench/gcc11-freestanding: GCC 11.3, pqm4's).
-set(PQSCOPE_C_COMPILER "" CACHE FILEPATH "C compiler instead of arm-none-eabi-gcc (compiler comparisons)")
-list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES PQSCOPE_C_COMPILER)
-if(PQSCOPE_C_COMPILER)
-  set(CMAKE_C_COMPILER "${PQSCOPE_C_COMPILER}")
-else()
+# PQSCOPE_COMPILER: which compiler makes C into the images, to ask whether constant-time C stays
+# constant-time whatever compiles it. gcc12 is Debian's arm-none-eabi-gcc; the others are wrappers
+# (compilers/) that compile C with another compiler and leave assembly and linking to it.
+set(PQSCOPE_COMPILERS gcc12 gcc11 clang)
+set(PQSCOPE_COMPILER gcc12 CACHE STRING "C compiler of the images: ${PQSCOPE_COMPILERS}")
+set_property(CACHE PQSCOPE_COMPILER PROPERTY STRINGS ${PQSCOPE_COMPILERS})
+list(APPEND CMAKE_TRY_COMPILE_PLATFORM_VARIABLES PQSCOPE_COMPILER)
+if(PQSCOPE_COMPILER STREQUAL "gcc12")
   set(CMAKE_C_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
+elseif(PQSCOPE_COMPILER STREQUAL "gcc11")
+  set(CMAKE_C_COMPILER "${CMAKE_CURRENT_LIST_DIR}/compilers/gcc11-freestanding")
+elseif(PQSCOPE_COMPILER STREQUAL "clang")
+  set(CMAKE_C_COMPILER "${CMAKE_CURRENT_LIST_DIR}/compilers/clang-thumbv7em")
+else()
+  message(FATAL_ERROR "PQSCOPE_COMPILER '${PQSCOPE_COMPILER}' is not one of: ${PQSCOPE_COMPILERS}")
 endif()
 set(CMAKE_ASM_COMPILER "${_arm_bin}/arm-none-eabi-gcc")
 set(CMAKE_OBJCOPY "${_arm_bin}/arm-none-eabi-objcopy" CACHE FILEPATH "")

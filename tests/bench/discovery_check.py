@@ -16,7 +16,7 @@ the Discovery's numbers, with the compiler that built them.
 
 With pqm4's compiler (GCC 11.3), in a second checkout so that the usual build tree stays as it is:
     git worktree add ../pqscope-gcc11 && cd ../pqscope-gcc11 && bash host-tools/setup.sh
-    cmake --preset stm32f4discovery -DPQSCOPE_C_COMPILER=$PWD/tests/bench/gcc11-freestanding
+    cmake --preset stm32f4discovery -DPQSCOPE_COMPILER=gcc11
     .venv/bin/python tests/bench/discovery_check.py
 """
 

@@ -125,13 +125,15 @@ import shutil, sys
 from pathlib import Path
 
 args = sys.argv[1:]
-with open({log!r}, "a") as log:
-    log.write(" ".join(args) + "\\n")
+with open({log!r}, "a") as log:  # paths relative to the repository
+    log.write(" ".join(args).replace(str(Path.cwd()) + "/", "") + "\\n")
 if {fail!r}:
     print("error: " + {fail!r})
     sys.exit(1)
-preset = args[args.index("--preset") + 1]
-build = Path.cwd() / "build" / preset
+if "--build" in args:
+    build = Path(args[args.index("--build") + 1])
+else:
+    build = Path(args[args.index("-B") + 1])
 if "--build" not in args:
     build.mkdir(parents=True, exist_ok=True)
     (build / "CMakeCache.txt").write_text("")

@@ -10,6 +10,7 @@ from pqscope.build import (BuildError, ImageSize, build_emulator, build_image, c
 from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.errors import PqscopeError, UnknownNameError
 from pqscope.targets import open_target
+from pqscope.toolchain import Toolchain
 
 
 def test_sizes_match_gnu_size(tiny_elf):
@@ -135,16 +136,35 @@ def test_build_configures_once_then_builds_the_image_target(fake_repo, fake_tool
     again = build_image(fake_repo, board, "ml-dsa-44", "m4f")
     assert first == again == fake_repo / "build/stm32f4discovery/images/ml-dsa-44/m4f.elf"
     assert log.read_text().splitlines() == [
-        "--preset stm32f4discovery",
-        "--build --preset stm32f4discovery --target image.ml-dsa-44.m4f",
-        "--build --preset stm32f4discovery --target image.ml-dsa-44.m4f",
+        "--preset stm32f4discovery -B build/stm32f4discovery -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT=",
+        "--build build/stm32f4discovery --target image.ml-dsa-44.m4f",
+        "--build build/stm32f4discovery --target image.ml-dsa-44.m4f",
     ]
     assert build_emulator(fake_repo) == fake_repo / "build/host/boards/virtual/emulator/pqscope-vboard"
 
 
+def test_another_toolchain_builds_in_a_tree_of_its_own(fake_repo, fake_toolchain):
+    log = fake_toolchain()
+    board = get_board(fake_repo, "virtual").built_with(Toolchain.parse("clang", "Os"))
+    assert build_image(fake_repo, board, "ml-dsa-44", "m4f") == (
+        fake_repo / "build/stm32f4discovery.clang.Os/images/ml-dsa-44/m4f.elf")
+    assert log.read_text().splitlines() == [
+        "--preset stm32f4discovery -B build/stm32f4discovery.clang.Os -DPQSCOPE_COMPILER=clang -DPQSCOPE_OPT=-Os",
+        "--build build/stm32f4discovery.clang.Os --target image.ml-dsa-44.m4f",
+    ]
+
+
+def test_unknown_compilers_and_levels_are_refused():
+    with pytest.raises(PqscopeError, match="unknown compiler 'icc'; valid: clang, gcc11, gcc12"):
+        Toolchain.parse("icc", None)
+    with pytest.raises(PqscopeError, match="unknown optimisation level '-O1'; valid: -O0, -O2, -O3, -Os, catalogue"):
+        Toolchain.parse(None, "O1")
+
+
 def test_failed_build_carries_its_log(fake_repo, fake_toolchain):
     fake_toolchain(fail="ninja: build stopped")
-    with pytest.raises(BuildError, match="`cmake --preset stm32f4discovery` failed with exit code 1") as caught:
+    with pytest.raises(BuildError, match="`cmake --preset stm32f4discovery -B build/stm32f4discovery "
+                                         "-DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT=` failed with exit code 1") as caught:
         build_image(fake_repo, get_board(fake_repo, "virtual"), "ml-dsa-44", "m4f")
     assert "ninja: build stopped" in caught.value.details
 
@@ -164,7 +184,7 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
     import sys
     import threading
 
-    from pqscope.build import _build
+    from pqscope.build import HOST_TREE, _build
 
     log = tmp_path / "cmake.log"
     cmake = tmp_path / "bin/cmake"
@@ -175,7 +195,7 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{cmake.parent}{os.pathsep}{os.environ['PATH']}")
     (tmp_path / "build/host").mkdir(parents=True)
     (tmp_path / "build/host/CMakeCache.txt").write_text("")
-    builds = [threading.Thread(target=_build, args=(tmp_path, "host", "pqscope-vboard")) for _ in range(2)]
+    builds = [threading.Thread(target=_build, args=(tmp_path, HOST_TREE, "pqscope-vboard")) for _ in range(2)]
     for build in builds:
         build.start()
     for build in builds:

@@ -92,7 +92,8 @@ def test_build_json(fake_repo, fake_toolchain, tiny_elf):
     elf = fake_repo / "build/stm32f4discovery/images/ml-dsa-44/m4f.elf"
     size = read_size(tiny_elf[0])
     assert json.loads(result.stdout) == {"images": [{
-        "board": "virtual", "scheme": "ml-dsa-44", "impl": "m4f", "elf": str(elf),
+        "board": "virtual", "scheme": "ml-dsa-44", "impl": "m4f", "toolchain": {"compiler": "gcc12", "opt": "catalogue"},
+        "elf": str(elf),
         "text": size.text, "data": size.data, "bss": size.bss, "bulk": 0, "stack_bytes": 65536,
     }]}
 
@@ -103,7 +104,8 @@ def test_build_failure_shows_the_log_then_one_line(fake_repo, fake_toolchain):
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         "error: undefined reference to `crypto_sign'",
-        "Error: `cmake --preset stm32f4discovery` failed with exit code 1 (log above)",
+        "Error: `cmake --preset stm32f4discovery -B build/stm32f4discovery -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT=` "
+        "failed with exit code 1 (log above)",
     ]
 
 

@@ -159,11 +159,12 @@ def test_build_of_your_own_implementation_configures_it_in_then_out(fake_repo, f
     (image,) = json.loads(result.stdout)["images"]
     assert (image["scheme"], image["impl"]) == ("my-scheme", "opt")  # named as pqm4 lays them out
     calls = log.read_text().splitlines()
+    configure = "--preset stm32f4discovery -B build/stm32f4discovery -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT="
     assert calls == [
-        f"--preset stm32f4discovery -DPQSCOPE_IMPL_DIR={own} -DPQSCOPE_IMPL_SCHEME=my-scheme "
+        f"{configure} -DPQSCOPE_IMPL_DIR={own} -DPQSCOPE_IMPL_SCHEME=my-scheme "
         "-DPQSCOPE_IMPL_NAME=opt -DPQSCOPE_IMPL_STACK_BYTES=16384",
-        "--build --preset stm32f4discovery --target image.my-scheme.opt",
-        "--preset stm32f4discovery -DPQSCOPE_IMPL_DIR=",  # the tree no longer needs the directory
+        "--build build/stm32f4discovery --target image.my-scheme.opt",
+        f"{configure} -DPQSCOPE_IMPL_DIR=",  # the tree no longer needs the directory
     ]
 
 

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from .errors import PqscopeError, UnknownNameError
 from .metadata import load_json, require
+from .toolchain import DEFAULT_TOOLCHAIN, Toolchain
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Board:
     runner: str  # how the board is reached: the kind of target (targets.TARGET_KINDS)
     emulates: str | None
     directory: Path  # boards/<name>/, which holds the flasher configuration
+    toolchain: Toolchain = DEFAULT_TOOLCHAIN  # the compiler and optimisation level its images are built with
 
     @property
     def clock_hz(self) -> int:
@@ -43,11 +45,20 @@ class Board:
     def cmake_preset(self) -> str:
         return self.clock.cmake_preset
 
+    @property
+    def build_tree(self) -> str:
+        """The build tree (under build/) of the images for this clock and toolchain."""
+        return self.toolchain.tree(self.cmake_preset)
+
     def at_clock(self, name: str) -> "Board":
         """The board with its images built for and measured at clock `name`."""
         if name not in self.clocks:
             raise UnknownNameError(f"clock of board {self.name}", name, list(self.clocks))
         return replace(self, clock=self.clocks[name])
+
+    def built_with(self, toolchain: Toolchain) -> "Board":
+        """The board with its images built by `toolchain`."""
+        return replace(self, toolchain=toolchain)
 
     def describe(self) -> dict:
         """The board as JSON-ready data."""

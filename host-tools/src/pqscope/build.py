@@ -49,8 +49,14 @@ class ImageSize:
         return self.data + self.bss + stack_bytes
 
 
-def build_dir(root: Path, preset: str) -> Path:
-    return root / "build" / preset
+def build_dir(root: Path, tree: str) -> Path:
+    return root / _tree_dir(tree)
+
+
+def _tree_dir(tree: str) -> Path:
+    """A tree's directory relative to the repository, where CMake runs (so that a failed command
+    reads as one would type it)."""
+    return Path("build") / tree
 
 
 # The CMake cache entry naming functions every probed image probes besides its row's (--probe).
@@ -75,20 +81,38 @@ class Variant:
 PLAIN = Variant()
 
 
-def image_path(root: Path, preset: str, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
-    return build_dir(root, preset) / "images" / scheme / variant.file_name(impl)
+@dataclass(frozen=True)
+class _Tree:
+    """A build tree: its CMake preset, its directory's name under build/ and the options that
+    configure it beyond the preset's."""
+
+    preset: str
+    name: str
+    options: tuple[str, ...] = ()
+
+
+HOST_TREE = _Tree(HOST_PRESET, HOST_PRESET)
+
+
+def _board_tree(board: Board) -> _Tree:
+    """The tree of the board's images at its clock and toolchain."""
+    return _Tree(board.cmake_preset, board.build_tree, tuple(board.toolchain.cmake_options()))
+
+
+def image_path(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
+    return build_dir(root, board.build_tree) / "images" / scheme / variant.file_name(impl)
 
 
 def build_image(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
-    _build(root, board.cmake_preset, variant.target(scheme, impl), _probe_options(root, board, variant))
-    return _built(image_path(root, board.cmake_preset, scheme, impl, variant))
+    _build(root, _board_tree(board), variant.target(scheme, impl), _probe_options(root, board, variant))
+    return _built(image_path(root, board, scheme, impl, variant))
 
 
 def build_test_image(root: Path, board: Board, name: str) -> Path:
     """An image of the board's on-target tests (tests/vboard, e.g. vboard-trm), which sets up
     its own clock."""
-    _build(root, board.cmake_preset, name)
-    return _built(build_dir(root, board.cmake_preset) / "tests" / "vboard" / f"{name}.elf")
+    _build(root, _board_tree(board), name)
+    return _built(build_dir(root, board.build_tree) / "tests" / "vboard" / f"{name}.elf")
 
 
 def _probe_options(root: Path, board: Board, variant: Variant) -> list[str]:
@@ -96,7 +120,7 @@ def _probe_options(root: Path, board: Board, variant: Variant) -> list[str]:
     if not variant.probed:
         return []
     wanted = ";".join(variant.extra_probes)
-    cache = build_dir(root, board.cmake_preset) / "CMakeCache.txt"
+    cache = build_dir(root, board.build_tree) / "CMakeCache.txt"
     entries = cache.read_text().splitlines() if cache.exists() else []
     current = next((line.split("=", 1)[1] for line in entries if line.startswith(f"{EXTRA_PROBES}:")), "")
     return [] if current == wanted and entries else [f"-D{EXTRA_PROBES}={wanted}"]
@@ -109,23 +133,23 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     that the directory is not needed again."""
     if not (impl_dir / "api.h").is_file():
         raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
-    preset = board.cmake_preset
-    _check_tools(preset)
+    tree = _board_tree(board)
+    _check_tools(tree)
     options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
                f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}",
                *([f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}"] if variant.probed else [])]
-    with _tree_lock(root, preset):
+    with _tree_lock(root, tree):
         try:
-            _run(root, ["cmake", "--preset", preset, *options])
-            _run(root, ["cmake", "--build", "--preset", preset, "--target", variant.target(scheme, impl)])
+            _configure(root, tree, options)
+            _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", variant.target(scheme, impl)])
         finally:
-            _run(root, ["cmake", "--preset", preset, "-DPQSCOPE_IMPL_DIR="])
-    return _built(image_path(root, preset, scheme, impl, variant))
+            _configure(root, tree, ["-DPQSCOPE_IMPL_DIR="])
+    return _built(image_path(root, board, scheme, impl, variant))
 
 
 def build_info(root: Path, board: Board) -> dict | None:
     """The compiler, flags and dependency pins of the board's build tree (CMake's build-info.json)."""
-    path = build_dir(root, board.cmake_preset) / "build-info.json"
+    path = build_dir(root, board.build_tree) / "build-info.json"
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
@@ -133,30 +157,34 @@ def build_info(root: Path, board: Board) -> dict | None:
 
 
 def build_emulator(root: Path) -> Path:
-    _build(root, HOST_PRESET, EMULATOR_TARGET)
+    _build(root, HOST_TREE, EMULATOR_TARGET)
     return _built(build_dir(root, HOST_PRESET) / EMULATOR_PATH)
 
 
-def _check_tools(preset: str) -> None:
-    for tool in ["cmake"] + ([] if preset == HOST_PRESET else [CROSS_COMPILER]):
+def _check_tools(tree: _Tree) -> None:
+    for tool in ["cmake"] + ([] if tree.preset == HOST_PRESET else [CROSS_COMPILER]):
         if shutil.which(tool) is None:
             raise BuildError(f"{tool} not found on PATH; {SETUP_HINT}")
 
 
-def _build(root: Path, preset: str, target: str, configure_options: list[str] | None = None) -> None:
-    _check_tools(preset)
+def _build(root: Path, tree: _Tree, target: str, configure_options: list[str] | None = None) -> None:
+    _check_tools(tree)
     # Configuring again would be slow and is CMake's job once a cache exists (unless an option changes).
-    with _tree_lock(root, preset):
-        if configure_options or not (build_dir(root, preset) / "CMakeCache.txt").exists():
-            _run(root, ["cmake", "--preset", preset, *(configure_options or [])])
-        _run(root, ["cmake", "--build", "--preset", preset, "--target", target])
+    with _tree_lock(root, tree):
+        if configure_options or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+            _configure(root, tree, configure_options or [])
+        _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", target])
+
+
+def _configure(root: Path, tree: _Tree, options: list[str]) -> None:
+    _run(root, ["cmake", "--preset", tree.preset, "-B", str(_tree_dir(tree.name)), *tree.options, *options])
 
 
 @contextlib.contextmanager
-def _tree_lock(root: Path, preset: str):
+def _tree_lock(root: Path, tree: _Tree):
     """One pqscope at a time configures or builds a tree: two ninjas in one build directory
     (two commands at once, or tests in parallel) can trip over each other's files."""
-    lock_path = build_dir(root, preset).parent / f".{preset}.lock"
+    lock_path = build_dir(root, tree.name).parent / f".{tree.name}.lock"
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with lock_path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

@@ -19,9 +19,10 @@ from .catalogue import find_implementation, load_catalogue
 from .console import stderr, working
 from .errors import PqscopeError
 from .modelcheck import run_model_check
-from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, VIRTUAL_BOARD, connection_options,
-                      implementation_options, own_implementation, parse_ops, parse_seed, probe_options,
-                      refuse_fixed_options, run_directory, runner, select, shard_runner, variant, wide_console)
+from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS, VIRTUAL_BOARD,
+                      connection_options, implementation_options, own_implementation, parse_ops, parse_seed,
+                      probe_options, refuse_fixed_options, run_directory, runner, select, shard_runner, toolchain,
+                      variant, wide_console)
 from .paths import repo_root
 from .replay import FLASH_TIMINGS
 from .rundir import is_suite, suite_parameters
@@ -123,16 +124,20 @@ class _Steps:
 @cli.command()
 @implementation_options(board_default=None)
 @CLOCK_OPTION
+@TOOLCHAIN_OPTIONS
 @probe_options
 @JSON_OPTION
-def build(board_name, scheme, impl, impl_dir, stack_bytes, clock_name, probed, probe_names, as_json) -> None:
+def build(board_name, scheme, impl, impl_dir, stack_bytes, clock_name, compiler, opt_level, probed, probe_names,
+          as_json) -> None:
     """Build one image and check that it fits the board."""
     root = repo_root()
-    board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name)
+    board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name,
+                                   toolchain(compiler, opt_level))
     image = open_target(root, board).image(implementation, stderr(), variant(probed, probe_names))
     if as_json:
         _print_json({"images": [{
-            "board": board.name, "scheme": implementation.scheme, "impl": implementation.impl, "elf": str(image.elf),
+            "board": board.name, "scheme": implementation.scheme, "impl": implementation.impl,
+            "toolchain": board.toolchain.to_json(), "elf": str(image.elf),
             **asdict(image.size), "stack_bytes": implementation.stack_bytes,
         }]})
     else:
@@ -170,13 +175,13 @@ def schemes(as_json: bool) -> None:
     Console().print(table)
 
 
-def _new_runs(root: Path, board_name, clock_name, scheme, impl, impl_dir, stack_bytes, out,
+def _new_runs(root: Path, board_name, clock_name, built_with, scheme, impl, impl_dir, stack_bytes, out,
               what: SampleCapture, members: tuple[str, ...], ct_signatures: int,
               replay: bool) -> tuple[Path, Measurement]:
     """A new run of one implementation, or of a suite without --scheme and --impl-dir (the
     `members`, SCHEME/IMPL, or the default suite's), its signing then tested for constant time on
     `ct_signatures` (0: not), on a board with its `replay` or not."""
-    board = board_at_clock(root, board_name, clock_name)
+    board = board_at_clock(root, board_name, clock_name, built_with)
     catalogue = load_catalogue(root)
     own = own_implementation(impl_dir, scheme, impl, stack_bytes)
     if own is None and (scheme is None) != (impl is None):
@@ -208,6 +213,7 @@ def _member(text: str) -> tuple[str, str]:
 @SEED_OPTION
 @MSG_LEN_OPTION
 @CLOCK_OPTION
+@TOOLCHAIN_OPTIONS
 @probe_options
 @connection_options(timeout=60.0, shards=True)
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
@@ -224,7 +230,7 @@ def _member(text: str) -> tuple[str, str]:
 @JSON_OPTION
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops_text, samples, seed, msg_len,
-        clock_name, probed, probe_names, out, resume_path, with_report, members, ct_signatures, replay, as_json,
+        clock_name, compiler, opt_level, probed, probe_names, out, resume_path, with_report, members, ct_signatures, replay, as_json,
         **connection) -> None:
     """Measure an implementation, or the default suite: build, run samples on the board (or boards:
     the samples are dealt to them), save and report. The default suite then tests each member's
@@ -239,7 +245,8 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     else:
         what = SampleCapture(parse_ops(ops_text), samples, parse_seed(seed), msg_len,
                              variant=variant(probed, probe_names))
-        path, measurement = _new_runs(root, board_name, clock_name, scheme, impl, impl_dir, stack_bytes, out, what,
+        path, measurement = _new_runs(root, board_name, clock_name, toolchain(compiler, opt_level), scheme, impl,
+                                      impl_dir, stack_bytes, out, what,
                                       members, ct_signatures, replay)
     manifest = suite_parameters(path) if is_suite(path) else {}
     if connection["jobs"] is None and not connection["ports"] and not connection["places"] and not manifest:
@@ -375,6 +382,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @SEED_OPTION
 @MSG_LEN_OPTION
 @CLOCK_OPTION
+@TOOLCHAIN_OPTIONS
 @click.option("--key-refresh", default=0, show_default=True, type=click.IntRange(0),
               help="Regenerate a random key after this many uses (0: keep the pool's keys).")
 @probe_options
@@ -395,7 +403,7 @@ def tls_budget(run_paths: tuple[Path, ...], assignments: tuple[str, ...], overhe
 @REPORT_OPTION
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
-               seed, msg_len, clock_name, key_refresh, probed, probe_names, out, resume_path, as_json, taint_check,
+               seed, msg_len, clock_name, compiler, opt_level, key_refresh, probed, probe_names, out, resume_path, as_json, taint_check,
                replay, replay_flash_timing, with_report, **connection) -> None:
     """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
     keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
@@ -410,7 +418,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         refuse_fixed_options(ctx)
         path, measurement = resume_path, resumed(root, resume_path, CtCapture)
     else:
-        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name)
+        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name,
+                                       toolchain(compiler, opt_level))
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
         # The virtual board is the model: only a real board's test is replayed.
         what = constant_time_test(board, samples, parse_seed(seed), msg_len, taint_check=taint_check, replay=replay,
@@ -431,6 +440,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
               help="Signatures, each with a key of its own: each one's path is checked.")
 @SEED_OPTION
 @MSG_LEN_OPTION
+@TOOLCHAIN_OPTIONS
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
 @click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(0, min_open=True),
@@ -439,8 +449,8 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
 @_resume_option
 @JSON_OPTION
 @click.pass_context
-def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len, out,
-                  timeout, resume_path, as_json) -> None:
+def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len,
+                  compiler, opt_level, out, timeout, resume_path, as_json) -> None:
     """Check signing exactly on the virtual board: every executed instruction whose time can depend on a secret
     (the key, the signing randomness, anything derived from them)."""
     from .taint import TaintCapture
@@ -450,7 +460,8 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
         refuse_fixed_options(ctx)
         path, measurement = resume_path, resumed(root, resume_path, TaintCapture)
     else:
-        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes)
+        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes,
+                                       built_with=toolchain(compiler, opt_level))
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-taint")
         measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
                                   [Member(implementation, path)])

@@ -18,6 +18,7 @@ from .errors import PqscopeError
 from .protocol import Op
 from .runner import Capture, Runner, board_at_clock
 from .targets import Link, open_shard_targets, open_target
+from .toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
 
 VIRTUAL_BOARD = "virtual"
 RESULTS_WIDTH = 190
@@ -41,6 +42,21 @@ CLOCK_OPTION = click.option(
     "--clock", "clock_name", help="The board's clock the image is built for and measured at (board.json \"clocks\"): "
                                   "benchmark (24 MHz, 0 flash wait states; the default) or fast (168 MHz, 5 wait states "
                                   "behind the ART accelerator).")
+TOOLCHAIN_OPTIONS = _decorate(
+    click.option("--compiler", type=click.Choice(COMPILERS),
+                 help="The compiler of the image's C, the harness's included: gcc12 (Debian's arm-none-eabi-gcc; the "
+                      "default), gcc11 (GCC 11.3, pqm4's) or clang (Debian's clang/LLVM for thumbv7em-none-eabihf); "
+                      "assembly and linking stay arm-none-eabi-gcc's."),
+    click.option("--opt", "opt_level", metavar="LEVEL",
+                 help=f"The optimisation level of all of the image's C: {', '.join(OPT_LEVELS[1:])} (the dash may be "
+                      f"left out: Os), or {OPT_LEVELS[0]} (the catalogue's own flags, -O3 as pqm4; the default). Each "
+                      "toolchain other than the default builds in a tree of its own, build/<preset>.<compiler>.<level>."))
+
+
+def toolchain(compiler: str | None, opt_level: str | None) -> Toolchain:
+    return Toolchain.parse(compiler, opt_level)
+
+
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 SEED_OPTION = click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
 MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
@@ -142,8 +158,9 @@ def own_implementation(impl_dir: Path | None, scheme: str | None, impl: str | No
 
 
 def select(root: Path, board_name: str, scheme: str | None, impl: str | None, impl_dir: Path | None = None,
-           stack_bytes: int | None = None, clock_name: str | None = None) -> tuple[Board, Implementation]:
-    board = board_at_clock(root, board_name, clock_name)
+           stack_bytes: int | None = None, clock_name: str | None = None,
+           built_with: Toolchain = DEFAULT_TOOLCHAIN) -> tuple[Board, Implementation]:
+    board = board_at_clock(root, board_name, clock_name, built_with)
     own = own_implementation(impl_dir, scheme, impl, stack_bytes)
     if own is not None:
         return board, own
@@ -192,7 +209,7 @@ RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--s
                 "probe_names": "--probe", "key_refresh": "--key-refresh", "fixed_n": "--fixed-n",
                 "bound_percent": "--bound", "taint_check": "--taint", "replay": "--replay/--no-replay",
                 "replay_flash_timing": "--replay-flash-timing", "ct_signatures": "--ct-n",
-                "members": "--member"}
+                "members": "--member", "compiler": "--compiler", "opt_level": "--opt"}
 
 
 def refuse_fixed_options(ctx: click.Context) -> None:

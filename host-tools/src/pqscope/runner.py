@@ -31,6 +31,7 @@ from .rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, 
                      sort_by_sample, start_suite, suite_parameters, write_meta)
 from .runmeta import RunMeta
 from .targets import Connection, Profiling, Tainting, Target
+from .toolchain import DEFAULT_TOOLCHAIN, Toolchain
 
 
 def _now() -> str:
@@ -404,7 +405,7 @@ class Runner:
             tool_version=version("pqscope"), command_line=sys.argv, build=build_info(self.target.root, board),
             started_at=_now(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
             clock=board.clock.name, clock_hz=board.clock_hz, flash_wait_states=board.clock.flash_wait_states,
-            **what.parameters(), variant=variant_json(what.variant),
+            toolchain=board.toolchain.to_json(), **what.parameters(), variant=variant_json(what.variant),
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
             impl_stack_bytes=implementation.stack_bytes if implementation.directory is not None else None,
         )
@@ -507,7 +508,7 @@ def new_suite(path: Path, board: Board, implementations: list[Implementation], w
     replayed), written before any member starts so that a killed suite can be resumed as a whole."""
     start_suite(path, {
         "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board.name,
-        "clock": board.clock.name, "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
+        "clock": board.clock.name, "toolchain": board.toolchain.to_json(), "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
         "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
         "master_seed": what.master_seed.hex(), **({"variant": variant_json(what.variant)} if what.variant.probed else {}),
         "ct_signatures": ct_signatures, "ct_replay": ct_replay,
@@ -556,15 +557,17 @@ def _resumed_suite(root: Path, path: Path) -> Measurement:
         meta = member_state(run_path)
         complete = meta is not None and meta.status == "complete" and meta.samples_completed == meta.samples
         members.append(Member(implementation, run_path, meta, complete))
-    return Measurement(board_at_clock(root, manifest["board"], manifest.get("clock")), what, members)
+    return Measurement(board_at_clock(root, manifest["board"], manifest.get("clock"),
+                                      Toolchain.from_json(manifest.get("toolchain"))), what, members)
 
 
-def board_at_clock(root: Path, name: str, clock: str | None) -> Board:
-    """Board `name` at clock `clock` (None: its default one)."""
+def board_at_clock(root: Path, name: str, clock: str | None, built_with: Toolchain = DEFAULT_TOOLCHAIN) -> Board:
+    """Board `name` at clock `clock` (None: its default one), its images built `built_with`."""
     board = get_board(root, name)
-    return board.at_clock(clock) if clock else board
+    return (board.at_clock(clock) if clock else board).built_with(built_with)
 
 
 def resumed_board(root: Path, meta: RunMeta) -> Board:
-    """The board a run measured on, at the clock it measured at (older runs: the default)."""
-    return board_at_clock(root, meta.board, meta.clock)
+    """The board a run measured on, at the clock it measured at, its images built as they were
+    (older runs: the defaults)."""
+    return board_at_clock(root, meta.board, meta.clock, Toolchain.from_json(meta.toolchain))

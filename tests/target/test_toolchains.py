@@ -1,0 +1,76 @@
+"""Builds differ only in their compiler: one row built by each of pqscope's compilers
+(--compiler) computes exactly what the GCC 12 build computes (its transcript digest, SHA3-256 of
+pk || sk || msg || sig, for fixed seeds), from code that is really another compiler's, with the
+same flags."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EMULATOR, ROOT
+from pqscope.boards import get_board
+from pqscope.build import code_digest
+from pqscope.capture import sample_seed
+from pqscope.console import stderr
+from pqscope.protocol import Op, Status
+from pqscope.targets import Link, VirtualTarget
+from pqscope.toolchain import COMPILERS
+
+SCHEME, IMPL = "ml-dsa-44", "m4f"  # C and Thumb-2 assembly, as most rows
+MASTER_SEED = b"pqscope toolchain vectors"
+MESSAGE_LENGTHS = (0, 59)
+COMPILER_IDS = {"gcc12": "GNU 12.", "gcc11": "GNU 11.3", "clang": "Clang "}
+
+
+def _build(compiler: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, "-m", "pqscope", "build", "--board", "virtual", "--scheme", SCHEME, "--impl", IMPL,
+         "--compiler", compiler, "--json"],
+        capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=1800)
+    assert result.returncode == 0, result.stderr
+    image = json.loads(result.stdout)["images"][0]
+    assert image["toolchain"] == {"compiler": compiler, "opt": "catalogue"}
+    return image
+
+
+def _digests(elf: Path, stats_dir: Path) -> list[bytes]:
+    target = VirtualTarget(ROOT, get_board(ROOT, "virtual"), Link(timeout=600), emulator=EMULATOR)
+    stats_dir.mkdir()
+    digests = []
+    with target.connect(elf, stderr(), stats_dir=stats_dir) as connection:
+        connection.session.hello()
+        for index, msg_len in enumerate(MESSAGE_LENGTHS):
+            result = connection.session.run_sample(sample_seed(MASTER_SEED, index), msg_len,
+                                                   (Op.KEYGEN, Op.SIGN, Op.VERIFY), index, digest=True)
+            assert [(sample.op, sample.status) for sample in result.samples] == [(op, Status.OK) for op in Op]
+            digests.append(result.digest)
+    return digests
+
+
+@pytest.fixture(scope="module")
+def builds() -> dict[str, dict]:
+    return {compiler: _build(compiler) for compiler in COMPILERS}
+
+
+def _build_info(elf: str) -> dict:
+    # <tree>/images/<scheme>/<impl>.elf -> <tree>/build-info.json
+    return json.loads((Path(elf).parents[2] / "build-info.json").read_text())
+
+
+@pytest.mark.parametrize("compiler", [compiler for compiler in COMPILERS if compiler != "gcc12"])
+def test_each_compiler_computes_what_gcc12_computes(compiler, builds, tmp_path):
+    reference, other = builds["gcc12"], builds[compiler]
+    # Another compiler's code, in a tree of its own ...
+    assert Path(other["elf"]).parents[2] != Path(reference["elf"]).parents[2]
+    assert code_digest(Path(other["elf"])) != code_digest(Path(reference["elf"]))
+    info, reference_info = _build_info(other["elf"]), _build_info(reference["elf"])
+    assert info["compiler"].startswith(COMPILER_IDS[compiler])
+    assert reference_info["compiler"].startswith(COMPILER_IDS["gcc12"])
+    # ... with the same flags and dependencies ...
+    assert (info["c_flags"], info["dependencies"]) == (reference_info["c_flags"], reference_info["dependencies"])
+    # ... computes the same keys and signatures.
+    assert _digests(Path(other["elf"]), tmp_path / compiler) == _digests(Path(reference["elf"]), tmp_path / "gcc12")
