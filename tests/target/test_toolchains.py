@@ -1,7 +1,7 @@
 """Builds differ only in their compiler: one row built by each of pqscope's compilers
 (--compiler) computes exactly what the GCC 12 build computes (its transcript digest, SHA3-256 of
 pk || sk || msg || sig, for fixed seeds), from code that is really another compiler's, with the
-same flags."""
+same flags; and `pqscope matrix` checks each build of a control and its twin exactly and resumes."""
 
 import json
 import os
@@ -74,3 +74,39 @@ def test_each_compiler_computes_what_gcc12_computes(compiler, builds, tmp_path):
     assert (info["c_flags"], info["dependencies"]) == (reference_info["c_flags"], reference_info["dependencies"])
     # ... computes the same keys and signatures.
     assert _digests(Path(other["elf"]), tmp_path / compiler) == _digests(Path(reference["elf"]), tmp_path / "gcc12")
+
+
+def _pqscope(*arguments: str) -> dict:
+    result = subprocess.run([sys.executable, "-m", "pqscope", *arguments, "--json"], capture_output=True, text=True,
+                            env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=1800)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_the_matrix_checks_each_build_and_resumes_to_the_same_document(tmp_path):
+    out = tmp_path / "matrix"
+    document = _pqscope("matrix", "--row", "control-branch/leaky", "--row", "control-branch/ct", "--compiler", "gcc12",
+                        "--compiler", "clang", "--opt", "catalogue", "--opt", "O3", "--opt", "O0", "--ct-n", "0",
+                        "--seed", "5", "--out", str(out), "--no-report")
+    cells = {(cell["impl"], cell["compiler"], cell["opt"]): cell for cell in document["cells"]}
+    assert len(cells) == 2 * 2 * 3
+    for (impl, compiler, opt), cell in cells.items():
+        # Every cell decided, with the cycles of its signature; the leaky control leaks in every build (as in
+        # its default one: expected), at its secret branch.
+        assert cell["status"] == ("leak" if impl == "leaky" else "no-leak"), (impl, compiler, opt, cell)
+        assert cell["sign_cycles"] > 0
+        if impl == "leaky":
+            assert cell["expected"] and {leak["kind"] for leak in cell["leaks"]} == {"branch"}
+            assert all(leak["file"].endswith(".c") and leak["line"] > 0 for leak in cell["leaks"])
+    # -O3 is the catalogue's own level: the same code, checked once; -O0 is other code, and slower.
+    for compiler in ("gcc12", "clang"):
+        assert cells[("ct", compiler, "-O3")]["same_code_as"] == [compiler, "catalogue"]
+        assert cells[("ct", compiler, "-O0")]["code_sha256"] != cells[("ct", compiler, "catalogue")]["code_sha256"]
+        assert cells[("ct", compiler, "-O0")]["sign_cycles"] > cells[("ct", compiler, "catalogue")]["sign_cycles"]
+    assert cells[("ct", "clang", "catalogue")]["code_sha256"] != cells[("ct", "gcc12", "catalogue")]["code_sha256"]
+    # A resume reads every finished cell back.
+    kept = {path: path.stat().st_mtime_ns for path in out.glob("*/*/cell.json")}
+    assert len(kept) == 2 * 2 * 2
+    again = _pqscope("matrix", "--resume", str(out), "--no-report")
+    assert again["cells"] == document["cells"]
+    assert {path: path.stat().st_mtime_ns for path in out.glob("*/*/cell.json")} == kept

@@ -94,9 +94,17 @@ class _Tree:
 HOST_TREE = _Tree(HOST_PRESET, HOST_PRESET)
 
 
-def _board_tree(board: Board) -> _Tree:
-    """The tree of the board's images at its clock and toolchain."""
-    return _Tree(board.cmake_preset, board.build_tree, tuple(board.toolchain.cmake_options()))
+def _board_tree(root: Path, board: Board) -> _Tree:
+    """The tree of the board's images at its clock and toolchain. Another toolchain's tree takes
+    the dependencies' sources the default tree fetched, where it has them: they do not depend on the
+    compiler, and fetching pqm4 with its submodules again (and building libopencm3 in it) would
+    take minutes per tree."""
+    options = board.toolchain.cmake_options()
+    if not board.toolchain.is_default:
+        fetched = build_dir(root, board.cmake_preset) / "_deps"
+        options += [f"-DFETCHCONTENT_SOURCE_DIR_{source.name.removesuffix('-src').upper()}={source}"
+                    for source in sorted(fetched.glob("*-src")) if source.is_dir()]
+    return _Tree(board.cmake_preset, board.build_tree, tuple(options))
 
 
 def image_path(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
@@ -104,14 +112,42 @@ def image_path(root: Path, board: Board, scheme: str, impl: str, variant: Varian
 
 
 def build_image(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
-    _build(root, _board_tree(board), variant.target(scheme, impl), _probe_options(root, board, variant))
+    _build(root, _board_tree(root, board), variant.target(scheme, impl), _probe_options(root, board, variant))
     return _built(image_path(root, board, scheme, impl, variant))
+
+
+def build_images(root: Path, board: Board, rows: list[tuple[str, str]], log: Path) -> dict[tuple[str, str], Path | str]:
+    """Every (scheme, impl) row's plain image in one build of the board's tree, which goes on past a
+    row that does not compile (ninja -k 0); the build's output is kept in `log`. Returns each row's
+    image, or the first error its build printed."""
+    tree = _board_tree(root, board)
+    _check_tools(tree)
+    targets = [PLAIN.target(scheme, impl) for scheme, impl in rows]
+    with _tree_lock(root, tree):
+        if not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+            _configure(root, tree, [])
+        result = subprocess.run(["cmake", "--build", str(_tree_dir(tree.name)), "--target", *targets, "--", "-k", "0"],
+                                cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log.write_text(result.stdout)
+    failed = result.stdout.split("FAILED: ")[1:]
+    built: dict[tuple[str, str], Path | str] = {}
+    for (scheme, impl), target in zip(rows, targets):
+        own = [block for block in failed if f"/{target}.objects.dir/" in block.splitlines()[0]
+               or block.startswith(f"images/{scheme}/{impl}.elf")]
+        if own:
+            errors = [line for block in own for line in block.splitlines() if "error" in line]
+            built[(scheme, impl)] = (errors or own[0].splitlines()[:1])[0].strip()
+        elif result.returncode != 0 and not image_path(root, board, scheme, impl).is_file():
+            built[(scheme, impl)] = f"not built (the tree's build failed; {log})"
+        else:
+            built[(scheme, impl)] = image_path(root, board, scheme, impl)
+    return built
 
 
 def build_test_image(root: Path, board: Board, name: str) -> Path:
     """An image of the board's on-target tests (tests/vboard, e.g. vboard-trm), which sets up
     its own clock."""
-    _build(root, _board_tree(board), name)
+    _build(root, _board_tree(root, board), name)
     return _built(build_dir(root, board.build_tree) / "tests" / "vboard" / f"{name}.elf")
 
 
@@ -133,7 +169,7 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     that the directory is not needed again."""
     if not (impl_dir / "api.h").is_file():
         raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
-    tree = _board_tree(board)
+    tree = _board_tree(root, board)
     _check_tools(tree)
     options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
                f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}",

@@ -3,6 +3,7 @@ check) and shows the result through the views."""
 
 import contextlib
 import json
+import os
 import signal
 from dataclasses import asdict
 from pathlib import Path
@@ -11,7 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Column, Table
 
-from . import falcon_compare, views
+from . import falcon_compare, matrix, views
 from .bench import emulator_speed
 from .build import build_emulator
 from .boards import get_board, load_boards
@@ -31,6 +32,7 @@ from .runs import find_runs, load_run, newest_measured_run, runs_document
 from .suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, ct_seconds, ct_size, display_name, suite_document
 from .taint import EXACT_CHECK_SIGNATURES
 from .targets import Link, open_target, target_kind
+from .toolchain import COMPILERS, OPT_LEVELS
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 from .vboard_serve import DEFAULT_LINK, SerialDeviceServer
 
@@ -502,6 +504,53 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
     _show("compare-falcon", document, as_json)
     if not as_json:
         stderr().print(f"report: {report_path}")
+
+
+@cli.command("matrix")
+@click.option("--row", "rows", multiple=True, metavar="SCHEME/IMPL",
+              help="A catalogue row (repeatable; default: every ML-DSA, FN-DSA and Falcon row and "
+                   "SPHINCS+-SHA2/SHAKE-128f).")
+@click.option("--compiler", "compilers", multiple=True, type=click.Choice(COMPILERS),
+              help="A compiler (repeatable; default: all).")
+@click.option("--opt", "levels", multiple=True, metavar="LEVEL",
+              help=f"An optimisation level (repeatable; default: all of {', '.join(OPT_LEVELS)}).")
+@SEED_OPTION
+@click.option("--ct-n", "ct_signatures", default=matrix.CT_SIGNATURES, show_default=True, type=click.IntRange(0),
+              help="The most signatures of the statistical test of each cell that leaks where its row's default build "
+                   "does not (0: none).")
+@click.option("-j", "--jobs", type=click.IntRange(1), help="Emulators at a time (default: one per core).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory (default: runs/<timestamp>-virtual-matrix).")
+@click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Go on with the matrix in this directory: finished cells are read back.")
+@REPORT_OPTION
+@JSON_OPTION
+@click.pass_context
+def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatures, jobs, out, resume_path,
+                   with_report, as_json) -> None:
+    """Is constant time a property of the binary? The exact check of catalogue rows built by each compiler at
+    each optimisation level (each build in a tree of its own), on the virtual board, one emulator per core; then
+    each cell that leaks where its row's default build (gcc12 at the catalogue's flags) does not is tested on
+    timing on that build (fixed against random keys), which confirms it or bounds it. Prints a matrix per
+    compiler: verdicts, cycles of signing and the leaking instructions with their source lines."""
+    root = repo_root()
+    catalogue = load_catalogue(root)
+    if resume_path is not None:
+        refuse_fixed_options(ctx)
+        path, plan = resume_path, matrix.resumed_plan(resume_path, catalogue)
+    else:
+        chosen = [find_implementation(catalogue, *_member(text)) for text in rows] or matrix.default_rows(catalogue)
+        plan = matrix.Plan(VIRTUAL_BOARD, parse_seed(seed).hex(), ct_signatures, chosen,
+                           matrix.toolchains(compilers, levels))
+        path = run_directory(root, out, get_board(root, VIRTUAL_BOARD), "matrix")
+        matrix.start(path, plan)
+    stderr().print(f"matrix: {len(plan.rows)} rows x {len(plan.toolchains)} builds in {path}")
+    document = matrix.Matrix(root, path, get_board(root, plan.board), plan, jobs or os.cpu_count() or 1,
+                             lambda text: stderr().print(text, markup=False, highlight=False)).run()
+    report = views.write(path, "matrix", document, pages=with_report)
+    _show("matrix", document, as_json)
+    if with_report and not as_json:
+        stderr().print(f"report: {report}")
 
 
 @cli.command("model-check")

@@ -209,7 +209,8 @@ RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--s
                 "probe_names": "--probe", "key_refresh": "--key-refresh", "fixed_n": "--fixed-n",
                 "bound_percent": "--bound", "taint_check": "--taint", "replay": "--replay/--no-replay",
                 "replay_flash_timing": "--replay-flash-timing", "ct_signatures": "--ct-n",
-                "members": "--member", "compiler": "--compiler", "opt_level": "--opt"}
+                "members": "--member", "compiler": "--compiler", "opt_level": "--opt", "rows": "--row",
+                "compilers": "--compiler", "levels": "--opt"}
 
 
 def refuse_fixed_options(ctx: click.Context) -> None:

@@ -36,9 +36,14 @@ class Toolchain:
     def is_default(self) -> bool:
         return self == DEFAULT_TOOLCHAIN
 
+    @property
+    def slug(self) -> str:
+        """A name for files: clang.Os, gcc12.catalogue."""
+        return f"{self.compiler}.{self.opt.lstrip('-')}"
+
     def tree(self, preset: str) -> str:
         """The build tree's name under build/."""
-        return preset if self.is_default else f"{preset}.{self.compiler}.{self.opt.lstrip('-')}"
+        return preset if self.is_default else f"{preset}.{self.slug}"
 
     def cmake_options(self) -> list[str]:
         return [f"-DPQSCOPE_COMPILER={self.compiler}", f"-DPQSCOPE_OPT={'' if self.opt == CATALOGUE_OPT else self.opt}"]

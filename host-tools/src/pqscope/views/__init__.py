@@ -1,5 +1,5 @@
 """Every kind of result, shown: runs and suites, the main job's answer, constant-time tests, the
-exact check, Falcon's modes compared and the model check, each rendered from its document to the terminal, JSON,
+exact check, Falcon's modes compared, the model check and the matrix of builds, each rendered from its document to the terminal, JSON,
 Markdown and HTML. This is the one place result files are written (each atomically); the command
 that made a result and `pqscope report DIR` render it alike, from what is on disk."""
 
@@ -15,7 +15,7 @@ from rich.console import Console
 from ..errors import PqscopeError
 from ..rundir import write_atomically
 from ..runs import Run, find_runs, load_run, runs_document
-from . import bench, ct, falcon, modelcheck, runs, suite, taint
+from . import bench, ct, falcon, matrix, modelcheck, runs, suite, taint
 from .page import to_html, to_markdown
 
 # The document each kind keeps, by the file it is kept in.
@@ -24,6 +24,7 @@ KINDS: dict[str, tuple[ModuleType, str]] = {
     "taint": (taint, "taint.json"),
     "compare-falcon": (falcon, "compare.json"),
     "model-check": (modelcheck, "model-check.json"),
+    "matrix": (matrix, "matrix.json"),
     "suite": (suite, "suite-report.json"),  # the main job's answer; a suite without it is shown as runs
 }
 # The values that decided a constant-time verdict, per signature in test order: the plots' data.

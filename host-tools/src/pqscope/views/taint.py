@@ -32,7 +32,7 @@ def taint_source(finding: dict) -> str:
     """Where a finding is: its source line, a dependency's file by the dependency's name."""
     if not finding["file"]:
         return finding["address"]
-    file = re.sub(r"^build/[^/]+/_deps/([^/]+)-src/", r"\1:", finding["file"])
+    file = re.sub(r"^(build/[^/]+/)?_deps/([^/]+)-src/", r"\2:", finding["file"])
     return f"{file}:{finding['line']}"
 
 

@@ -1,0 +1,241 @@
+"""`pqscope matrix`: constant time is a property of the binary. The exact check (pqscope taint) of
+catalogue rows built by every compiler at every optimisation level (toolchain.Toolchain), an
+emulator per core and resumable; each cell that leaks where its row's default build does not is
+then tested on timing by `pqscope ct` on that build, which confirms it or bounds what it could be.
+
+A matrix directory holds matrix-plan.json (what it covers), builds/<tree>.log, and a directory per
+cell, <scheme>-<impl>/<compiler>.<level>/, with the cell's exact check (taint/), the cycles of one
+signature (sign/, the same seed in every cell, so the same signing path), its statistical test
+(ct/) and its summary (cell.json, written last: a cell that has one is done). Cells whose code is
+byte for byte another cell's of the same row (-O3 is the catalogue's own level) take its results."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from .boards import Board
+from .build import build_images, code_digest
+from .catalogue import Implementation, find_implementation
+from .errors import PqscopeError
+from .metadata import load_json
+from .rundir import make_empty_directory, write_atomically
+from .toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
+
+PLAN = "matrix-plan.json"
+CELL = "cell.json"
+# The rows without --row: every ML-DSA, FN-DSA and Falcon row, and SPHINCS+'s fast 128-bit ones.
+DEFAULT_FAMILIES = ("ML-DSA", "FN-DSA", "Falcon")
+DEFAULT_EXTRA_ROWS = (("sphincs-sha2-128f-simple", "clean"), ("sphincs-shake-128f-simple", "clean"))
+CT_SIGNATURES = 10_000  # the most signatures of a leaking cell's statistical test
+
+
+def default_rows(catalogue: list[Implementation]) -> list[Implementation]:
+    return [row for row in catalogue if row.status == "ok" and (
+        row.family in DEFAULT_FAMILIES or (row.scheme, row.impl) in DEFAULT_EXTRA_ROWS)]
+
+
+def toolchains(compilers: tuple[str, ...], levels: tuple[str, ...]) -> list[Toolchain]:
+    return [Toolchain.parse(compiler, level) for compiler in compilers or COMPILERS for level in levels or OPT_LEVELS]
+
+
+@dataclass(frozen=True)
+class Cell:
+    row: Implementation
+    toolchain: Toolchain
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.row.scheme, self.row.impl, self.toolchain.compiler, self.toolchain.opt
+
+    def directory(self, matrix: Path) -> Path:
+        return matrix / f"{self.row.scheme}-{self.row.impl}" / self.toolchain.slug
+
+    def options(self) -> list[str]:
+        return ["--scheme", self.row.scheme, "--impl", self.row.impl, "--compiler", self.toolchain.compiler,
+                "--opt", self.toolchain.opt]
+
+
+@dataclass(frozen=True)
+class Plan:
+    board: str
+    seed: str  # hex
+    ct_signatures: int
+    rows: list[Implementation]
+    toolchains: list[Toolchain]
+
+    @property
+    def cells(self) -> list[Cell]:
+        return [Cell(row, toolchain) for row in self.rows for toolchain in self.toolchains]
+
+    def to_json(self) -> dict:
+        return {"schema": 1, "kind": "matrix", "board": self.board, "seed": self.seed,
+                "ct_signatures": self.ct_signatures, "rows": [{"scheme": row.scheme, "impl": row.impl} for row in self.rows],
+                "toolchains": [toolchain.to_json() for toolchain in self.toolchains]}
+
+
+def start(path: Path, plan: Plan) -> None:
+    """A new matrix directory holding its plan, written before any cell starts."""
+    make_empty_directory(path, "matrix")
+    write_atomically(path / PLAN, json.dumps(plan.to_json(), indent=2) + "\n")
+
+
+def resumed_plan(path: Path, catalogue: list[Implementation]) -> Plan:
+    data = load_json(path / PLAN) if (path / PLAN).is_file() else None
+    if not isinstance(data, dict) or data.get("kind") != "matrix":
+        raise PqscopeError(f"cannot resume {path}: it holds no matrix plan ({PLAN})")
+    return Plan(data["board"], data["seed"], data["ct_signatures"],
+                [find_implementation(catalogue, row["scheme"], row["impl"]) for row in data["rows"]],
+                [Toolchain.from_json(toolchain) for toolchain in data["toolchains"]])
+
+
+class Matrix:
+    """Runs the plan's cells at `path` on the board (the virtual board: the exact check needs it),
+    `jobs` emulators at a time, telling `say` what it does."""
+
+    def __init__(self, root: Path, path: Path, board: Board, plan: Plan, jobs: int, say: Callable[[str], None]):
+        self.root, self.path, self.board, self.plan, self.jobs, self.say = root, path, board, plan, jobs, say
+
+    def run(self) -> dict:
+        started = time.monotonic()
+        images = self._build()
+        same_as = self._same_code(images)
+        checked = [cell for cell in self.plan.cells if isinstance(images[cell.key], Path) and cell.key not in same_as]
+        with ThreadPoolExecutor(self.jobs) as pool:
+            summaries = dict(zip((cell.key for cell in checked),
+                                 pool.map(lambda cell: self._exact_check(cell, images[cell.key]), checked)))
+        for cell in checked:
+            default = summaries.get((cell.row.scheme, cell.row.impl, DEFAULT_TOOLCHAIN.compiler, DEFAULT_TOOLCHAIN.opt))
+            summaries[cell.key]["expected"] = bool(default and default["status"] == "leak")
+            if summaries[cell.key]["status"] == "leak" and not summaries[cell.key]["expected"]:
+                summaries[cell.key]["confirmation"] = self._confirm(cell, summaries[cell.key])
+        for cell in self.plan.cells:
+            if cell.key in same_as:
+                summaries[cell.key] = {**summaries[same_as[cell.key]], "same_code_as": same_as[cell.key][2:]}
+            elif not isinstance(images[cell.key], Path):
+                summaries[cell.key] = {"status": "build-failed", "error": images[cell.key]}
+        return {**self.plan.to_json(), "board": self.board.name,
+                "seconds": round(time.monotonic() - started),  # this invocation's: a resume reads cells back
+                "cells": [{"scheme": cell.row.scheme, "impl": cell.row.impl, **cell.toolchain.to_json(),
+                           **summaries[cell.key]} for cell in self.plan.cells]}
+
+    def _build(self) -> dict[tuple, Path | str]:
+        """Every cell's image, or why it did not build: a tree per toolchain, all rows in one build."""
+        (self.path / "builds").mkdir(exist_ok=True)
+        images = {}
+        rows = [(row.scheme, row.impl) for row in self.plan.rows]
+        for toolchain in self.plan.toolchains:
+            self.say(f"building {len(rows)} images with {toolchain.label}")
+            board = self.board.built_with(toolchain)
+            built = build_images(self.root, board, rows, self.path / "builds" / f"{board.build_tree}.log")
+            images.update({(scheme, impl, toolchain.compiler, toolchain.opt): image
+                           for (scheme, impl), image in built.items()})
+        return images
+
+    def _same_code(self, images: dict[tuple, Path | str]) -> dict[tuple, tuple]:
+        """Cells whose code is an earlier cell's of the same row, to that cell."""
+        first: dict[tuple, tuple] = {}
+        same = {}
+        for cell in self.plan.cells:
+            image = images[cell.key]
+            if isinstance(image, Path):
+                code = (cell.row.scheme, cell.row.impl, code_digest(image))
+                if code in first:
+                    same[cell.key] = first[code]
+                first.setdefault(code, cell.key)
+        return same
+
+    def _exact_check(self, cell: Cell, image: Path) -> dict:
+        """The cell's summary: read back if done, else from its exact check (resumed where it
+        stopped) and a signature's cycles; kept in cell.json unless the check failed (a resume
+        tries it again)."""
+        directory = cell.directory(self.path)
+        if (directory / CELL).is_file():
+            return json.loads((directory / CELL).read_text())
+        self.say(f"exact check: {cell.row.scheme}/{cell.row.impl} with {cell.toolchain.label}")
+        taint = directory / "taint"
+        try:
+            if (taint / "taint.json").is_file():
+                document = json.loads((taint / "taint.json").read_text())
+            elif (taint / "meta.json").is_file():
+                document = self._pqscope(["taint", "--resume", str(taint)])
+            else:
+                shutil.rmtree(taint, ignore_errors=True)
+                document = self._pqscope(["taint", "--board", self.board.name, *cell.options(), "--seed",
+                                          self.plan.seed, "--out", str(taint)])
+            sign = directory / "sign"
+            shutil.rmtree(sign, ignore_errors=True)  # one signature: taken again rather than resumed
+            run = self._pqscope(["run", "--board", self.board.name, *cell.options(), "--ops", "sign", "-n", "1",
+                                 "--seed", self.plan.seed, "--out", str(sign), "--no-report"])
+            cycles = run["results"][0]["cycles"]["median"]
+        except PqscopeError as error:
+            return {"status": "failed", "error": str(error)}
+        summary = {"status": document["verdict"], "sign_cycles": cycles, "code_sha256": code_digest(image),
+                   "leaks": _leaks_by_line(document["findings"])}
+        write_atomically(directory / CELL, json.dumps(summary, indent=2) + "\n")
+        return summary
+
+    def _confirm(self, cell: Cell, summary: dict) -> dict:
+        """The statistical test of a leaking cell on its build (fixed against random keys, without
+        the exact check), resumed where it stopped; kept in cell.json unless it failed."""
+        if "confirmation" in summary:
+            return summary["confirmation"]
+        directory = cell.directory(self.path)
+        ct = directory / "ct"
+        self.say(f"constant-time test of {cell.row.scheme}/{cell.row.impl} with {cell.toolchain.label}: up to "
+                 f"{self.plan.ct_signatures:,} signatures")
+        try:
+            if (ct / "ct.json").is_file():
+                document = json.loads((ct / "ct.json").read_text())
+            elif (ct / "meta.json").is_file():
+                document = self._pqscope(["ct", "--resume", str(ct), "-j", str(self.jobs)])
+            else:
+                shutil.rmtree(ct, ignore_errors=True)
+                document = self._pqscope(["ct", "--board", self.board.name, *cell.options(), "-n",
+                                          str(self.plan.ct_signatures), "--no-taint", "--seed", self.plan.seed,
+                                          "--out", str(ct), "--no-report", "-j", str(self.jobs)])
+        except PqscopeError as error:
+            return {"outcome": "failed", "text": str(error)}
+        confirmation = _confirmation(document)
+        write_atomically(directory / CELL, json.dumps({**summary, "confirmation": confirmation}, indent=2) + "\n")
+        return confirmation
+
+    def _pqscope(self, arguments: list[str]) -> dict:
+        """A pqscope command on this matrix's checkout, its JSON output."""
+        result = subprocess.run([sys.executable, "-m", "pqscope", *arguments, "--json"], capture_output=True,
+                                text=True, env={**os.environ, "PQSCOPE_ROOT": str(self.root)})
+        if result.returncode != 0:
+            lines = result.stderr.strip().splitlines()
+            raise PqscopeError(f"pqscope {arguments[0]}: {lines[-1] if lines else f'exit status {result.returncode}'}")
+        return json.loads(result.stdout)
+
+
+def _leaks_by_line(findings: list[dict]) -> list[dict]:
+    """The exact check's leaks, one per kind and source line: its instructions and their executions."""
+    lines: dict[tuple, dict] = {}
+    for finding in findings:
+        if finding["leak"]:
+            key = (finding["kind"], finding["function"], finding["file"], finding["line"])
+            entry = lines.setdefault(key, dict(zip(("kind", "function", "file", "line"), key), instructions=0, count=0))
+            entry["instructions"] += 1
+            entry["count"] += finding["count"]
+    return list(lines.values())
+
+
+def _confirmation(document: dict) -> dict:
+    """A leaking cell's statistical test, read as confirming its exact check or bounding the leak."""
+    signatures = document["n"]["fixed"] + document["n"]["random"]
+    if document["verdict"] == "leak":
+        return {"outcome": "confirmed", "signatures": signatures,
+                "text": f"confirmed at {signatures:,} signatures ({document['reason']})"}
+    bound = document.get("bound") or {}
+    share = bound.get("share_of_mean")
+    text = f"not seen in {signatures:,} signatures" + (
+        f" (no key-dependent difference above {share:.3%} of the mean)" if share is not None else "")
+    return {"outcome": "not-seen", "signatures": signatures, "bound_share_of_mean": share, "text": text}

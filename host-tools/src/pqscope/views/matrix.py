@@ -1,0 +1,93 @@
+"""The view of `pqscope matrix`: for each compiler, the exact check's verdict and the cycles of
+one signature of each row at each optimisation level; then each leaking cell's instructions
+(function and source line) and what its statistical test on that build made of it."""
+
+from rich.console import Console
+from rich.table import Table as RichTable
+
+from .page import Page, Section, Table
+from .taint import taint_source
+
+# What a cell shows for each exact-check status besides the verdicts.
+STATUS_TEXT = {"build-failed": "does not build", "failed": "failed"}
+
+
+def _cell_text(cell: dict) -> str:
+    status = cell["status"]
+    if status not in ("leak", "no-leak"):
+        return STATUS_TEXT.get(status, status)
+    verdict = "LEAK" if status == "leak" and not cell.get("expected") else status
+    if status == "leak" and cell.get("expected"):
+        verdict = "leak (as default)"
+    same = f" (= {cell['same_code_as'][1]})" if "same_code_as" in cell else ""
+    return f"{verdict}, {cell['sign_cycles'] / 1e6:.2f} M{same}"
+
+
+def _levels(document: dict) -> list[str]:
+    return list(dict.fromkeys(toolchain["opt"] for toolchain in document["toolchains"]))
+
+
+def _compiler_rows(document: dict, compiler: str) -> list[list[str]]:
+    cells = {(c["scheme"], c["impl"], c["opt"]): c for c in document["cells"] if c["compiler"] == compiler}
+    return [[f"{row['scheme']}/{row['impl']}", *(_cell_text(cells[(row["scheme"], row["impl"], level)])
+                                                 if (row["scheme"], row["impl"], level) in cells else "-"
+                                                 for level in _levels(document))] for row in document["rows"]]
+
+
+def _compilers(document: dict) -> list[str]:
+    return list(dict.fromkeys(toolchain["compiler"] for toolchain in document["toolchains"]))
+
+
+def _leaking(document: dict) -> list[dict]:
+    return [cell for cell in document["cells"] if cell["status"] == "leak" and not cell.get("expected")
+            and "same_code_as" not in cell]
+
+
+def _finding_rows(document: dict) -> list[list[str]]:
+    rows = []
+    for cell in _leaking(document):
+        confirmation = cell.get("confirmation", {}).get("text", "not tested")
+        for leak in cell["leaks"]:
+            rows.append([f"{cell['scheme']}/{cell['impl']}", f"{cell['compiler']} {cell['opt']}", leak["kind"],
+                         leak["function"] or "?", taint_source({**leak, "address": "?"}), str(leak["instructions"]),
+                         f"{leak['count']:,}", confirmation])
+    return rows
+
+
+FINDING_HEADINGS = ("row", "build", "kind", "function", "source", "instructions", "executions", "on timing")
+
+
+def _summary(document: dict) -> list[str]:
+    cells = document["cells"]
+    counts = {status: sum(cell["status"] == status for cell in cells) for status in ("no-leak", "leak")}
+    undecided = len(cells) - counts["no-leak"] - counts["leak"]
+    return [f"{len(document['rows'])} rows x {len(document['toolchains'])} builds on {document['board']}: "
+            f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(_leaking(document))} where the "
+            f"row's default build does not), {undecided} undecided; {document['seconds']:,} s"]
+
+
+def page(document: dict, _data=None) -> Page:
+    levels = _levels(document)
+    sections = [Section(f"Built by {compiler}", [
+        "The exact check's verdict over two signatures and the cycles of one signature (the same seed in every cell: "
+        "the same signing path); LEAK: a leak the row's default build (gcc12, its catalogue flags) does not have; "
+        "(= level): the same code as that level's build.",
+        Table(("row", *levels), _compiler_rows(document, compiler))]) for compiler in _compilers(document)]
+    sections.append(Section("Leaks the default build does not have", [
+        Table(FINDING_HEADINGS, _finding_rows(document), left=5) if _leaking(document) else "None."]))
+    return Page("pqscope matrix: constant time across compilers and optimisation levels", _summary(document), sections)
+
+
+def show(console: Console, document: dict) -> None:
+    for compiler in _compilers(document):
+        table = RichTable("row", *_levels(document), title=f"built by {compiler}", box=None)
+        for row in _compiler_rows(document, compiler):
+            table.add_row(*(text.replace("LEAK", "[bold red]LEAK[/]") for text in row))
+        console.print(table)
+    if _leaking(document):
+        table = RichTable(*FINDING_HEADINGS, title="leaks the default build does not have", box=None)
+        for row in _finding_rows(document):
+            table.add_row(*row)
+        console.print(table)
+    for line in _summary(document):
+        console.print(line)
