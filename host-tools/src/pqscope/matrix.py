@@ -4,9 +4,9 @@ emulator per core and resumable; each cell that leaks where its row's default bu
 then tested on timing by `pqscope ct` on that build, which confirms it or bounds what it could be.
 
 A matrix directory holds matrix-plan.json (what it covers), builds/<tree>.log, and a directory per
-cell, <scheme>-<impl>/<compiler>.<level>/, with the cell's exact check (taint/), the cycles of one
-signature (sign/, the same seed in every cell, so the same signing path), its statistical test
-(ct/) and its summary (cell.json, written last: a cell that has one is done). Cells whose code is
+cell, <scheme>-<impl>/<compiler>.<level>/, with the cell's exact check (taint/; its first
+signature's cycles are the cell's, the same seed in every cell, so the same signing path), its
+statistical test (ct/) and its summary (cell.json, written last: a cell that has one is done). Cells whose code is
 byte for byte another cell's of the same row (-O3 is the catalogue's own level) take its results."""
 
 import json
@@ -103,13 +103,20 @@ class Matrix:
         self.root, self.path, self.board, self.plan, self.jobs, self.say = root, path, board, plan, jobs, say
 
     def run(self) -> dict:
-        started = time.monotonic()
+        clock = [time.monotonic()]
+
+        def lap() -> int:
+            clock.append(time.monotonic())
+            return round(clock[-1] - clock[-2])
+
         images = self._build()
         same_as = self._same_code(images)
+        building = lap()
         checked = [cell for cell in self.plan.cells if isinstance(images[cell.key], Path) and cell.key not in same_as]
         with ThreadPoolExecutor(self.jobs) as pool:
             summaries = dict(zip((cell.key for cell in checked),
                                  pool.map(lambda cell: self._exact_check(cell, images[cell.key]), checked)))
+        checking = lap()
         for cell in checked:
             default = summaries.get((cell.row.scheme, cell.row.impl, DEFAULT_TOOLCHAIN.compiler, DEFAULT_TOOLCHAIN.opt))
             summaries[cell.key]["expected"] = bool(default and default["status"] == "leak")
@@ -117,11 +124,12 @@ class Matrix:
                 summaries[cell.key]["confirmation"] = self._confirm(cell, summaries[cell.key])
         for cell in self.plan.cells:
             if cell.key in same_as:
-                summaries[cell.key] = {**summaries[same_as[cell.key]], "same_code_as": same_as[cell.key][2:]}
+                summaries[cell.key] = {**summaries[same_as[cell.key]], "same_code_as": list(same_as[cell.key][2:])}
             elif not isinstance(images[cell.key], Path):
                 summaries[cell.key] = {"status": "build-failed", "error": images[cell.key]}
+        # This invocation's seconds (a resume reads finished cells back): building, exact checks, tests on timing.
         return {**self.plan.to_json(), "board": self.board.name,
-                "seconds": round(time.monotonic() - started),  # this invocation's: a resume reads cells back
+                "seconds": {"builds": building, "exact_checks": checking, "timing_tests": lap()},
                 "cells": [{"scheme": cell.row.scheme, "impl": cell.row.impl, **cell.toolchain.to_json(),
                            **summaries[cell.key]} for cell in self.plan.cells]}
 
@@ -159,6 +167,7 @@ class Matrix:
         if (directory / CELL).is_file():
             return json.loads((directory / CELL).read_text())
         self.say(f"exact check: {cell.row.scheme}/{cell.row.impl} with {cell.toolchain.label}")
+        directory.mkdir(parents=True, exist_ok=True)
         taint = directory / "taint"
         try:
             if (taint / "taint.json").is_file():
@@ -169,14 +178,10 @@ class Matrix:
                 shutil.rmtree(taint, ignore_errors=True)
                 document = self._pqscope(["taint", "--board", self.board.name, *cell.options(), "--seed",
                                           self.plan.seed, "--out", str(taint)])
-            sign = directory / "sign"
-            shutil.rmtree(sign, ignore_errors=True)  # one signature: taken again rather than resumed
-            run = self._pqscope(["run", "--board", self.board.name, *cell.options(), "--ops", "sign", "-n", "1",
-                                 "--seed", self.plan.seed, "--out", str(sign), "--no-report"])
-            cycles = run["results"][0]["cycles"]["median"]
         except PqscopeError as error:
             return {"status": "failed", "error": str(error)}
-        summary = {"status": document["verdict"], "sign_cycles": cycles, "code_sha256": code_digest(image),
+        summary = {"status": document["verdict"], "sign_cycles": document["sign_cycles"][0],
+                   "code_sha256": code_digest(image),
                    "leaks": _leaks_by_line(document["findings"])}
         write_atomically(directory / CELL, json.dumps(summary, indent=2) + "\n")
         return summary

@@ -198,7 +198,7 @@ def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None
 # The emulator's regions in its order (an address finding per region, in this order).
 REGIONS = ("sram", "ccm", "flash", "peripheral")
 CALLS_FILE = "taint-calls.jsonl"
-TAINT_FIELDS = ("index", "seed", "status", "board")
+TAINT_FIELDS = ("index", "seed", "status", "board", "cycles")
 STATUS_BY_LABEL = {status.label: status for status in Status}
 
 
@@ -210,9 +210,10 @@ class TaintSignature:
     seed: bytes
     status: Status
     board: str = ""  # the serial number of the board that signed it (INFO.board_serial)
+    cycles: int | None = None  # its signing time (model cycles: tracking the key costs none); None in older checks
 
     def values(self) -> tuple:
-        return self.index, self.seed.hex(), self.status.label, self.board
+        return self.index, self.seed.hex(), self.status.label, self.board, "" if self.cycles is None else self.cycles
 
 
 def _lines(calls: Path) -> list[dict]:
@@ -247,8 +248,9 @@ def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples:
     kept = {}
     for number, row in enumerate(rows, start=2):
         try:
-            index, seed, status, board = row
-            signature = TaintSignature(int(index), bytes.fromhex(seed), STATUS_BY_LABEL[status], board)
+            index, seed, status, board, *cycles = row  # no cycles in checks before they were kept
+            signature = TaintSignature(int(index), bytes.fromhex(seed), STATUS_BY_LABEL[status], board,
+                                       int(cycles[0]) if cycles and cycles[0] else None)
         except (ValueError, KeyError) as error:
             raise PqscopeError(f"{csv_path} is damaged at line {number}: {error}") from None
         if not 0 <= signature.index < samples or signature.seed != derive_seed(master_seed, "sign", signature.index):
@@ -307,7 +309,7 @@ class TaintCapture(Capture):
             signed = session.sign_slot(0, seed, self.msg_len, index)
             if signed.status != Status.OK:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
-            yield TaintSignature(index, seed, signed.status, info.board_serial)
+            yield TaintSignature(index, seed, signed.status, info.board_serial, signed.cycles)
 
     def write(self, run_dir, record: TaintSignature) -> None:
         run_dir.write_record(record.values())
@@ -317,12 +319,14 @@ class TaintCapture(Capture):
         missing = [record.index for record in records if record.index not in calls]
         if missing:
             raise PqscopeError(f"the emulator wrote no findings for signature {missing[0]}: its check would be lost")
-        lines = [calls[record.index] for record in sorted(records, key=lambda record: record.index)]
+        ordered = sorted(records, key=lambda record: record.index)
+        lines = [calls[record.index] for record in ordered]
         findings = attribute(_named(_merged(lines), Path(meta.elf), repo_root()), implementation.declassify)
         sort_by_sample(path / self.samples_name)
         return Finished({
             "scheme": implementation.scheme, "impl": implementation.impl, "board": meta.board,
             "signatures": len(lines), "instructions": sum(line["instructions"] for line in lines),
+            "sign_cycles": [record.cycles for record in ordered],
             "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
             "declassifications": [item.to_json() for item in implementation.declassify],
             # one path per signature: how much code each one reached that no earlier one had

@@ -63,7 +63,9 @@ def _summary(document: dict) -> list[str]:
     undecided = len(cells) - counts["no-leak"] - counts["leak"]
     return [f"{len(document['rows'])} rows x {len(document['toolchains'])} builds on {document['board']}: "
             f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(_leaking(document))} where the "
-            f"row's default build does not), {undecided} undecided; {document['seconds']:,} s"]
+            f"row's default build does not), {undecided} undecided",
+            "this invocation's seconds: " + ", ".join(f"{what.replace('_', ' ')} {seconds:,}"
+                                                     for what, seconds in document["seconds"].items())]
 
 
 def page(document: dict, _data=None) -> Page:

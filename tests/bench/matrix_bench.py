@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""Issue #34's matrix on this machine, timed and printed, never asserted: `pqscope matrix` over its
+default rows (every ML-DSA, FN-DSA and Falcon row, SPHINCS+-SHA2/SHAKE-128f) x 3 compilers x 5
+levels, one emulator per core, into runs/matrix-bench/<timestamp>/. The toolchains' build trees
+are removed first (--keep-trees keeps them), so the time includes building every image; the default
+tree stays as it is. Prints the wall time by phase, how many cells are definite, and the matrix.
+
+    .venv/bin/python tests/bench/matrix_bench.py [--keep-trees] [--ct-n N]
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keep-trees", action="store_true", help="Keep the toolchains' build trees (time the checks)")
+    parser.add_argument("--ct-n", default="10000", help="Signatures of each new leak's test on timing")
+    arguments = parser.parse_args()
+    if not arguments.keep_trees:
+        for tree in (ROOT / "build").glob("stm32f4discovery.*"):
+            shutil.rmtree(tree)
+    out = ROOT / "runs" / "matrix-bench" / time.strftime("%Y%m%d-%H%M%S")
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "pqscope", "matrix", "--ct-n", arguments.ct_n, "--seed", "5",
+                             "--out", str(out), "--json"], capture_output=True, text=True,
+                            env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+    seconds = time.monotonic() - started
+    if result.returncode != 0:
+        sys.exit(f"pqscope matrix failed: {result.stderr.strip().splitlines()[-1:]}")
+    document = json.loads(result.stdout)
+    cells = document["cells"]
+    definite = sum(cell["status"] in ("leak", "no-leak") for cell in cells)
+    print(f"{len(document['rows'])} rows x {len(document['toolchains'])} builds = {len(cells)} cells in "
+          f"{seconds / 60:.1f} min on {os.cpu_count()} cores (target 45 min): "
+          + ", ".join(f"{what.replace('_', ' ')} {value / 60:.1f} min" for what, value in document["seconds"].items()))
+    print(f"definite: {definite} of {len(cells)}; checked once for identical code: "
+          f"{sum('same_code_as' in cell for cell in cells)}")
+    print(subprocess.run([sys.executable, "-m", "pqscope", "report", str(out), "--format", "md"], capture_output=True,
+                         text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}).stdout)
+
+
+if __name__ == "__main__":
+    main()

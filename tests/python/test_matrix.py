@@ -1,0 +1,145 @@
+"""pqscope matrix's bookkeeping, with the builds and the pqscope commands it runs stood in for:
+which cells it checks, which share code, which it tests on timing, what a resume redoes, and how
+the matrix reads."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pqscope import matrix
+from pqscope.boards import get_board
+from pqscope.catalogue import load_catalogue
+from pqscope.views import render
+
+# The stand-ins' world: code per (impl, compiler, level) and the exact check's verdict per code.
+CODE = {("m4f", "gcc12", "catalogue"): "a", ("m4f", "gcc12", "-O3"): "a", ("m4f", "clang", "catalogue"): "b",
+        ("m4f", "clang", "-O3"): "b"}
+LEAKING_CODE = {"b"}
+LEAK = {"kind": "branch", "address": "0x08000100", "count": 7, "declassified": False, "region": None,
+        "function": "pack", "file": "_deps/pqm4-src/packing.c", "line": 232, "declassified_by": [], "within": None,
+        "leak": True}
+
+
+class StandIns:
+    """Builds that make `CODE`'s images (one row does not build with clang), and pqscope commands
+    answering from it, each call logged."""
+
+    def __init__(self, monkeypatch, tmp_path: Path, failing_taint: set[str] = frozenset()):
+        self.calls: list[list[str]] = []
+        self.failing_taint = set(failing_taint)
+        images = tmp_path / "images"
+        images.mkdir(exist_ok=True)
+
+        def build_images(root, board, rows, log):
+            log.write_text("built\n")
+            built = {}
+            for scheme, impl in rows:
+                key = (impl, board.toolchain.compiler, board.toolchain.opt)
+                if key not in CODE:
+                    built[(scheme, impl)] = "sign.c:1: error: clang says no"
+                    continue
+                image = images / f"{impl}.{board.toolchain.slug}.elf"
+                image.write_text(CODE[key])
+                built[(scheme, impl)] = image
+            return built
+
+        monkeypatch.setattr(matrix, "build_images", build_images)
+        monkeypatch.setattr(matrix, "code_digest", lambda image: image.read_text())
+        monkeypatch.setattr(matrix.Matrix, "_pqscope", lambda _, arguments: self.answer(arguments))
+
+    def answer(self, arguments: list[str]) -> dict:
+        self.calls.append(arguments)
+        option = dict(zip(arguments, arguments[1:]))
+        code = CODE[(option["--impl"], option["--compiler"], option["--opt"])]
+        if arguments[0] == "taint":
+            if code in self.failing_taint:
+                raise matrix.PqscopeError("pqscope taint: no record within 600 s")
+            return {"verdict": "leak" if code in LEAKING_CODE else "no-leak", "sign_cycles": [1000 + ord(code), 5],
+                    "findings": [LEAK, {**LEAK, "address": "0x08000104"}] if code in LEAKING_CODE else []}
+        assert arguments[0] == "ct"
+        return {"verdict": "no-leak", "reason": "no leak detected", "n": {"fixed": 1000, "random": 1000},
+                "bound": {"cycles": 3.0, "share_of_mean": 0.002}}
+
+
+def _plan(fake_repo, impls=("m4f",)) -> matrix.Plan:
+    catalogue = load_catalogue(fake_repo)
+    rows = [row for row in catalogue if row.impl in impls]
+    return matrix.Plan("virtual", "05", 2000, rows, matrix.toolchains(("gcc12", "clang"), ("catalogue", "O3", "Os")))
+
+
+def _run(fake_repo, path: Path, plan: matrix.Plan) -> dict:
+    return matrix.Matrix(fake_repo, path, get_board(fake_repo, "virtual"), plan, 2, lambda text: None).run()
+
+
+def _cells(document: dict) -> dict:
+    return {(cell["compiler"], cell["opt"]): cell for cell in document["cells"]}
+
+
+def test_cells_with_the_same_code_are_checked_once_and_new_leaks_are_tested_on_timing(fake_repo, tmp_path,
+                                                                                       monkeypatch):
+    stand_ins = StandIns(monkeypatch, tmp_path)
+    path = tmp_path / "matrix"
+    plan = _plan(fake_repo)
+    matrix.start(path, plan)
+    cells = _cells(_run(fake_repo, path, plan))
+    checked = [(call[call.index("--compiler") + 1], call[call.index("--opt") + 1]) for call in stand_ins.calls
+               if call[0] == "taint"]
+    assert sorted(checked) == [("clang", "catalogue"), ("gcc12", "catalogue")]  # -O3: the catalogue's code
+    assert cells[("gcc12", "-O3")]["same_code_as"] == ["gcc12", "catalogue"]
+    assert cells[("gcc12", "catalogue")]["status"] == "no-leak"
+    assert cells[("gcc12", "catalogue")]["sign_cycles"] == 1000 + ord("a")  # the first signature's
+    # clang's leak is not the default build's: tested on timing, on its own build; its two
+    # instructions at one line are one entry.
+    leaking = cells[("clang", "catalogue")]
+    assert (leaking["status"], leaking["expected"]) == ("leak", False)
+    assert leaking["leaks"] == [{"kind": "branch", "function": "pack", "file": "_deps/pqm4-src/packing.c", "line": 232,
+                                 "instructions": 2, "count": 14}]
+    assert leaking["confirmation"]["outcome"] == "not-seen"
+    assert "0.200% of the mean" in leaking["confirmation"]["text"]
+    (ct,) = [call for call in stand_ins.calls if call[0] == "ct"]
+    assert ct[ct.index("--compiler") + 1:ct.index("--compiler") + 4] == ["clang", "--opt", "catalogue"]
+    assert "--no-taint" in ct
+    assert (cells[("clang", "-Os")]["status"], cells[("clang", "-Os")]["error"]) == (
+        "build-failed", "sign.c:1: error: clang says no")
+
+
+def test_a_resume_reads_finished_cells_back_and_tries_failed_ones_again(fake_repo, tmp_path, monkeypatch):
+    stand_ins = StandIns(monkeypatch, tmp_path, failing_taint={"b"})
+    path = tmp_path / "matrix"
+    plan = _plan(fake_repo)
+    matrix.start(path, plan)
+    first = _cells(_run(fake_repo, path, plan))
+    assert first[("clang", "catalogue")]["status"] == "failed"
+    assert "no record within 600 s" in first[("clang", "catalogue")]["error"]
+    assert not (path / "ml-dsa-44-m4f/clang.catalogue/cell.json").exists()  # not kept: tried again
+    stand_ins.failing_taint.clear()
+    stand_ins.calls.clear()
+    resumed = matrix.resumed_plan(path, load_catalogue(fake_repo))
+    assert resumed == plan
+    again = _cells(_run(fake_repo, path, resumed))
+    assert [call[0] for call in stand_ins.calls] == ["taint", "ct"]  # only the failed cell, then its test
+    assert again[("clang", "catalogue")]["status"] == "leak"
+    assert again[("gcc12", "catalogue")] == first[("gcc12", "catalogue")]
+
+
+def test_a_directory_without_a_plan_is_not_resumed(fake_repo, tmp_path):
+    with pytest.raises(matrix.PqscopeError, match="holds no matrix plan"):
+        matrix.resumed_plan(tmp_path, load_catalogue(fake_repo))
+
+
+def test_the_matrix_reads_per_compiler_with_the_leaks_and_their_test(fake_repo, tmp_path, monkeypatch):
+    StandIns(monkeypatch, tmp_path)
+    path = tmp_path / "matrix"
+    plan = _plan(fake_repo)
+    matrix.start(path, plan)
+    document = _run(fake_repo, path, plan)
+    (path / "matrix.json").write_text(json.dumps(document))
+    markdown = render(path, "md", None)
+    assert "## Built by gcc12" in markdown and "## Built by clang" in markdown
+    gcc12, clang = (markdown.split(f"## Built by {compiler}")[1] for compiler in ("gcc12", "clang"))
+    assert "| ml-dsa-44/m4f | no-leak, 0.00 M | no-leak, 0.00 M (= catalogue) | does not build |" in gcc12
+    assert "| ml-dsa-44/m4f | LEAK, 0.00 M | LEAK, 0.00 M (= catalogue) | does not build |" in clang
+    (finding,) = [line for line in markdown.splitlines() if "packing.c" in line]
+    assert finding.startswith("| ml-dsa-44/m4f | clang catalogue | branch | pack | pqm4:packing.c:232 | 2 | 14 | "
+                              "not seen in 2,000 signatures")
