@@ -35,6 +35,7 @@ from .rundir import RunDirectory, csv_lines, read_header, resume_parameters, sor
 from .runner import Capture, Finished, Runner, shard_directories, variant_from_json
 from .targets import Profiling, Target, target_kind
 from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
+from .toolchain import built_with
 
 FIXED_SLOT = 0
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
@@ -439,7 +440,7 @@ class CtCapture(Capture):
         document = {
             "board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
             "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
-            "run_dir": str(path), **result.to_json(), "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
+            "built_with": built_with(meta.toolchain, meta.build), "run_dir": str(path), **result.to_json(), "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
             **({} if self.bound is None else {
                 "bound_requested": {"share_of_mean": self.bound, "shown": self._bound_shown(result)}}),
             **({"boards": boards} if len(boards) > 1 else {}),

@@ -12,6 +12,7 @@ from .probes import ProbeSet
 from .rundir import OPS_BY_LABEL, read_samples
 from .runmeta import REPORT_NEEDS, MetaProblem, RunMeta
 from .stats import summarize
+from .toolchain import built_with
 
 RESULTS_SCHEMA = 1
 
@@ -74,13 +75,14 @@ def newest_measured_run(runs_dir: Path, measured: Callable[[Run], bool]) -> tupl
 
 
 def run_document(board: str, clock_hz: int, run_dir: Path, results: list[dict],
-                 flash_wait_states: int | None = None) -> dict:
+                 flash_wait_states: int | None = None, built: dict | None = None) -> dict:
     return {"schema": RESULTS_SCHEMA, "board": board, "clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
-            "run_dir": str(run_dir), "results": results}
+            **({"built_with": built} if built else {}), "run_dir": str(run_dir), "results": results}
 
 
 def runs_document(path: Path, runs: list[Run]) -> dict:
     """The document of run directories read back from disk (one run, or the runs of a suite)."""
     first = runs[0].meta
     results = [result for run in runs for result in run.results()]
-    return run_document(first.board, first.clock_hz or 0, path, results, first.flash_wait_states)
+    return run_document(first.board, first.clock_hz or 0, path, results, first.flash_wait_states,
+                        built_with(first.toolchain, first.build))

@@ -22,6 +22,7 @@ from .protocol import Status
 from .rundir import csv_lines, sort_by_sample, write_atomically
 from .runner import Capture, Finished, shard_directories
 from .targets import Tainting
+from .toolchain import built_with
 
 LEAK_KINDS = ("branch", "jump", "division")
 
@@ -325,7 +326,7 @@ class TaintCapture(Capture):
         sort_by_sample(path / self.samples_name)
         return Finished({
             "scheme": implementation.scheme, "impl": implementation.impl, "board": meta.board,
-            "signatures": len(lines), "instructions": sum(line["instructions"] for line in lines),
+            "built_with": built_with(meta.toolchain, meta.build), "signatures": len(lines), "instructions": sum(line["instructions"] for line in lines),
             "sign_cycles": [record.cycles for record in ordered],
             "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
             "declassifications": [item.to_json() for item in implementation.declassify],

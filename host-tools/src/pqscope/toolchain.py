@@ -62,3 +62,18 @@ class Toolchain:
 
 
 DEFAULT_TOOLCHAIN = Toolchain()
+
+
+def built_with(toolchain: dict | None, build_info: dict | None) -> dict:
+    """What a run's image was built with, for its documents: the toolchain (run metadata) and the
+    tree's compiler version and C flags (its build-info.json, kept in the metadata)."""
+    return {**Toolchain.from_json(toolchain).to_json(), "compiler_version": (build_info or {}).get("compiler"),
+            "c_flags": (build_info or {}).get("c_flags")}
+
+
+def built_with_text(built: dict | None) -> str:
+    """"clang at -Os (Clang 14.0.6)"; documents from before toolchains were recorded: not recorded."""
+    if not built:
+        return "not recorded"
+    version = f" ({built['compiler_version']})" if built.get("compiler_version") else ""
+    return f"{built['compiler']} at {built['opt']}{version}"

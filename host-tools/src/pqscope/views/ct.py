@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
+from ..toolchain import built_with_text
 from ..words import signature_paths
 from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
@@ -89,6 +90,7 @@ def _decided(document: dict) -> list[str]:
 def _facts(document: dict) -> Facts:
     n, clock = document["n"], document.get("clock")
     facts = [("clock", clock_text(clock["hz"], clock["flash_wait_states"]) if clock and clock["hz"] else "not recorded"),
+             ("built with", built_with_text(document.get("built_with"))),
              ("verdict", document["verdict"]), ("why", document.get("reason", "")),
              *([("decided by", "; ".join(_decided(document)))] if document.get("evidence") else []),
              *([("secrets covered", document["scope"])] if document.get("scope") else []),

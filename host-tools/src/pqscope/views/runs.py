@@ -10,6 +10,7 @@ from rich.table import Table as RichTable
 
 from ..runs import Run
 from ..tls import budget_rows, has_sign_and_verify, signer_from_run
+from ..toolchain import built_with_text
 from .page import Bullets, Figure, Page, Section, Table
 
 STAT_KEYS = ("min", "p05", "median", "mean", "p95", "max", "stdev")
@@ -40,7 +41,9 @@ def clock_text(clock_hz: int, flash_wait_states: int | None) -> str:
 
 
 def title(document: dict) -> str:
-    return f"pqscope on {document['board']} at {clock_text(document['clock_hz'], document.get('flash_wait_states'))}"
+    built = f", built with {built_with_text(document['built_with'])}" if document.get("built_with") else ""
+    return (f"pqscope on {document['board']} at {clock_text(document['clock_hz'], document.get('flash_wait_states'))}"
+            f"{built}")
 
 
 def _table_rows(document: dict) -> list[list[str]]:

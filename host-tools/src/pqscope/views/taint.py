@@ -8,6 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from ..toolchain import built_with_text
 from .page import Bullets, Page, Section, Table
 
 # What each kind of finding means on this board (24 MHz, 0 flash wait states, no cache).
@@ -80,13 +81,15 @@ def page(document: dict, _data=None) -> Page:
         sections.append(Section("Declassified: why", [Bullets([f"{item['reason']}: {item['why']}" for item in used])]))
     sections.append(Section("Coverage", [f"{_coverage_text(document['coverage'])}. Each signature follows one path: "
                                          "code that no signature reached is not checked."]))
-    return Page(f"pqscope taint: {document['scheme']} {document['impl']} on {document['board']}", [], sections)
+    return Page(f"pqscope taint: {document['scheme']} {document['impl']} on {document['board']}",
+                [f"built with {built_with_text(document.get('built_with'))}"], sections)
 
 
 def show(console: Console, document: dict) -> None:
     """The findings as the `taint` command prints them."""
     click.echo(f"{document['scheme']} {document['impl']} on {document['board']}: {document['verdict']} "
-               f"({document['signatures']} signatures, {document['instructions']:,} instructions checked)")
+               f"({document['signatures']} signatures, {document['instructions']:,} instructions checked; built with "
+               f"{built_with_text(document.get('built_with'))})")
     if document["findings"]:
         table = RichTable(*FINDING_HEADINGS, box=None)
         for row in _finding_rows(document["findings"]):
