@@ -201,3 +201,13 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
     for build in builds:
         build.join()
     assert log.read_text().split() == ["start", "end", "start", "end"]
+
+
+def test_a_resumed_run_builds_with_the_toolchain_it_was_built_with(fake_repo):
+    from pqscope.runmeta import RunMeta
+    from pqscope.runner import resumed_board
+
+    clang = RunMeta(kind="run", board="virtual", toolchain={"compiler": "clang", "opt": "-Os"})
+    assert resumed_board(fake_repo, clang).build_tree == "stm32f4discovery.clang.Os"
+    # Runs from before toolchains were recorded were built by the default one.
+    assert resumed_board(fake_repo, RunMeta(kind="run", board="virtual")).build_tree == "stm32f4discovery"

@@ -22,8 +22,8 @@ from .errors import PqscopeError
 from .modelcheck import run_model_check
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS, VIRTUAL_BOARD,
                       connection_options, implementation_options, own_implementation, parse_ops, parse_seed,
-                      probe_options, refuse_fixed_options, run_directory, runner, select, shard_runner, toolchain,
-                      variant, wide_console)
+                      probe_options, refuse_fixed_options, run_directory, runner, select, shard_runner, variant,
+                      wide_console)
 from .paths import repo_root
 from .replay import FLASH_TIMINGS
 from .rundir import is_suite, suite_parameters
@@ -32,7 +32,7 @@ from .runs import find_runs, load_run, newest_measured_run, runs_document
 from .suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members, ct_seconds, ct_size, display_name, suite_document
 from .taint import EXACT_CHECK_SIGNATURES
 from .targets import Link, open_target, target_kind
-from .toolchain import COMPILERS, OPT_LEVELS
+from .toolchain import COMPILERS, OPT_LEVELS, Toolchain
 from .tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 from .vboard_serve import DEFAULT_LINK, SerialDeviceServer
 
@@ -134,7 +134,7 @@ def build(board_name, scheme, impl, impl_dir, stack_bytes, clock_name, compiler,
     """Build one image and check that it fits the board."""
     root = repo_root()
     board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name,
-                                   toolchain(compiler, opt_level))
+                                   Toolchain.parse(compiler, opt_level))
     image = open_target(root, board).image(implementation, stderr(), variant(probed, probe_names))
     if as_json:
         _print_json({"images": [{
@@ -247,7 +247,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     else:
         what = SampleCapture(parse_ops(ops_text), samples, parse_seed(seed), msg_len,
                              variant=variant(probed, probe_names))
-        path, measurement = _new_runs(root, board_name, clock_name, toolchain(compiler, opt_level), scheme, impl,
+        path, measurement = _new_runs(root, board_name, clock_name, Toolchain.parse(compiler, opt_level), scheme, impl,
                                       impl_dir, stack_bytes, out, what,
                                       members, ct_signatures, replay)
     manifest = suite_parameters(path) if is_suite(path) else {}
@@ -421,7 +421,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         path, measurement = resume_path, resumed(root, resume_path, CtCapture)
     else:
         board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name,
-                                       toolchain(compiler, opt_level))
+                                       Toolchain.parse(compiler, opt_level))
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
         # The virtual board is the model: only a real board's test is replayed.
         what = constant_time_test(board, samples, parse_seed(seed), msg_len, taint_check=taint_check, replay=replay,
@@ -463,7 +463,7 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
         path, measurement = resume_path, resumed(root, resume_path, TaintCapture)
     else:
         board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes,
-                                       built_with=toolchain(compiler, opt_level))
+                                       built_with=Toolchain.parse(compiler, opt_level))
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-taint")
         measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
                                   [Member(implementation, path)])

@@ -53,10 +53,6 @@ TOOLCHAIN_OPTIONS = _decorate(
                       "toolchain other than the default builds in a tree of its own, build/<preset>.<compiler>.<level>."))
 
 
-def toolchain(compiler: str | None, opt_level: str | None) -> Toolchain:
-    return Toolchain.parse(compiler, opt_level)
-
-
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 SEED_OPTION = click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
 MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
