@@ -162,6 +162,26 @@ def test_the_board_waits_for_its_signatures_and_the_replay_for_the_board():
     assert replay.replayed >= 150
 
 
+def test_a_replay_whose_shards_run_out_of_order_never_waits_on_a_gap_the_board_needs():
+    """Two shards: the odd signatures arrive far ahead of the even ones. Held back by the count of
+    what it holds, the replay would wait for the board while the board waits for an even one."""
+
+    def measure(path, feed):
+        feed.exact_checked(None)
+        order = [index for index in range(1, 400, 2)] + [index for index in range(0, 400, 2)]
+        for index in order:
+            feed.arrived(sample(index))
+            if feed.stop_reason():
+                return
+
+    replay = Replay(measure, None)
+    replay.start()
+    done = threading.Event()
+    threading.Thread(target=lambda: (replay.model(100), done.set()), daemon=True).start()
+    assert done.wait(10), "the board's look waited for ever on a signature the replay held back"
+    replay.close(100)
+
+
 def test_a_failed_replay_is_one_error_at_the_boards_next_wait():
     def measure(path, feed):
         feed.arrived(sample(0))

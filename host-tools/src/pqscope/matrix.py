@@ -34,6 +34,7 @@ CELL = "cell.json"
 DEFAULT_FAMILIES = ("ML-DSA", "FN-DSA", "Falcon")
 DEFAULT_EXTRA_ROWS = (("sphincs-sha2-128f-simple", "clean"), ("sphincs-shake-128f-simple", "clean"))
 CT_SIGNATURES = 10_000  # the most signatures of a leaking cell's statistical test
+TAINT_TIMEOUT = 3600  # seconds per signature: SPHINCS+ at -O0 under the exact check takes minutes
 
 
 def default_rows(catalogue: list[Implementation]) -> list[Implementation]:
@@ -173,11 +174,11 @@ class Matrix:
             if (taint / "taint.json").is_file():
                 document = json.loads((taint / "taint.json").read_text())
             elif (taint / "meta.json").is_file():
-                document = self._pqscope(["taint", "--resume", str(taint)])
+                document = self._pqscope(["taint", "--resume", str(taint), "--timeout", str(TAINT_TIMEOUT)])
             else:
                 shutil.rmtree(taint, ignore_errors=True)
                 document = self._pqscope(["taint", "--board", self.board.name, *cell.options(), "--seed",
-                                          self.plan.seed, "--out", str(taint)])
+                                          self.plan.seed, "--out", str(taint), "--timeout", str(TAINT_TIMEOUT)])
         except PqscopeError as error:
             return {"status": "failed", "error": str(error)}
         summary = {"status": document["verdict"], "sign_cycles": document["sign_cycles"][0],

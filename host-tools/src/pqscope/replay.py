@@ -61,6 +61,7 @@ class Replay:
         once it ends."""
         self._measure, self.path = measure, path
         self._samples: dict = {}
+        self._prefix = 0  # signatures 0 .. _prefix-1 are all replayed (shards deliver out of order)
         self._condition = threading.Condition()
         self._exact: dict | None = None
         self._exact_done = False
@@ -89,6 +90,8 @@ class Replay:
     def arrived(self, sample) -> None:
         with self._condition:
             self._samples[sample.index] = sample
+            while self._prefix in self._samples:
+                self._prefix += 1
             self._condition.notify_all()
 
     def exact_checked(self, document: dict | None) -> None:
@@ -99,9 +102,12 @@ class Replay:
     def stop_reason(self) -> str | None:
         """Whether the replay can end, once it is at most LEAD signatures ahead of the board (it
         waits until then); raises KeyboardInterrupt when the board's test was interrupted or
-        failed (the replay then ends "interrupted" and resumes with it)."""
+        failed (the replay then ends "interrupted" and resumes with it). It never waits while it
+        lacks a signature the board has measured: with shards, signatures beyond a gap arrive
+        before it, and the board's next look waits for the gap."""
         with self._condition:
-            while len(self._samples) >= self._board + LEAD and self._needed is None and not self._abandoned:
+            while (self._prefix >= self._board and len(self._samples) >= self._board + LEAD and self._needed is None
+                   and not self._abandoned):
                 self._condition.wait(1.0)
         if self._abandoned:
             raise KeyboardInterrupt
@@ -129,8 +135,8 @@ class Replay:
         with self._condition:
             self._board = max(self._board, count)  # the board has them: the replay may go that far
             self._condition.notify_all()
-            while not all(index in self._samples for index in range(count)):
-                self._raise_if_ended(f"it ended before signature {min(set(range(count)) - set(self._samples))}")
+            while self._prefix < count:
+                self._raise_if_ended(f"it ended before signature {self._prefix}")
                 self._condition.wait(1.0)
             return {index: self._samples[index] for index in range(count)}
 
