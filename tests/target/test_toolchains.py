@@ -85,11 +85,12 @@ def _pqscope(*arguments: str) -> dict:
 
 def test_the_matrix_checks_each_build_and_resumes_to_the_same_document(tmp_path):
     out = tmp_path / "matrix"
+    # gcc12 alone: the other compilers' trees are the test above's (each new tree costs a configure).
     document = _pqscope("matrix", "--row", "control-branch/leaky", "--row", "control-branch/ct", "--compiler", "gcc12",
-                        "--compiler", "clang", "--opt", "catalogue", "--opt", "O3", "--opt", "O0", "--ct-n", "0",
-                        "--seed", "5", "--out", str(out), "--no-report")
+                        "--opt", "catalogue", "--opt", "O3", "--opt", "O0", "--ct-n", "0", "--seed", "5", "--out",
+                        str(out), "--no-report")
     cells = {(cell["impl"], cell["compiler"], cell["opt"]): cell for cell in document["cells"]}
-    assert len(cells) == 2 * 2 * 3
+    assert len(cells) == 2 * 3
     for (impl, compiler, opt), cell in cells.items():
         # Every cell decided, with the cycles of its signature; the leaky control leaks in every build (as in
         # its default one: expected), at its secret branch.
@@ -99,14 +100,12 @@ def test_the_matrix_checks_each_build_and_resumes_to_the_same_document(tmp_path)
             assert cell["expected"] and {leak["kind"] for leak in cell["leaks"]} == {"branch"}
             assert all(leak["file"].endswith(".c") and leak["line"] > 0 for leak in cell["leaks"])
     # -O3 is the catalogue's own level: the same code, checked once; -O0 is other code, and slower.
-    for compiler in ("gcc12", "clang"):
-        assert cells[("ct", compiler, "-O3")]["same_code_as"] == [compiler, "catalogue"]
-        assert cells[("ct", compiler, "-O0")]["code_sha256"] != cells[("ct", compiler, "catalogue")]["code_sha256"]
-        assert cells[("ct", compiler, "-O0")]["sign_cycles"] > cells[("ct", compiler, "catalogue")]["sign_cycles"]
-    assert cells[("ct", "clang", "catalogue")]["code_sha256"] != cells[("ct", "gcc12", "catalogue")]["code_sha256"]
+    assert cells[("ct", "gcc12", "-O3")]["same_code_as"] == ["gcc12", "catalogue"]
+    assert cells[("ct", "gcc12", "-O0")]["code_sha256"] != cells[("ct", "gcc12", "catalogue")]["code_sha256"]
+    assert cells[("ct", "gcc12", "-O0")]["sign_cycles"] > cells[("ct", "gcc12", "catalogue")]["sign_cycles"]
     # A resume reads every finished cell back.
     kept = {path: path.stat().st_mtime_ns for path in out.glob("*/*/cell.json")}
-    assert len(kept) == 2 * 2 * 2
+    assert len(kept) == 2 * 2
     again = _pqscope("matrix", "--resume", str(out), "--no-report")
     assert again["cells"] == document["cells"]
     assert {path: path.stat().st_mtime_ns for path in out.glob("*/*/cell.json")} == kept
