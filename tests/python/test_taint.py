@@ -33,6 +33,16 @@ def test_a_decision_declassifies_branches_at_its_lines_only():
     assert (a_division.declassified, a_division.leak) == (False, True)
 
 
+def test_a_decision_at_its_lines_is_declassified_in_whatever_function_it_was_inlined_into():
+    """A compiler may inline the decision's function into its caller (the symbol is the caller's,
+    the source line still the decision's), or keep it apart at -O0: the line decides."""
+    inlined = Finding("branch", 0x08000100, 3, False, None, "caller", "build/x/sources/sampler/sign.c", 1343)
+    other_file = replace(inlined, file="build/x/sources/sampler/vrfy.c")
+    (declassified, leak) = attribute([inlined, other_file], (SAMPLER,))
+    assert (declassified.declassified, declassified.declassified_by) == (True, ("sampler",))
+    assert leak.leak
+
+
 def test_a_decision_without_lines_covers_its_whole_function_and_its_clones():
     (inside,) = attribute([finding(function="chknorm", line=9)], (NORM,))
     (clone,) = attribute([finding(function="chknorm.constprop.0", line=9)], (NORM,))
@@ -76,24 +86,20 @@ def test_a_decision_of_a_function_the_image_lacks_is_refused(tmp_path):
     subprocess.run(["cc", "-o", str(elf), str(source)], check=True)
     check_decisions((NORM,), elf)  # present: no error
     with pytest.raises(PqscopeError, match="declassifies decisions of sampler, which .* lacks"):
-        check_decisions((NORM, SAMPLER), elf)
+        check_decisions((NORM, replace(SAMPLER, lines=())), elf)
 
 
-def test_a_within_limited_to_call_sites_passes_their_code_and_refuses_a_line_without_it(tmp_path):
-    """The emulator gets the code of each named source line (from the image's DWARF lines), so
-    only the calls made there count; a line with no code would limit nothing."""
-    source = tmp_path / "image.c"
-    source.write_text("int twice(int x) { return 2 * x; }\n"
-                      "int main(int argc, char **argv) {\n"
-                      "  return twice(argc)\n"
-                      "         + (argv != 0);\n"
-                      "}\n")
-    elf = tmp_path / "image"
-    subprocess.run(["cc", "-g", "-O0", "-o", str(elf), str(source)], check=True)
-    at_line_3 = Declassification("within", "twice", "masked", "masked", ("image.c:3",))
-    option, argument = emulator_options((at_line_3,), elf)
-    name, _, sites = argument.partition("@")
-    ranges = [tuple(int(bound, 16) for bound in site.split("-")) for site in sites.split(",")]
-    assert (option, name) == ("--taint-public-within", "twice") and all(lo < hi for lo, hi in ranges)
-    with pytest.raises(PqscopeError, match="image.c:99, which has no code"):
-        emulator_options((replace(at_line_3, lines=("image.c:99",)),), elf)
+def test_a_decision_at_lines_needs_code_at_them_not_its_function(tmp_path):
+    """A decision named by its lines holds where its function was inlined away (-O2, static
+    inline); a line without code (misspelt) is refused."""
+    source = tmp_path / "inlined.c"
+    source.write_text("static inline int chknorm(int x)\n{\n  if (x > 3)\n    return x * 7;\n  return x - 1;\n}\n"
+                      "int main(int argc, char **argv) { return chknorm(argc); }\n")
+    image = tmp_path / "inlined"
+    subprocess.run(["cc", "-O2", "-g", "-o", str(image), str(source)], check=True)
+    inlined = Declassification("decision", "chknorm", "rejection", "public", ("inlined.c:3",))
+    check_decisions((inlined,), image)
+    with pytest.raises(PqscopeError, match="declassifies decisions of chknorm, which .* lacks"):
+        check_decisions((NORM,), image)
+    with pytest.raises(PqscopeError, match="declassifies decisions at inlined.c:40, where .* has no code"):
+        check_decisions((replace(inlined, lines=("inlined.c:40",)),), image)

@@ -84,8 +84,8 @@ def _unclone(function: str | None) -> str | None:
 
 def attribute(findings: list[Finding], declassify: tuple[Declassification, ...]) -> list[Finding]:
     """Each finding with the declassifications behind it: a branch that a public decision takes
-    (the catalogue's decision functions, or GCC's clones of them, at their lines if it names some)
-    becomes declassified; one made inside a masked computation is credited to the `within`
+    (the catalogue's decision functions, or GCC's clones of them; or the decisions at the source
+    lines it names, in whatever function a compiler inlined them) becomes declassified; one made inside a masked computation is credited to the `within`
     declassification of the function whose call it was in; one the emulator found caused only by
     declared-public values is credited to the value declassifications of its own function if there
     are some, else to all of them (the emulator does not say which value it was)."""
@@ -96,9 +96,9 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
             masked.setdefault(_unclone(item.function), []).append(item.reason)
     attributed = []
     for finding in findings:
-        decisions = [item.reason for item in declassify if item.kind == "decision"
-                     and finding.kind in DECISION_KINDS and _unclone(finding.function) == item.function
-                     and (not item.lines or f"{Path(finding.file or '').name}:{finding.line}" in item.lines)]
+        place = f"{Path(finding.file or '').name}:{finding.line}"
+        decisions = [item.reason for item in declassify if item.kind == "decision" and finding.kind in DECISION_KINDS
+                     and (place in item.lines if item.lines else _unclone(finding.function) == item.function)]
         if decisions:
             finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
         elif finding.within:
@@ -182,8 +182,9 @@ class Symbolizer:
 
 
 def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None:
-    """A decision names a function of the image (or one GCC cloned): else it would declassify
-    nothing, silently. (The emulator refuses a value declassification's unknown function.)"""
+    """A decision names a function of the image (or one GCC cloned), or source lines the image has
+    code for (their function may be inlined): else it would declassify nothing, silently. (The
+    emulator refuses a value declassification's unknown function.)"""
     try:
         with elf.open("rb") as stream:
             symbols = ELFFile(stream).get_section_by_name(".symtab")
@@ -191,9 +192,15 @@ def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None
                        if symbol["st_info"]["type"] == "STT_FUNC"}
     except (OSError, ELFError) as error:
         raise PqscopeError(f"cannot read {elf}: {error}") from None
-    missing = sorted({item.function for item in declassify if item.kind == "decision"} - present)
+    missing = sorted({item.function for item in declassify if item.kind == "decision" and not item.lines} - present)
     if missing:
         raise PqscopeError(f"the catalogue declassifies decisions of {', '.join(missing)}, which {elf} lacks")
+    places = [place for item in declassify if item.kind == "decision" for place in item.lines]
+    if places:
+        names = Symbolizer(elf)
+        nowhere = [place for place in places if not names.code_of(place)]
+        if nowhere:
+            raise PqscopeError(f"the catalogue declassifies decisions at {', '.join(nowhere)}, where {elf} has no code")
 
 
 # The emulator's regions in its order (an address finding per region, in this order).
