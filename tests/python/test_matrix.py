@@ -25,9 +25,10 @@ class StandIns:
     """Builds that make `CODE`'s images (one row does not build with clang), and pqscope commands
     answering from it, each call logged."""
 
-    def __init__(self, monkeypatch, tmp_path: Path, failing_taint: set[str] = frozenset()):
+    def __init__(self, monkeypatch, tmp_path: Path, failing_taint: set[str] = frozenset(),
+                 hanging_taint: set[str] = frozenset()):
         self.calls: list[list[str]] = []
-        self.failing_taint = set(failing_taint)
+        self.failing_taint, self.hanging_taint = set(failing_taint), set(hanging_taint)
         images = tmp_path / "images"
         images.mkdir(exist_ok=True)
 
@@ -53,6 +54,13 @@ class StandIns:
         option = dict(zip(arguments, arguments[1:]))
         code = CODE[(option["--impl"], option["--compiler"], option["--opt"])]
         if arguments[0] == "taint":
+            if code in self.hanging_taint:
+                out = Path(option["--out"])
+                out.mkdir(parents=True)
+                (out / "meta.json").write_text(json.dumps({
+                    "status": "failed: device not answering: no record of sample 4026531840 within 900 s",
+                    "samples_completed": 0}))
+                raise matrix.PqscopeError("pqscope taint: device not answering")
             if code in self.failing_taint:
                 raise matrix.PqscopeError("pqscope taint: no record within 600 s")
             return {"verdict": "leak" if code in LEAKING_CODE else "no-leak", "sign_cycles": [1000 + ord(code), 5],
@@ -121,6 +129,22 @@ def test_a_resume_reads_finished_cells_back_and_tries_failed_ones_again(fake_rep
     assert [call[0] for call in stand_ins.calls] == ["taint", "ct"]  # only the failed cell, then its test
     assert again[("clang", "catalogue")]["status"] == "leak"
     assert again[("gcc12", "catalogue")] == first[("gcc12", "catalogue")]
+
+
+def test_a_build_that_gives_no_signature_is_a_definite_cell(fake_repo, tmp_path, monkeypatch):
+    """The emulator is deterministic: a build whose device answers nothing before its first
+    signature never will; the cell says so, is kept, and a resume does not wait for it again."""
+    stand_ins = StandIns(monkeypatch, tmp_path, hanging_taint={"b"})
+    path = tmp_path / "matrix"
+    plan = _plan(fake_repo)
+    matrix.start(path, plan)
+    cells = _cells(_run(fake_repo, path, plan))
+    assert cells[("clang", "catalogue")]["status"] == "hang"
+    assert cells[("clang", "-O3")]["status"] == "hang"  # the same code
+    assert "no signature within 900 s" in cells[("clang", "catalogue")]["error"]
+    stand_ins.calls.clear()
+    _run(fake_repo, path, matrix.resumed_plan(path, load_catalogue(fake_repo)))
+    assert stand_ins.calls == []
 
 
 def test_a_directory_without_a_plan_is_not_resumed(fake_repo, tmp_path):

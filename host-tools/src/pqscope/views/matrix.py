@@ -9,7 +9,7 @@ from .page import Page, Section, Table
 from .taint import taint_source
 
 # What a cell shows for each exact-check status besides the verdicts.
-STATUS_TEXT = {"build-failed": "does not build", "failed": "failed"}
+STATUS_TEXT = {"build-failed": "does not build", "failed": "failed", "hang": "NO SIGNATURE"}
 
 
 def _cell_text(cell: dict) -> str:
@@ -59,11 +59,11 @@ FINDING_HEADINGS = ("row", "build", "kind", "function", "source", "instructions"
 
 def _summary(document: dict) -> list[str]:
     cells = document["cells"]
-    counts = {status: sum(cell["status"] == status for cell in cells) for status in ("no-leak", "leak")}
-    undecided = len(cells) - counts["no-leak"] - counts["leak"]
+    counts = {status: sum(cell["status"] == status for cell in cells) for status in ("no-leak", "leak", "hang")}
+    undecided = len(cells) - sum(counts.values())
     return [f"{len(document['rows'])} rows x {len(document['toolchains'])} builds on {document['board']}: "
             f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(_leaking(document))} where the "
-            f"row's default build does not), {undecided} undecided",
+            f"row's default build does not), {counts['hang']} whose build gives no signature, {undecided} undecided",
             "this invocation's seconds: " + ", ".join(f"{what.replace('_', ' ')} {seconds:,}"
                                                      for what, seconds in document["seconds"].items())]
 
