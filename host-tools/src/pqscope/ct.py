@@ -440,7 +440,8 @@ class CtCapture(Capture):
         document = {
             "board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
             "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
-            "built_with": built_with(meta.toolchain, meta.build), "run_dir": str(path), **result.to_json(), "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
+            "built_with": built_with(meta.toolchain, meta.build), "run_dir": str(path), **result.to_json(),
+            "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
             **({} if self.bound is None else {
                 "bound_requested": {"share_of_mean": self.bound, "shown": self._bound_shown(result)}}),
             **({"boards": boards} if len(boards) > 1 else {}),

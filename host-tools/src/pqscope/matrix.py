@@ -6,8 +6,9 @@ then tested on timing by `pqscope ct` on that build, which confirms it or bounds
 A matrix directory holds matrix-plan.json (what it covers), builds/<tree>.log, and a directory per
 cell, <scheme>-<impl>/<compiler>.<level>/, with the cell's exact check (taint/; its first
 signature's cycles are the cell's, the same seed in every cell, so the same signing path), its
-statistical test (ct/) and its summary (cell.json, written last: a cell that has one is done). Cells whose code is
-byte for byte another cell's of the same row (-O3 is the catalogue's own level) take its results."""
+statistical test (ct/) and its summary (cell.json, written last: a cell that has one is done).
+Cells whose code is byte for byte another cell's of the same row (-O3 is the catalogue's own
+level) take its results."""
 
 import json
 import os

@@ -51,7 +51,7 @@ class RunMeta:
     clock: str | None = None  # the board's clock configuration (board.json "clocks"); absent: its default
     clock_hz: int | None = None
     flash_wait_states: int | None = None
-    toolchain: dict | None = None  # the compiler and optimisation level of the image (toolchain.Toolchain); absent: the default
+    toolchain: dict | None = None  # the image's compiler and optimisation level (toolchain.Toolchain); absent: default
     code_sha256: str | None = None  # of the image's executable sections: a resume must run the same code
     timing_model: str | None = None  # the virtual board's emulator (SHA-256): a resume must price alike
     impl_dir: str | None = None  # a bring-your-own implementation's directory

@@ -508,7 +508,8 @@ def new_suite(path: Path, board: Board, implementations: list[Implementation], w
     replayed), written before any member starts so that a killed suite can be resumed as a whole."""
     start_suite(path, {
         "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board.name,
-        "clock": board.clock.name, "toolchain": board.toolchain.to_json(), "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
+        "clock": board.clock.name, "toolchain": board.toolchain.to_json(),
+        "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
         "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
         "master_seed": what.master_seed.hex(), **({"variant": variant_json(what.variant)} if what.variant.probed else {}),
         "ct_signatures": ct_signatures, "ct_replay": ct_replay,

@@ -85,10 +85,11 @@ def _unclone(function: str | None) -> str | None:
 def attribute(findings: list[Finding], declassify: tuple[Declassification, ...]) -> list[Finding]:
     """Each finding with the declassifications behind it: a branch that a public decision takes
     (the catalogue's decision functions, or GCC's clones of them; or the decisions at the source
-    lines it names, in whatever function a compiler inlined them) becomes declassified; one made inside a masked computation is credited to the `within`
-    declassification of the function whose call it was in; one the emulator found caused only by
-    declared-public values is credited to the value declassifications of its own function if there
-    are some, else to all of them (the emulator does not say which value it was)."""
+    lines it names, in whatever function a compiler inlined them) becomes declassified; one made
+    inside a masked computation is credited to the `within` declassification of the function whose
+    call it was in; one the emulator found caused only by declared-public values is credited to
+    the value declassifications of its own function if there are some, else to all of them (the
+    emulator does not say which value it was)."""
     values = [item for item in declassify if item.kind in EMULATOR_OPTIONS and item.kind != "within"]
     masked: dict[str, list[str]] = {}
     for item in declassify:
@@ -333,7 +334,8 @@ class TaintCapture(Capture):
         sort_by_sample(path / self.samples_name)
         return Finished({
             "scheme": implementation.scheme, "impl": implementation.impl, "board": meta.board,
-            "built_with": built_with(meta.toolchain, meta.build), "signatures": len(lines), "instructions": sum(line["instructions"] for line in lines),
+            "built_with": built_with(meta.toolchain, meta.build), "signatures": len(lines),
+            "instructions": sum(line["instructions"] for line in lines),
             "sign_cycles": [record.cycles for record in ordered],
             "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
             "declassifications": [item.to_json() for item in implementation.declassify],

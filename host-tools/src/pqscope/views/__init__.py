@@ -1,7 +1,8 @@
 """Every kind of result, shown: runs and suites, the main job's answer, constant-time tests, the
-exact check, Falcon's modes compared, the model check and the matrix of builds, each rendered from its document to the terminal, JSON,
-Markdown and HTML. This is the one place result files are written (each atomically); the command
-that made a result and `pqscope report DIR` render it alike, from what is on disk."""
+exact check, Falcon's modes compared, the model check and the matrix of builds, each rendered
+from its document to the terminal, JSON, Markdown and HTML. This is the one place result files
+are written (each atomically); the command that made a result and `pqscope report DIR` render it
+alike, from what is on disk."""
 
 import csv
 import io
