@@ -76,6 +76,13 @@ def _plan(fake_repo, impls=("m4f",)) -> matrix.Plan:
     return matrix.Plan("virtual", "05", 2000, rows, matrix.toolchains(("gcc12", "clang"), ("catalogue", "O3", "Os")))
 
 
+def _started(fake_repo, tmp_path: Path) -> tuple[Path, matrix.Plan]:
+    """A new matrix directory of the default plan."""
+    path, plan = tmp_path / "matrix", _plan(fake_repo)
+    matrix.start(path, plan)
+    return path, plan
+
+
 def _run(fake_repo, path: Path, plan: matrix.Plan) -> dict:
     return matrix.Matrix(fake_repo, path, get_board(fake_repo, "virtual"), plan, 2, lambda text: None).run()
 
@@ -87,9 +94,7 @@ def _cells(document: dict) -> dict:
 def test_cells_with_the_same_code_are_checked_once_and_new_leaks_are_tested_on_timing(fake_repo, tmp_path,
                                                                                        monkeypatch):
     stand_ins = StandIns(monkeypatch, tmp_path)
-    path = tmp_path / "matrix"
-    plan = _plan(fake_repo)
-    matrix.start(path, plan)
+    path, plan = _started(fake_repo, tmp_path)
     cells = _cells(_run(fake_repo, path, plan))
     checked = [(call[call.index("--compiler") + 1], call[call.index("--opt") + 1]) for call in stand_ins.calls
                if call[0] == "taint"]
@@ -114,9 +119,7 @@ def test_cells_with_the_same_code_are_checked_once_and_new_leaks_are_tested_on_t
 
 def test_a_resume_reads_finished_cells_back_and_tries_failed_ones_again(fake_repo, tmp_path, monkeypatch):
     stand_ins = StandIns(monkeypatch, tmp_path, failing_taint={"b"})
-    path = tmp_path / "matrix"
-    plan = _plan(fake_repo)
-    matrix.start(path, plan)
+    path, plan = _started(fake_repo, tmp_path)
     first = _cells(_run(fake_repo, path, plan))
     assert first[("clang", "catalogue")]["status"] == "failed"
     assert "no record within 600 s" in first[("clang", "catalogue")]["error"]
@@ -135,9 +138,7 @@ def test_a_build_that_gives_no_signature_is_a_definite_cell(fake_repo, tmp_path,
     """The emulator is deterministic: a build whose device answers nothing before its first
     signature never will; the cell says so, is kept, and a resume does not wait for it again."""
     stand_ins = StandIns(monkeypatch, tmp_path, hanging_taint={"b"})
-    path = tmp_path / "matrix"
-    plan = _plan(fake_repo)
-    matrix.start(path, plan)
+    path, plan = _started(fake_repo, tmp_path)
     cells = _cells(_run(fake_repo, path, plan))
     assert cells[("clang", "catalogue")]["status"] == "hang"
     assert cells[("clang", "-O3")]["status"] == "hang"  # the same code
@@ -154,9 +155,7 @@ def test_a_directory_without_a_plan_is_not_resumed(fake_repo, tmp_path):
 
 def test_the_matrix_reads_per_compiler_with_the_leaks_and_their_test(fake_repo, tmp_path, monkeypatch):
     StandIns(monkeypatch, tmp_path)
-    path = tmp_path / "matrix"
-    plan = _plan(fake_repo)
-    matrix.start(path, plan)
+    path, plan = _started(fake_repo, tmp_path)
     document = _run(fake_repo, path, plan)
     (path / "matrix.json").write_text(json.dumps(document))
     markdown = render(path, "md", None)
