@@ -13,11 +13,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from fakedevice import FakeDevice, make_info
 from pqscope.device import DeviceSession
 from pqscope.transport import open_port
-import pytest_private_tmp  # noqa: E402
+import pytest_session  # noqa: E402
 
 # Each session a temporary directory of its own (see the module).
-pytest_configure = pytest_private_tmp.pytest_configure
-pytest_sessionfinish = pytest_private_tmp.pytest_sessionfinish
+pytest_configure = pytest_session.pytest_configure
+pytest_sessionfinish = pytest_session.pytest_sessionfinish
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent

@@ -13,11 +13,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 from pqscope.boards import get_board
 from pqscope.console import stderr
 from pqscope.targets import Link, VirtualTarget
-import pytest_private_tmp  # noqa: E402
+import pytest_session  # noqa: E402
 
 # Each session a temporary directory of its own (see the module).
-pytest_configure = pytest_private_tmp.pytest_configure
-pytest_sessionfinish = pytest_private_tmp.pytest_sessionfinish
+pytest_configure = pytest_session.pytest_configure
+pytest_sessionfinish = pytest_session.pytest_sessionfinish
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGES = Path(os.environ.get("PQSCOPE_IMAGES", ROOT / "build/stm32f4discovery/images"))
