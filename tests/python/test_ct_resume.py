@@ -25,8 +25,9 @@ from test_cli import assert_one_line_error
 SAMPLES = 300
 KILLED_AT = 100  # signatures answered before the killed test's device falls silent
 # --fixed-n: a sequential test of this leak would stop at its first look, before the kill.
+# No report: these tests read the test's files and JSON (its report's views have tests of their own).
 CT = ("ct", "--board", "stm32f4discovery", "--no-flash", "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f",
-      "-n", str(SAMPLES), "--seed", "07", "--fixed-n")
+      "-n", str(SAMPLES), "--seed", "07", "--fixed-n", "--no-report")
 
 
 def test_a_resumed_capture_makes_the_signatures_and_keys_the_uninterrupted_one_makes():
@@ -123,7 +124,7 @@ def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolcha
     assert json.loads((out / "meta.json").read_text())["status"] == "running"
 
     _devices, ports = ports_of(pty_device, resumed_on, **device_options)  # boards that answer the rest
-    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
+    result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json", "--no-report"])
     assert result.exit_code == 0, result.stderr
     # In the schedule's order, whichever board took each signature.
     assert without_board(ct_rows(out)) == without_board(ct_rows(whole))

@@ -28,7 +28,7 @@ def measured(result) -> None:
 
 def uninterrupted_run(tmp_path: Path, samples: int = SAMPLES) -> Path:
     whole = tmp_path / "whole"
-    measured(invoke(*RUN, "-n", str(samples), "--seed", SEED, "--out", str(whole)))
+    measured(invoke(*RUN, "-n", str(samples), "--seed", SEED, "--out", str(whole), "--no-report"))
     return whole
 
 
@@ -45,10 +45,10 @@ def test_a_killed_run_resumes_to_the_uninterrupted_run(fake_repo, fake_toolchain
     """Killed between records (after k samples), or inside the frame of sample k+1's first record."""
     whole = uninterrupted_run(tmp_path)
     out = tmp_path / "killed"
-    kill_after([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
-               behaviour={"cut_frame": cut_frame})
+    kill_after([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out), "--no-report"], killed_at,
+               tmp_path / "stopped", behaviour={"cut_frame": cut_frame})
     assert len(rows_of(out)) == 3 * killed_at
-    measured(invoke("run", "--resume", str(out)))
+    measured(invoke("run", "--resume", str(out), "--no-report"))
     assert_resumed_like(out, whole)
 
 
@@ -84,7 +84,7 @@ def test_a_run_killed_while_appending_its_samples_resumes_to_the_uninterrupted_r
     for cut in sorted({0, *ends[1::3], *(cut for cut in cuts(data) if cut > ends[-4])}):
         out = tmp_path / f"cut-{cut}"
         killed_copy(whole, out, "samples.csv", cut)
-        measured(invoke("run", "--resume", str(out)))
+        measured(invoke("run", "--resume", str(out), "--no-report"))
         assert_resumed_like(out, whole)
 
 
@@ -95,7 +95,8 @@ def test_a_killed_suite_resumes_to_the_uninterrupted_suite(fake_repo, fake_toolc
     measured(invoke("run", *SUITE_OPTIONS, "-n", str(SAMPLES), "--seed", SEED, "--out", str(whole)))
     kill_after(["run", *SUITE_OPTIONS, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out)], killed_at, tmp_path / "stopped",
                image="/".join(members[1]), behaviour={"cut_frame": True})
-    measured(invoke("run", "--resume", str(out), "-j", "1"))  # each sample on the board that measured the whole's
+    # Each sample on the board that measured the whole's.
+    measured(invoke("run", "--resume", str(out), "-j", "1", "--no-report"))
     for scheme, impl in members:
         assert_resumed_like(out / f"{scheme}-{impl}", whole / f"{scheme}-{impl}")
 

@@ -23,7 +23,7 @@ SAMPLES = 200
 SEED = "0b"
 # A suite of samples only, on one emulator: the fake emulator has no exact check for the suite's
 # constant-time tests (tests/python/test_main_job.py has them), and these tests count its rows.
-SUITE_OPTIONS = ("--ct-n", "0", "-j", "1")
+SUITE_OPTIONS = ("--ct-n", "0", "-j", "1", "--no-report")
 
 
 def children(pid: int) -> list[int]:
@@ -88,7 +88,8 @@ def test_a_killed_run_resumes_to_exactly_n_verified_samples(fake_repo, fake_tool
 
 def make_run(tmp_path: Path, samples: int = 3) -> Path:
     out = tmp_path / "run"
-    result = invoke(*RUN, "-n", str(samples), "--seed", SEED, "--out", str(out))
+    # No report: what these tests read are the run's files (its report's views have tests of their own).
+    result = invoke(*RUN, "-n", str(samples), "--seed", SEED, "--out", str(out), "--no-report")
     assert result.exit_code == 0, result.stderr
     return out
 
