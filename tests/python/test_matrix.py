@@ -16,6 +16,7 @@ from pqscope.views import render
 CODE = {("m4f", "gcc12", "catalogue"): "a", ("m4f", "gcc12", "-O3"): "a", ("m4f", "clang", "catalogue"): "b",
         ("m4f", "clang", "-O3"): "b"}
 LEAKING_CODE = {"b"}
+SIGNING_CYCLES = 5000  # a key and a signature, on the plain emulator
 LEAK = {"kind": "branch", "address": "0x08000100", "count": 7, "declassified": False, "region": None,
         "function": "pack", "file": "_deps/pqm4-src/packing.c", "line": 232, "declassified_by": [], "within": None,
         "leak": True}
@@ -26,14 +27,17 @@ class StandIns:
     answering from it, each call logged."""
 
     def __init__(self, monkeypatch, tmp_path: Path, failing_taint: set[str] = frozenset(),
-                 hanging_taint: set[str] = frozenset()):
+                 hanging: set[str] = frozenset()):
         self.calls: list[list[str]] = []
-        self.failing_taint, self.hanging_taint = set(failing_taint), set(hanging_taint)
+        self.trees: list[tuple[str, str]] = []  # (compiler, level) of each tree built
+        self.budgets: dict[tuple[str, str], int] = {}  # the cycles each build was given to sign
+        self.failing_taint, self.hanging = set(failing_taint), set(hanging)
         images = tmp_path / "images"
         images.mkdir(exist_ok=True)
 
         def build_images(root, board, rows, log):
             log.write_text("built\n")
+            self.trees.append((board.toolchain.compiler, board.toolchain.opt))
             built = {}
             for scheme, impl in rows:
                 key = (impl, board.toolchain.compiler, board.toolchain.opt)
@@ -45,7 +49,12 @@ class StandIns:
                 built[(scheme, impl)] = image
             return built
 
+        def signing_cycles(_, cell, image, budget):
+            self.budgets[(cell.toolchain.compiler, cell.toolchain.opt)] = budget
+            return None if image.read_text() in self.hanging else SIGNING_CYCLES
+
         monkeypatch.setattr(matrix, "build_images", build_images)
+        monkeypatch.setattr(matrix.Matrix, "_sign_once", signing_cycles)
         monkeypatch.setattr(matrix, "code_digest", lambda image: image.read_text())
         monkeypatch.setattr(matrix.Matrix, "_pqscope", lambda _, arguments: self.answer(arguments))
 
@@ -54,13 +63,7 @@ class StandIns:
         option = dict(zip(arguments, arguments[1:]))
         code = CODE[(option["--impl"], option["--compiler"], option["--opt"])]
         if arguments[0] == "taint":
-            if code in self.hanging_taint:
-                out = Path(option["--out"])
-                out.mkdir(parents=True)
-                (out / "meta.json").write_text(json.dumps({
-                    "status": "failed: device not answering: no record of sample 4026531840 within 900 s",
-                    "samples_completed": 0}))
-                raise matrix.PqscopeError("pqscope taint: device not answering")
+            assert code not in self.hanging, "the exact check of a build that never signs"
             if code in self.failing_taint:
                 raise matrix.PqscopeError("pqscope taint: no record within 600 s")
             return {"verdict": "leak" if code in LEAKING_CODE else "no-leak", "sign_cycles": [1000 + ord(code), 5],
@@ -99,6 +102,9 @@ def test_cells_with_the_same_code_are_checked_once_and_new_leaks_are_tested_on_t
     checked = [(call[call.index("--compiler") + 1], call[call.index("--opt") + 1]) for call in stand_ins.calls
                if call[0] == "taint"]
     assert sorted(checked) == [("clang", "catalogue"), ("gcc12", "catalogue")]  # -O3: the catalogue's code
+    assert {call[call.index("-n") + 1] for call in stand_ins.calls if call[0] == "taint"} == {"1"}  # one signature
+    # -O3 is the catalogue's flags: not even built again.
+    assert stand_ins.trees == [("gcc12", "catalogue"), ("gcc12", "-Os"), ("clang", "catalogue"), ("clang", "-Os")]
     assert cells[("gcc12", "-O3")]["same_code_as"] == ["gcc12", "catalogue"]
     assert cells[("gcc12", "catalogue")]["status"] == "no-leak"
     assert cells[("gcc12", "catalogue")]["sign_cycles"] == 1000 + ord("a")  # the first signature's
@@ -135,17 +141,24 @@ def test_a_resume_reads_finished_cells_back_and_tries_failed_ones_again(fake_rep
 
 
 def test_a_build_that_gives_no_signature_is_a_definite_cell(fake_repo, tmp_path, monkeypatch):
-    """The emulator is deterministic: a build whose device answers nothing before its first
-    signature never will; the cell says so, is kept, and a resume does not wait for it again."""
-    stand_ins = StandIns(monkeypatch, tmp_path, hanging_taint={"b"})
+    """The emulator is deterministic: a build that makes no key and signature within its budget of
+    cycles (its row's default build's, times HANG_FACTOR) never will; the cell says so, is kept,
+    and a resume does not try it again."""
+    stand_ins = StandIns(monkeypatch, tmp_path, hanging={"b"})
     path, plan = _started(fake_repo, tmp_path)
     cells = _cells(_run(fake_repo, path, plan))
+    assert stand_ins.budgets == {("gcc12", "catalogue"): matrix.DEFAULT_BUDGET,
+                                 ("clang", "catalogue"): matrix.HANG_FACTOR * SIGNING_CYCLES}
     assert cells[("clang", "catalogue")]["status"] == "hang"
     assert cells[("clang", "-O3")]["status"] == "hang"  # the same code
-    assert "no signature within 900 s" in cells[("clang", "catalogue")]["error"]
+    assert cells[("clang", "catalogue")]["error"] == (
+        f"no key and signature within {matrix.HANG_FACTOR * SIGNING_CYCLES:,} cycles ({matrix.HANG_FACTOR} times the "
+        "default build's)")
+    assert not [call for call in stand_ins.calls if call[0] == "taint" and "clang" in call]
     stand_ins.calls.clear()
+    stand_ins.budgets.clear()
     _run(fake_repo, path, matrix.resumed_plan(path, load_catalogue(fake_repo)))
-    assert stand_ins.calls == []
+    assert stand_ins.calls == [] and stand_ins.budgets == {}  # each build signed once (signing.json)
 
 
 def test_a_directory_without_a_plan_is_not_resumed(fake_repo, tmp_path):

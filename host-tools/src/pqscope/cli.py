@@ -518,6 +518,9 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
 @click.option("--ct-n", "ct_signatures", default=matrix.CT_SIGNATURES, show_default=True, type=click.IntRange(0),
               help="The most signatures of the statistical test of each cell that leaks where its row's default build "
                    "does not (0: none).")
+@click.option("--taint-n", "exact_signatures", default=matrix.EXACT_SIGNATURES, show_default=True,
+              type=click.IntRange(1, 100),
+              help="Signatures of each cell's exact check, each with a key of its own (the same seeds in every cell).")
 @click.option("-j", "--jobs", type=click.IntRange(1), help="Emulators at a time (default: one per core).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory (default: runs/<timestamp>-virtual-matrix).")
@@ -526,8 +529,8 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
 @REPORT_OPTION
 @JSON_OPTION
 @click.pass_context
-def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatures, jobs, out, resume_path,
-                   with_report, as_json) -> None:
+def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatures, exact_signatures, jobs, out,
+                   resume_path, with_report, as_json) -> None:
     """Is constant time a property of the binary? The exact check of catalogue rows built by each compiler at
     each optimisation level (each build in a tree of its own), on the virtual board, one emulator per core; then
     each cell that leaks where its row's default build (gcc12 at the catalogue's flags) does not is tested on
@@ -541,7 +544,7 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
     else:
         chosen = [find_implementation(catalogue, *_member(text)) for text in rows] or matrix.default_rows(catalogue)
         plan = matrix.Plan(VIRTUAL_BOARD, parse_seed(seed).hex(), ct_signatures, chosen,
-                           matrix.toolchains(compilers, levels))
+                           matrix.toolchains(compilers, levels), exact_signatures)
         path = run_directory(root, out, get_board(root, VIRTUAL_BOARD), "matrix")
         matrix.start(path, plan)
     stderr().print(f"matrix: {len(plan.rows)} rows x {len(plan.toolchains)} builds in {path}")

@@ -8,7 +8,12 @@ cell, <scheme>-<impl>/<compiler>.<level>/, with the cell's exact check (taint/; 
 signature's cycles are the cell's, the same seed in every cell, so the same signing path), its
 statistical test (ct/) and its summary (cell.json, written last: a cell that has one is done).
 Cells whose code is byte for byte another cell's of the same row (-O3 is the catalogue's own
-level) take its results."""
+level) take its results.
+
+Before its exact check, each build makes a key and signs once on the plain emulator (twenty times
+faster than tracking the key), within a budget of cycles: HANG_FACTOR times what its row's default
+build takes (the same seed: the same path). A build that runs out of it never signs: the emulator is
+deterministic, so its cell is a definite `hang`, decided in seconds and on any machine alike."""
 
 import json
 import os
@@ -21,23 +26,37 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from rich.console import Console
+
 from .boards import Board
 from .build import build_images, code_digest
+from .capture import sample_seed
 from .catalogue import Implementation, find_implementation
 from .errors import PqscopeError
 from .metadata import load_json
+from .protocol import Op, Status
 from .rundir import make_empty_directory, write_atomically
+from .targets import Link, VirtualTarget
 from .toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
 
 PLAN = "matrix-plan.json"
 CELL = "cell.json"
+SIGNING = "signing.json"  # a cell's key and signature on the plain emulator, within its budget
 # The rows without --row: every ML-DSA, FN-DSA and Falcon row, and SPHINCS+'s fast 128-bit ones.
 DEFAULT_FAMILIES = ("ML-DSA", "FN-DSA", "Falcon")
 DEFAULT_EXTRA_ROWS = (("sphincs-sha2-128f-simple", "clean"), ("sphincs-shake-128f-simple", "clean"))
 CT_SIGNATURES = 10_000  # the most signatures of a leaking cell's statistical test
-# Seconds per signature of a cell's exact check: SPHINCS+ at -O0 takes minutes. A build that gives
-# no signature in that time does not finish one (the emulator is deterministic): its cell says so.
-TAINT_TIMEOUT = 900
+# Signatures of each cell's exact check: one path per build, the same seed in every cell, so that
+# the builds are compared on the same path (pqscope taint checks two by default).
+EXACT_SIGNATURES = 1
+# Seconds per signature of a cell's exact check (it only bounds a failure: the build has signed
+# within its budget before): SPHINCS+ at -O0 takes minutes.
+TAINT_TIMEOUT = 3600
+# A build's budget for a key and a signature: this many times its row's default build's cycles
+# (-O0 takes up to ten times as many); the default build's own: DEFAULT_BUDGET cycles.
+HANG_FACTOR = 50
+DEFAULT_BUDGET = 50_000_000_000
+MSG_LEN = 32  # pqscope taint's default
 
 
 def default_rows(catalogue: list[Implementation]) -> list[Implementation]:
@@ -73,6 +92,7 @@ class Plan:
     ct_signatures: int
     rows: list[Implementation]
     toolchains: list[Toolchain]
+    exact_signatures: int = EXACT_SIGNATURES
 
     @property
     def cells(self) -> list[Cell]:
@@ -80,7 +100,8 @@ class Plan:
 
     def to_json(self) -> dict:
         return {"schema": 1, "kind": "matrix", "board": self.board, "seed": self.seed,
-                "ct_signatures": self.ct_signatures, "rows": [{"scheme": row.scheme, "impl": row.impl} for row in self.rows],
+                "ct_signatures": self.ct_signatures, "exact_signatures": self.exact_signatures,
+                "rows": [{"scheme": row.scheme, "impl": row.impl} for row in self.rows],
                 "toolchains": [toolchain.to_json() for toolchain in self.toolchains]}
 
 
@@ -94,9 +115,11 @@ def resumed_plan(path: Path, catalogue: list[Implementation]) -> Plan:
     data = load_json(path / PLAN) if (path / PLAN).is_file() else None
     if not isinstance(data, dict) or data.get("kind") != "matrix":
         raise PqscopeError(f"cannot resume {path}: it holds no matrix plan ({PLAN})")
+    # Plans from before the count was recorded checked pqscope taint's default, two signatures.
     return Plan(data["board"], data["seed"], data["ct_signatures"],
                 [find_implementation(catalogue, row["scheme"], row["impl"]) for row in data["rows"]],
-                [Toolchain.from_json(toolchain) for toolchain in data["toolchains"]])
+                [Toolchain.from_json(toolchain) for toolchain in data["toolchains"]],
+                data.get("exact_signatures", 2))
 
 
 class Matrix:
@@ -118,8 +141,9 @@ class Matrix:
         building = lap()
         checked = [cell for cell in self.plan.cells if isinstance(images[cell.key], Path) and cell.key not in same_as]
         with ThreadPoolExecutor(self.jobs) as pool:
-            summaries = dict(zip((cell.key for cell in checked),
-                                 pool.map(lambda cell: self._exact_check(cell, images[cell.key]), checked)))
+            budgets = self._budgets(pool, [cell for cell in checked if cell.toolchain.is_default], images)
+            summaries = dict(zip((cell.key for cell in checked), pool.map(lambda cell: self._exact_check(
+                cell, images[cell.key], budgets.get(cell.key[:2], DEFAULT_BUDGET)), checked)))
         checking = lap()
         for cell in checked:
             default = summaries.get((cell.row.scheme, cell.row.impl, DEFAULT_TOOLCHAIN.compiler, DEFAULT_TOOLCHAIN.opt))
@@ -138,16 +162,20 @@ class Matrix:
                            **summaries[cell.key]} for cell in self.plan.cells]}
 
     def _build(self) -> dict[tuple, Path | str]:
-        """Every cell's image, or why it did not build: a tree per toolchain, all rows in one build."""
+        """Every cell's image, or why it did not build: a tree per compiler and flags, all rows in
+        one build (the catalogue's level and -O3 are the same flags: one tree)."""
         (self.path / "builds").mkdir(exist_ok=True)
         images = {}
         rows = [(row.scheme, row.impl) for row in self.plan.rows]
+        trees: dict[tuple[str, str], dict] = {}
         for toolchain in self.plan.toolchains:
-            self.say(f"building {len(rows)} images with {toolchain.label}")
-            board = self.board.built_with(toolchain)
-            built = build_images(self.root, board, rows, self.path / "builds" / f"{board.build_tree}.log")
+            flags = (toolchain.compiler, toolchain.flags)
+            if flags not in trees:
+                self.say(f"building {len(rows)} images with {toolchain.label}")
+                board = self.board.built_with(toolchain)
+                trees[flags] = build_images(self.root, board, rows, self.path / "builds" / f"{board.build_tree}.log")
             images.update({(scheme, impl, toolchain.compiler, toolchain.opt): image
-                           for (scheme, impl), image in built.items()})
+                           for (scheme, impl), image in trees[flags].items()})
         return images
 
     def _same_code(self, images: dict[tuple, Path | str]) -> dict[tuple, tuple]:
@@ -163,17 +191,65 @@ class Matrix:
                 first.setdefault(code, cell.key)
         return same
 
-    def _exact_check(self, cell: Cell, image: Path) -> dict:
+    def _budgets(self, pool: ThreadPoolExecutor, defaults: list[Cell], images: dict[tuple, Path | str]
+                 ) -> dict[tuple[str, str], int]:
+        """Each row's budget of cycles for a key and a signature: HANG_FACTOR times its default
+        build's, measured first (a row without one measured: DEFAULT_BUDGET)."""
+        def measured(cell: Cell) -> int | None:
+            try:
+                return self._signing_cycles(cell, images[cell.key], DEFAULT_BUDGET)
+            except PqscopeError:
+                return None  # the cell's exact check tries again and says why
+        return {cell.key[:2]: HANG_FACTOR * cycles for cell, cycles in zip(defaults, pool.map(measured, defaults))
+                if cycles}
+
+    def _signing_cycles(self, cell: Cell, image: Path, budget: int) -> int | None:
+        """Cycles of a key and a signature of the plan's seed on the plain emulator, or None when
+        the build did not sign within `budget` cycles; measured once (signing.json)."""
+        directory = cell.directory(self.path)
+        directory.mkdir(parents=True, exist_ok=True)
+        if (directory / SIGNING).is_file():
+            return json.loads((directory / SIGNING).read_text())["cycles"]
+        cycles = self._sign_once(cell, image, budget)
+        write_atomically(directory / SIGNING, json.dumps({"budget": budget, "cycles": cycles}) + "\n")
+        return cycles
+
+    def _sign_once(self, cell: Cell, image: Path, budget: int) -> int | None:
+        directory = cell.directory(self.path)
+        target = VirtualTarget(self.root, self.board, Link(timeout=TAINT_TIMEOUT),
+                               emulator_args=("--max-cycles", str(budget)))
+        try:
+            with target.connect(image, Console(quiet=True), stats_dir=directory) as connection:
+                connection.session.hello()
+                result = connection.session.run_sample(sample_seed(bytes.fromhex(self.plan.seed), 0), MSG_LEN,
+                                                       (Op.KEYGEN, Op.SIGN), 0)
+        except PqscopeError as error:
+            if "cycle limit" in str(error):
+                return None
+            raise
+        (directory / "stats.json").unlink(missing_ok=True)
+        if any(sample.status != Status.OK for sample in result.samples):
+            raise PqscopeError(f"the build answered {[sample.status.name for sample in result.samples]}")
+        return sum(sample.cycles for sample in result.samples)
+
+    def _exact_check(self, cell: Cell, image: Path, budget: int) -> dict:
         """The cell's summary: read back if done, else from its exact check (resumed where it
-        stopped) and a signature's cycles; kept in cell.json unless the check failed (a resume
-        tries it again)."""
+        stopped) and a signature's cycles, once the build has signed within its `budget`; kept in
+        cell.json unless the check failed (a resume tries it again)."""
         directory = cell.directory(self.path)
         if (directory / CELL).is_file():
             return json.loads((directory / CELL).read_text())
-        self.say(f"exact check: {cell.row.scheme}/{cell.row.impl} with {cell.toolchain.label}")
         directory.mkdir(parents=True, exist_ok=True)
         taint = directory / "taint"
         try:
+            if not (taint / "meta.json").is_file() and self._signing_cycles(cell, image, budget) is None:
+                budget = json.loads((directory / SIGNING).read_text())["budget"]
+                summary = {"status": "hang", "code_sha256": code_digest(image),
+                           "error": f"no key and signature within {budget:,} cycles" + (
+                               "" if budget == DEFAULT_BUDGET else f" ({HANG_FACTOR} times the default build's)")}
+                write_atomically(directory / CELL, json.dumps(summary, indent=2) + "\n")
+                return summary
+            self.say(f"exact check: {cell.row.scheme}/{cell.row.impl} with {cell.toolchain.label}")
             if (taint / "taint.json").is_file():
                 document = json.loads((taint / "taint.json").read_text())
             elif (taint / "meta.json").is_file():
@@ -181,14 +257,10 @@ class Matrix:
             else:
                 shutil.rmtree(taint, ignore_errors=True)
                 document = self._pqscope(["taint", "--board", self.board.name, *cell.options(), "--seed",
-                                          self.plan.seed, "--out", str(taint), "--timeout", str(TAINT_TIMEOUT)])
+                                          self.plan.seed, "-n", str(self.plan.exact_signatures), "--out", str(taint),
+                                          "--timeout", str(TAINT_TIMEOUT)])
         except PqscopeError as error:
-            if not _gave_no_signature(taint):
-                return {"status": "failed", "error": str(error)}
-            summary = {"status": "hang", "error": f"no signature within {TAINT_TIMEOUT} s: {error}",
-                       "code_sha256": code_digest(image)}
-            write_atomically(directory / CELL, json.dumps(summary, indent=2) + "\n")
-            return summary
+            return {"status": "failed", "error": str(error)}
         summary = {"status": document["verdict"], "sign_cycles": document["sign_cycles"][0],
                    "code_sha256": code_digest(image),
                    "leaks": _leaks_by_line(document["findings"])}
@@ -228,17 +300,6 @@ class Matrix:
             lines = result.stderr.strip().splitlines()
             raise PqscopeError(f"pqscope {arguments[0]}: {lines[-1] if lines else f'exit status {result.returncode}'}")
         return json.loads(result.stdout)
-
-
-def _gave_no_signature(taint: Path) -> bool:
-    """Whether a failed exact check waited in vain for the device before its first signature (its
-    key generation or the signature itself), by its run's status and samples."""
-    try:
-        meta = json.loads((taint / "meta.json").read_text())
-    except (OSError, ValueError):
-        return False
-    return (str(meta.get("status", "")).startswith("failed") and "no record of sample" in meta["status"]
-            and meta.get("samples_completed") == 0)
 
 
 def _leaks_by_line(findings: list[dict]) -> list[dict]:

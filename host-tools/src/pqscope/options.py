@@ -205,6 +205,7 @@ RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--s
                 "probe_names": "--probe", "key_refresh": "--key-refresh", "fixed_n": "--fixed-n",
                 "bound_percent": "--bound", "taint_check": "--taint", "replay": "--replay/--no-replay",
                 "replay_flash_timing": "--replay-flash-timing", "ct_signatures": "--ct-n",
+                "exact_signatures": "--taint-n",
                 "members": "--member", "compiler": "--compiler", "opt_level": "--opt", "rows": "--row",
                 "compilers": "--compiler", "levels": "--opt"}
 

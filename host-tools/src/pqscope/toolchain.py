@@ -33,6 +33,11 @@ class Toolchain:
         return cls(compiler or COMPILERS[0], opt or CATALOGUE_OPT)
 
     @property
+    def flags(self) -> str:
+        """The level the compiler is given: the catalogue's own is CMake's Release level, -O3."""
+        return "-O3" if self.opt == CATALOGUE_OPT else self.opt
+
+    @property
     def is_default(self) -> bool:
         return self == DEFAULT_TOOLCHAIN
 
