@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EMULATOR, ROOT
+from conftest import EMULATOR, IMAGES, ROOT
+from pqscope import matrix
 from pqscope.boards import get_board
+from pqscope.catalogue import find_implementation, load_catalogue
 from pqscope.build import code_digest
 from pqscope.capture import sample_seed
 from pqscope.console import stderr
@@ -108,3 +110,18 @@ def test_the_matrix_checks_each_build_and_resumes_to_the_same_document(tmp_path)
     again = _pqscope("matrix", "--resume", str(out), "--no-report")
     assert again["cells"] == document["cells"]
     assert {path: path.stat().st_mtime_ns for path in out.glob("*/*/cell.json")} == kept
+
+
+def test_a_build_that_runs_out_of_its_budget_of_cycles_gives_no_signature(tmp_path):
+    """The matrix's hang verdict, on the emulator: a key and a signature within their budget give
+    their cycles; the same image stopped by --max-cycles before it signs gives none (the emulator's
+    own error, not a lost connection)."""
+    row = find_implementation(load_catalogue(ROOT), "control-branch", "ct")
+    plan = matrix.Plan("virtual", "05", 0, [row], [matrix.DEFAULT_TOOLCHAIN])
+    (cell,) = plan.cells
+    checker = matrix.Matrix(ROOT, tmp_path, get_board(ROOT, "virtual"), plan, 1, lambda text: None)
+    image = IMAGES / "control-branch" / "ct.elf"
+    cycles = checker._sign_once(cell, image, matrix.DEFAULT_BUDGET)
+    assert cycles > 0
+    assert checker._sign_once(cell, image, cycles // 2) is None
+

@@ -53,8 +53,8 @@ EXACT_SIGNATURES = 1
 # within its budget before): SPHINCS+ at -O0 takes minutes.
 TAINT_TIMEOUT = 3600
 # A build's budget for a key and a signature: this many times its row's default build's cycles
-# (-O0 takes up to ten times as many); the default build's own: DEFAULT_BUDGET cycles.
-HANG_FACTOR = 50
+# (-O0 took up to seven times as many); the default build's own: DEFAULT_BUDGET cycles.
+HANG_FACTOR = 25
 DEFAULT_BUDGET = 50_000_000_000
 MSG_LEN = 32  # pqscope taint's default
 

@@ -22,6 +22,7 @@ UART_PREFIX = "vboard: uart "
 ERROR_PREFIX = "vboard: error: "
 IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
 STOP_SECONDS = 5.0
+EXIT_GRACE_SECONDS = 2.0  # after a failed session, how long an emulator that is ending may take to exit
 
 
 class VBoardError(PqscopeError):
@@ -99,7 +100,7 @@ class VirtualBoard:
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> None:
-        died = self._process.poll() is not None
+        died = self._process.poll() is not None or (exc is not None and self._exits_by_itself())
         self._stop()
         if self.stats_path.exists():
             self.stats = load_json(self.stats_path)
@@ -126,6 +127,15 @@ class VirtualBoard:
         with self._traffic.changed:
             self._traffic.ended = True
             self._traffic.changed.notify_all()
+
+    def _exits_by_itself(self) -> bool:
+        """Whether the emulator is ending of its own accord: a session that failed because the
+        emulator stopped (e.g. at --max-cycles) sees its pty close a moment before the exit."""
+        try:
+            self._process.wait(timeout=EXIT_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
 
     def _stop(self) -> None:
         if self._process.poll() is None:
