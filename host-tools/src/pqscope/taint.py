@@ -7,7 +7,7 @@ signatures under it and names each finding's function and source line from the i
 import bisect
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -112,9 +112,11 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
 
 
 class Symbolizer:
-    """Function and source line of code addresses in an ELF (its symbol table and DWARF lines)."""
+    """Function and source line of code addresses in an ELF (its symbol table and DWARF lines):
+    of every address, or only of `addresses` (the line tables of their compilation units alone,
+    found through .debug_aranges: decoding them all costs a second of Python per image)."""
 
-    def __init__(self, elf: Path):
+    def __init__(self, elf: Path, addresses: Iterable[int] | None = None):
         try:
             with elf.open("rb") as stream:
                 image = ELFFile(stream)
@@ -122,7 +124,7 @@ class Symbolizer:
                 functions = sorted((symbol["st_value"] & ~1, symbol["st_size"], symbol.name)
                                    for symbol in (symbols.iter_symbols() if symbols else ())
                                    if symbol["st_info"]["type"] == "STT_FUNC" and symbol["st_size"])
-                self._lines = self._line_table(image) if image.has_dwarf_info() else []
+                self._lines = self._line_table(image, addresses) if image.has_dwarf_info() else []
         except (OSError, ELFError) as error:
             raise PqscopeError(f"cannot read {elf}: {error}") from None
         self._starts = [start for start, _, _ in functions]
@@ -130,10 +132,25 @@ class Symbolizer:
         self._line_starts = [address for address, _, _ in self._lines]
 
     @staticmethod
-    def _line_table(image: ELFFile) -> list[tuple[int, str, int]]:
+    def _units(dwarf, addresses: Iterable[int] | None) -> Iterator:
+        """The compilation units that may hold `addresses`: those .debug_aranges places them in,
+        and any it does not list (all of them without `addresses` or .debug_aranges). An address
+        in none of them has no line (libgcc's code)."""
+        ranges = dwarf.get_aranges() if addresses is not None else None
+        if not ranges:
+            yield from dwarf.iter_CUs()
+            return
+        holding = {ranges.cu_offset_at_addr(address) for address in addresses}
+        listed = {entry.info_offset for entry in ranges.entries}
+        for unit in dwarf.iter_CUs():
+            if unit.cu_offset in holding or unit.cu_offset not in listed:
+                yield unit
+
+    @classmethod
+    def _line_table(cls, image: ELFFile, addresses: Iterable[int] | None) -> list[tuple[int, str | None, int | None]]:
         rows = []
         dwarf = image.get_dwarf_info()
-        for unit in dwarf.iter_CUs():
+        for unit in cls._units(dwarf, addresses):
             program = dwarf.line_program_for_CU(unit)
             if program is None:
                 continue
@@ -142,7 +159,10 @@ class Symbolizer:
             version = program["version"]
             for entry in program.get_entries():
                 state = entry.state
-                if state is None or state.end_sequence:
+                if state is None:
+                    continue
+                if state.end_sequence:  # the code after a sequence (assembly, libgcc) has no line
+                    rows.append((state.address, None, None))
                     continue
                 index = state.file if version >= 5 else state.file - 1
                 if not 0 <= index < len(files):
@@ -152,7 +172,8 @@ class Symbolizer:
                 if 0 <= directory < len(directories) and not name.startswith("/"):
                     name = f"{directories[directory].decode(errors='replace')}/{name}"
                 rows.append((state.address, name, state.line))
-        return sorted(rows)
+        # Where a sequence ends at the address the next one starts, the next one's row counts.
+        return sorted(rows, key=lambda row: (row[0], row[1] is not None))
 
     def function(self, address: int) -> str | None:
         at = bisect.bisect_right(self._starts, address) - 1
@@ -167,7 +188,7 @@ class Symbolizer:
         file, _, line = place.rpartition(":")
         ranges: list[tuple[int, int]] = []
         for (address, name, number), (following, _, _) in zip(self._lines, self._lines[1:]):
-            if number == int(line) and Path(name).name == file and following > address:
+            if number == int(line) and name and Path(name).name == file and following > address:
                 if ranges and ranges[-1][1] == address:
                     ranges[-1] = (ranges[-1][0], following)
                 else:
@@ -372,7 +393,7 @@ def _coverage(lines: list[dict]) -> dict:
 def _named(raw_findings: list[dict], elf: Path, root: Path) -> list[Finding]:
     """The emulator's findings, each named from `elf` (source files inside the repository `root`
     relative to it)."""
-    names = Symbolizer(elf)
+    names = Symbolizer(elf, [int(raw["address"], 16) for raw in raw_findings])
     findings = []
     for raw in raw_findings:
         address = int(raw["address"], 16)
