@@ -3,6 +3,7 @@ which cells it checks, which share code, which it tests on timing, what a resume
 the matrix reads."""
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,17 @@ def test_the_matrix_reads_per_compiler_with_the_leaks_and_their_test(fake_repo, 
     (finding,) = [line for line in markdown.splitlines() if "packing.c" in line]
     assert finding.startswith("| ml-dsa-44/m4f | clang catalogue | branch | pack | pqm4:packing.c:232 | 2 | 14 | "
                               "not seen in 2,000 signatures")
+
+
+def test_without_tests_on_timing_a_new_leak_says_so(fake_repo, tmp_path, monkeypatch):
+    stand_ins = StandIns(monkeypatch, tmp_path)
+    path, plan = tmp_path / "matrix", replace(_plan(fake_repo), ct_signatures=0)
+    matrix.start(path, plan)
+    document = _run(fake_repo, path, plan)
+    assert [call[0] for call in stand_ins.calls] == ["taint", "taint"]  # no ct
+    (path / "matrix.json").write_text(json.dumps(document))
+    markdown = render(path, "md", None)
+    (finding,) = [line for line in markdown.splitlines() if "packing.c" in line]
+    assert finding.endswith("| not tested (--ct-n 0) |")
+    assert "2 that the compiler refuses to build, 0 undecided" in markdown
+    assert "verdict over one signature" in markdown

@@ -46,7 +46,8 @@ def _leaking(document: dict) -> list[dict]:
 def _finding_rows(document: dict) -> list[list[str]]:
     rows = []
     for cell in _leaking(document):
-        confirmation = cell.get("confirmation", {}).get("text", "not tested")
+        confirmation = cell.get("confirmation", {}).get("text", "not tested" if document["ct_signatures"] else
+                                                         "not tested (--ct-n 0)")
         for leak in cell["leaks"]:
             rows.append([f"{cell['scheme']}/{cell['impl']}", f"{cell['compiler']} {cell['opt']}", leak["kind"],
                          leak["function"] or "?", taint_source({**leak, "address": "?"}), str(leak["instructions"]),
@@ -59,19 +60,24 @@ FINDING_HEADINGS = ("row", "build", "kind", "function", "source", "instructions"
 
 def _summary(document: dict) -> list[str]:
     cells = document["cells"]
-    counts = {status: sum(cell["status"] == status for cell in cells) for status in ("no-leak", "leak", "hang")}
+    counts = {status: sum(cell["status"] == status for cell in cells)
+              for status in ("no-leak", "leak", "hang", "build-failed")}
     undecided = len(cells) - sum(counts.values())
     return [f"{len(document['rows'])} rows x {len(document['toolchains'])} builds on {document['board']}: "
             f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(_leaking(document))} where the "
-            f"row's default build does not), {counts['hang']} whose build gives no signature, {undecided} undecided",
+            f"row's default build does not), {counts['hang']} whose build gives no signature, "
+            f"{counts['build-failed']} that the compiler refuses to build, {undecided} undecided",
             "this invocation's seconds: " + ", ".join(f"{what.replace('_', ' ')} {seconds:,}"
                                                      for what, seconds in document["seconds"].items())]
 
 
 def page(document: dict, _data=None) -> Page:
     levels = _levels(document)
+    # Matrices from before the count was recorded checked two signatures (pqscope taint's default).
+    signatures = document.get("exact_signatures", 2)
+    checked = "one signature" if signatures == 1 else f"{signatures} signatures"
     sections = [Section(f"Built by {compiler}", [
-        "The exact check's verdict over two signatures and the cycles of one signature (the same seed in every cell: "
+        f"The exact check's verdict over {checked} and the cycles of one signature (the same seed in every cell: "
         "the same signing path); LEAK: a leak the row's default build (gcc12, its catalogue flags) does not have; "
         "(= level): the same code as that level's build.",
         Table(("row", *levels), _compiler_rows(document, compiler))]) for compiler in _compilers(document)]
