@@ -13,9 +13,10 @@ replay, computed from the variance measured (the raw total's, beside the residua
   signatures to a leak; without the replay, n x the variance ratio (the same t needs that many);
 - nonces: each nonce control's leak, convicted on the board by the exact check's findings;
 - fpnative: Falcon-512 fpnative at 2,000 signatures: each soft-float finding on the board;
+- fpnative-long: the same at 8,000 signatures on two stand-ins (hours: resumable);
 - twins: each constant-time twin at 10^5 signatures on two stand-ins (hours: resumable).
 
-    .venv/bin/python tests/bench/replay_bench.py [CASE ...]     (default: all but twins)
+    .venv/bin/python tests/bench/replay_bench.py [CASE ...]     (default: all but the long ones)
 """
 
 import argparse
@@ -80,8 +81,8 @@ def nonces() -> None:
         print(f"{scheme} leaky: {document['verdict']} at {signatures(document)} signatures; {found}{took(seconds)}")
 
 
-def fpnative() -> None:
-    document, seconds = measured("falcon-512-fpnative-2000", "falcon-512", "fpnative", 2000, "--fixed-n")
+def fpnative(n: int = 2000, boards: int = 1) -> None:
+    document, seconds = measured(f"falcon-512-fpnative-{n}", "falcon-512", "fpnative", n, "--fixed-n", boards=boards)
     print(f"falcon-512 fpnative: {document['verdict']} at {signatures(document)} signatures{took(seconds)}")
     for item in document["replay"]["confirmations"]:
         print(f"  {item['function']} ({item['findings']} instructions): {item['text']}; the model: "
@@ -94,13 +95,19 @@ def twins() -> None:
         print(f"{scheme} ct at 10^5: {document['verdict']} (max |t| {document['max_abs_t']}){took(seconds)}")
 
 
-CASES = {"ml-dsa": ml_dsa, "flash-table": flash_table, "nonces": nonces, "fpnative": fpnative, "twins": twins}
+def fpnative_long() -> None:
+    """8,000 signatures on two stand-ins: the findings 2,000 leave just short of definite."""
+    fpnative(8000, boards=2)
+
+
+CASES = {"ml-dsa": ml_dsa, "flash-table": flash_table, "nonces": nonces, "fpnative": fpnative,
+         "fpnative-long": fpnative_long, "twins": twins}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cases", nargs="*", choices=[[], *CASES], default=[], metavar="CASE")
-    for case in parser.parse_args().cases or [case for case in CASES if case != "twins"]:
+    for case in parser.parse_args().cases or [case for case in CASES if case not in ("twins", "fpnative-long")]:
         CASES[case]()
 
 
