@@ -19,7 +19,7 @@ from pqscope.device import DeviceSession
 from pqscope.errors import PqscopeError
 from pqscope.protocol import Op
 from pqscope.runner import Runner, SampleCapture
-from pqscope.targets import Connection, Image, Link, SerialTarget, Target, VirtualTarget
+from pqscope.targets import Connection, Image, Link, SerialTarget, Target, VirtualTarget, open_target
 
 OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
@@ -178,3 +178,11 @@ def test_a_board_on_a_serial_port_needs_the_port_before_anything_is_built(fake_r
     target = SerialTarget(fake_repo, get_board(fake_repo, "stm32f4discovery"), Link())
     with pytest.raises(PqscopeError, match="reached over a serial port: pass --port"):
         Runner(target, quiet())
+
+
+def test_a_budget_of_cycles_is_the_virtual_boards_alone(fake_repo):
+    """A real board runs as long as it runs: a budget for it is refused, not silently ignored."""
+    assert isinstance(open_target(fake_repo, get_board(fake_repo, "virtual"), Link(max_cycles=1000)), VirtualTarget)
+    with pytest.raises(PqscopeError, match="a budget of cycles stops the virtual board; board stm32f4discovery runs"):
+        open_target(fake_repo, get_board(fake_repo, "stm32f4discovery"), Link(port="/dev/null", max_cycles=1000))
+

@@ -36,7 +36,7 @@ from .errors import PqscopeError
 from .metadata import load_json
 from .protocol import Op, Status
 from .rundir import make_empty_directory, write_atomically
-from .targets import Link, VirtualTarget
+from .targets import Link, open_target
 from .toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
 
 PLAN = "matrix-plan.json"
@@ -52,8 +52,8 @@ EXACT_SIGNATURES = 1
 # Seconds per signature of a cell's exact check (it only bounds a failure: the build has signed
 # within its budget before): SPHINCS+ at -O0 takes minutes.
 TAINT_TIMEOUT = 3600
-# A build's budget for a key and a signature: this many times its row's default build's cycles
-# (-O0 took up to seven times as many); the default build's own: DEFAULT_BUDGET cycles.
+# A build's budget of emulator cycles, from its start to a key and a signature: this many times its
+# row's default build's (-O0 took up to seven times as many); the default build's own: DEFAULT_BUDGET.
 HANG_FACTOR = 25
 DEFAULT_BUDGET = 50_000_000_000
 MSG_LEN = 32  # pqscope taint's default
@@ -216,9 +216,11 @@ class Matrix:
         return cycles
 
     def _sign_once(self, cell: Cell, image: Path, budget: int) -> int | None:
+        """The emulator's cycles from its start to a key and a signature (the harness's own work
+        at the build's level included), or None when it ran out of `budget` before."""
         directory = cell.directory(self.path)
-        target = VirtualTarget(self.root, self.board, Link(timeout=TAINT_TIMEOUT),
-                               emulator_args=("--max-cycles", str(budget)))
+        directory.mkdir(parents=True, exist_ok=True)
+        target = open_target(self.root, self.board, Link(timeout=TAINT_TIMEOUT, max_cycles=budget))
         try:
             with target.connect(image, Console(quiet=True), stats_dir=directory) as connection:
                 connection.session.hello()
@@ -228,10 +230,9 @@ class Matrix:
             if "cycle limit" in str(error):
                 return None
             raise
-        (directory / "stats.json").unlink(missing_ok=True)
         if any(sample.status != Status.OK for sample in result.samples):
             raise PqscopeError(f"the build answered {[sample.status.name for sample in result.samples]}")
-        return sum(sample.cycles for sample in result.samples)
+        return connection.stats["model_cycles"]
 
     def _exact_check(self, cell: Cell, image: Path, budget: int) -> dict:
         """The cell's summary: read back if done, else from its exact check (resumed where it

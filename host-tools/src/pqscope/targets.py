@@ -44,6 +44,7 @@ class Link:
     flash: bool = True  # flash the image before measuring (a board that needs flashing)
     adapter: str | None = None  # the serial number of the board's debug probe, where several are plugged in
     without_hse: bool = False  # the virtual board starts without its HSE (a real board's clock is its own)
+    max_cycles: int | None = None  # the virtual board stops after this many cycles (a budget)
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,8 @@ class VirtualTarget(Target):
         self.prepare(console)
         stats_path = stats_dir / STATS_FILE
         args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args,
-                *(("--hse", "absent") if self.link.without_hse else ()))
+                *(("--hse", "absent") if self.link.without_hse else ()),
+                *(("--max-cycles", str(self.link.max_cycles)) if self.link.max_cycles else ()))
         uart = None
         try:
             with VirtualBoard(self._emulator, elf, stats_path, extra_args=args, serial=self.serial) as vboard:
@@ -394,6 +396,8 @@ def _check_link(board: Board, link: Link) -> None:
     if link.without_hse and target_kind(board) is not VirtualTarget:
         raise PqscopeError(f"--without-hse starts the virtual board without its HSE; board {board.name}'s clock is its "
                            "own: leave the option out")
+    if link.max_cycles and target_kind(board) is not VirtualTarget:
+        raise PqscopeError(f"a budget of cycles stops the virtual board; board {board.name} runs as long as it runs")
 
 
 def open_shard_targets(root: Path, board: Board, links: list[Link], jobs: int | None = None,
