@@ -20,7 +20,7 @@ LEAKING_CODE = {"b"}
 SIGNING_CYCLES = 5000  # a key and a signature, on the plain emulator
 LEAK = {"kind": "branch", "address": "0x08000100", "count": 7, "declassified": False, "region": None,
         "function": "pack", "file": "_deps/pqm4-src/packing.c", "line": 232, "declassified_by": [], "within": None,
-        "leak": True}
+        "taken": 7, "leak": True}
 
 
 class StandIns:
@@ -68,7 +68,7 @@ class StandIns:
             if code in self.failing_taint:
                 raise matrix.PqscopeError("pqscope taint: no record within 600 s")
             return {"verdict": "leak" if code in LEAKING_CODE else "no-leak", "sign_cycles": [1000 + ord(code), 5],
-                    "findings": [LEAK, {**LEAK, "address": "0x08000104"}] if code in LEAKING_CODE else []}
+                    "findings": [LEAK, {**LEAK, "address": "0x08000104", "taken": 0}] if code in LEAKING_CODE else []}
         assert arguments[0] == "ct"
         return {"verdict": "no-leak", "reason": "no leak detected", "n": {"fixed": 1000, "random": 1000},
                 "bound": {"cycles": 3.0, "share_of_mean": 0.002}}
@@ -114,7 +114,7 @@ def test_cells_with_the_same_code_are_checked_once_and_new_leaks_are_tested_on_t
     leaking = cells[("clang", "catalogue")]
     assert (leaking["status"], leaking["expected"]) == ("leak", False)
     assert leaking["leaks"] == [{"kind": "branch", "function": "pack", "file": "_deps/pqm4-src/packing.c", "line": 232,
-                                 "instructions": 2, "count": 14}]
+                                 "instructions": 2, "count": 14, "one_way": True}]
     assert leaking["confirmation"]["outcome"] == "not-seen"
     assert "0.200% of the mean" in leaking["confirmation"]["text"]
     (ct,) = [call for call in stand_ins.calls if call[0] == "ct"]
@@ -162,6 +162,17 @@ def test_a_build_that_gives_no_signature_is_a_definite_cell(fake_repo, tmp_path,
     assert stand_ins.calls == [] and stand_ins.budgets == {}  # each build signed once (signing.json)
 
 
+def test_a_line_goes_one_way_only_if_each_of_its_branches_always_went_the_same_way():
+    """One way: every branch at the line went the same way in every execution (no time difference
+    in these signatures); a branch that went both ways, or an emulator that did not count, is not."""
+    both_ways = {**LEAK, "address": "0x08000104", "taken": 3}
+    uncounted = {key: value for key, value in LEAK.items() if key != "taken"}
+    assert [[line["one_way"] for line in lines] for lines in (matrix._leaks_by_line([LEAK, {**LEAK, "taken": 0}]),
+                                                              matrix._leaks_by_line([LEAK, both_ways]),
+                                                              matrix._leaks_by_line([uncounted]))] == [
+        [True], [False], [False]]
+
+
 def test_a_directory_without_a_plan_is_not_resumed(fake_repo, tmp_path):
     with pytest.raises(matrix.PqscopeError, match="holds no matrix plan"):
         matrix.resumed_plan(tmp_path, load_catalogue(fake_repo))
@@ -178,8 +189,8 @@ def test_the_matrix_reads_per_compiler_with_the_leaks_and_their_test(fake_repo, 
     assert "| ml-dsa-44/m4f | no-leak, 0.00 M | no-leak, 0.00 M (= catalogue) | does not build |" in gcc12
     assert "| ml-dsa-44/m4f | LEAK, 0.00 M | LEAK, 0.00 M (= catalogue) | does not build |" in clang
     (finding,) = [line for line in markdown.splitlines() if "packing.c" in line]
-    assert finding.startswith("| ml-dsa-44/m4f | clang catalogue | branch | pack | pqm4:packing.c:232 | 2 | 14 | "
-                              "not seen in 2,000 signatures")
+    assert finding.startswith("| ml-dsa-44/m4f | clang catalogue | branch | pack | pqm4:packing.c:232 | 2 | "
+                              "14, each one way | not seen in 2,000 signatures")
 
 
 def test_without_tests_on_timing_a_new_leak_says_so(fake_repo, tmp_path, monkeypatch):

@@ -43,6 +43,18 @@ def test_a_decision_at_its_lines_is_declassified_in_whatever_function_it_was_inl
     assert leak.leak
 
 
+def test_a_decision_at_line_0_covers_lineless_code_of_its_own_function_only():
+    """Line 0 is code a compiler gave no line (clang's merged comparisons): it says nothing of the
+    source, so only the decision's own function (or a clone) anchors it."""
+    lineless = replace(SAMPLER, lines=("sign.c:1343", "sign.c:0"))
+    own, clone, caller = attribute([finding(line=0), finding(function="sampler.constprop.0", line=0),
+                                    finding(function="caller", line=0)], (lineless,))
+    assert own.declassified and clone.declassified
+    assert caller.leak and caller.declassified_by == ()
+    (still_by_line,) = attribute([finding(function="caller", line=1343)], (lineless,))
+    assert still_by_line.declassified
+
+
 def test_a_decision_without_lines_covers_its_whole_function_and_its_clones():
     (inside,) = attribute([finding(function="chknorm", line=9)], (NORM,))
     (clone,) = attribute([finding(function="chknorm.constprop.0", line=9)], (NORM,))
@@ -103,3 +115,15 @@ def test_a_decision_at_lines_needs_code_at_them_not_its_function(tmp_path):
         check_decisions((NORM,), image)
     with pytest.raises(PqscopeError, match="declassifies decisions at inlined.c:40, where .* has no code"):
         check_decisions((replace(inlined, lines=("inlined.c:40",)),), image)
+
+
+def test_a_decision_at_line_0_needs_its_function_not_code_at_line_0(tmp_path):
+    """GCC gives every instruction a line, clang does not: a line-0 place is checked by its
+    function, which must be in the image."""
+    source = tmp_path / "image.c"
+    source.write_text("int chknorm(int x) { return x > 3; }\nint main(void) { return chknorm(5); }\n")
+    elf = tmp_path / "image"
+    subprocess.run(["cc", "-g", "-o", str(elf), str(source)], check=True)
+    check_decisions((replace(NORM, lines=("image.c:0",)),), elf)
+    with pytest.raises(PqscopeError, match="line-0 decisions of sampler, which .* lacks"):
+        check_decisions((replace(SAMPLER, lines=("image.c:0",)),), elf)

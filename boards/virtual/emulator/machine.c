@@ -668,7 +668,7 @@ static bool core_read_word(void *m, uint32_t addr, uint32_t *value)
 
 static uint32_t core_register(void *m, int n)
 {
-	return reg(m, core_regs[n]);
+	return reg(m, n == TAINT_CORE_XPSR ? UC_ARM_REG_XPSR : core_regs[n]);
 }
 
 static uint32_t core_code(void *core, uint32_t addr, uint8_t *buf, uint32_t len)

@@ -10,6 +10,7 @@
 #include "elf.h"
 #include "memmap.h"
 #include "taint_decode.h"
+#include "timing.h"
 
 #define SLOTS 64
 #define MAX_WATCHES 64
@@ -26,8 +27,9 @@ static const char *const kind_names[TAINT_KINDS] = {"address", "branch", "divisi
 struct finding {
 	uint64_t key;      /* address << 8 | kind << 4 | region; count 0: empty slot */
 	uint64_t count;
+	uint64_t taken;    /* a branch's executions that went the taken way */
 	bool secret;
-	uint64_t call_count; /* ... within the current call of the scope function (--taint-calls) */
+	uint64_t call_count, call_taken; /* ... within the current call of the scope function (--taint-calls) */
 	bool call_secret;
 };
 
@@ -233,7 +235,7 @@ static void findings_grow(struct taint *t)
 	free(old);
 }
 
-static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secret)
+static void finding_put(struct taint *t, uint64_t key, uint64_t count, uint64_t taken, bool secret)
 {
 	if (2 * (t->finding_used + 1) > t->finding_mask + 1)
 		findings_grow(t);
@@ -243,18 +245,29 @@ static void finding_put(struct taint *t, uint64_t key, uint64_t count, bool secr
 		t->finding_used++;
 	}
 	f->count += count;
+	f->taken += taken;
 	f->secret |= secret;
 	f->call_count += count;
+	f->call_taken += taken;
 	f->call_secret |= secret;
 }
 
 static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
-		   uint8_t v)
+		   uint8_t v, bool taken)
 {
 	/* Inside a call declared to work on masked values, a finding is kept apart from the same
 	 * instruction's elsewhere, and declassified. */
 	finding_put(t, (uint64_t)t->within << WITHIN_SHIFT | (uint64_t)addr << 8 | (uint64_t)kind << 4 | region,
-		    1, !t->within && (v & TAINT_SECRET));
+		    1, taken, !t->within && (v & TAINT_SECRET));
+}
+
+/* Whether a branch finding goes the taken way this time (the instruction is about to execute):
+ * a secret-dependent branch that always goes one way costs the same time for every secret. */
+static bool branch_taken(const struct taint *t, const struct insn *d)
+{
+	if (d->cond_reg >= 0)
+		return (t->core.reg(t->core.core, d->cond_reg) == 0) == (d->cond == ARM_CC_EQ);
+	return timing_cond_holds(d->cond, t->core.reg(t->core.core, TAINT_CORE_XPSR));
 }
 
 uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kind,
@@ -274,6 +287,17 @@ uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kin
 	return count;
 }
 
+uint64_t taint_branch_taken(const struct taint *t, uint32_t addr)
+{
+	uint64_t taken = 0;
+	for (uint32_t i = 0; i <= t->finding_mask; i++) {
+		const struct finding *f = &t->findings[i];
+		if (f->count && (uint32_t)(f->key >> 8) == addr && (f->key >> 4 & 0xf) == TAINT_BRANCH)
+			taken += f->taken;
+	}
+	return taken;
+}
+
 
 /* ---- execution ---- */
 
@@ -291,7 +315,7 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 	}
 	uint8_t extra = at | or_slots(t, d->reads);
 	if (at && t->recording)
-		record(t, pc, TAINT_ADDRESS, region_of(addr), at);
+		record(t, pc, TAINT_ADDRESS, region_of(addr), at, false);
 	for (unsigned k = 0; k < d->nxfer; k++) {
 		uint32_t a = addr + k * d->xbytes;
 		if (d->cls == CLASS_LOAD) {
@@ -303,7 +327,7 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 			if (d->xfer[k] != SLOT_PC)
 				t->r[d->xfer[k]] = v;
 			else if (v && t->recording)
-				record(t, pc, TAINT_JUMP, REGION_NONE, v);
+				record(t, pc, TAINT_JUMP, REGION_NONE, v, false);
 		} else {
 			uint8_t v = t->r[d->xfer[k]] | extra;
 			for (unsigned b = 0; b < d->xbytes; b++) {
@@ -331,7 +355,8 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 	if (d->finding && t->recording) {
 		uint8_t v = or_slots(t, d->decides);
 		if (v)
-			record(t, pc, (enum taint_kind)(d->finding - 1), REGION_NONE, v);
+			record(t, pc, (enum taint_kind)(d->finding - 1), REGION_NONE, v,
+			       d->finding == TAINT_BRANCH + 1 && branch_taken(t, d));
 	}
 	uint8_t v = or_slots(t, d->reads);
 	set_slots(t, d->writes, v);
@@ -609,7 +634,7 @@ static int by_address_kind_region(const void *pa, const void *pb)
 	return r < s ? -1 : r > s;
 }
 
-static void write_finding(FILE *f, const struct finding *e, uint64_t count, bool secret)
+static void write_finding(FILE *f, const struct finding *e, uint64_t count, uint64_t taken, bool secret)
 {
 	unsigned within = (unsigned)(e->key >> WITHIN_SHIFT);
 	enum taint_kind kind = (enum taint_kind)(e->key >> 4 & 0xf);
@@ -618,6 +643,8 @@ static void write_finding(FILE *f, const struct finding *e, uint64_t count, bool
 		secret ? "false" : "true");
 	if (kind == TAINT_ADDRESS)
 		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & 0xf]);
+	if (kind == TAINT_BRANCH)
+		fprintf(f, ", \"taken\": %llu", (unsigned long long)taken);
 	if (within)
 		fprintf(f, ", \"within\": \"0x%08x\"", WITHIN_ENTRY(within));
 	fputc('}', f);
@@ -647,7 +674,7 @@ static void write_call(struct taint *t)
 		(unsigned long long)(t->instructions - t->call_start));
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ", " : "", f);
-		write_finding(f, &list[i], list[i].call_count, list[i].call_secret);
+		write_finding(f, &list[i], list[i].call_count, list[i].call_taken, list[i].call_secret);
 	}
 	fputs("], \"covered\": [", f);
 	for (size_t i = 0; i < t->first_used; i++)
@@ -656,7 +683,7 @@ static void write_call(struct taint *t)
 	fflush(f);
 	free(list);
 	for (uint32_t i = 0; i <= t->finding_mask; i++) {
-		t->findings[i].call_count = 0;
+		t->findings[i].call_count = t->findings[i].call_taken = 0;
 		t->findings[i].call_secret = false;
 	}
 	t->first_used = 0;
@@ -704,7 +731,7 @@ int taint_write(const struct taint *t, const char *path)
 		(unsigned long long)t->calls, (unsigned long long)t->instructions);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n  " : "\n  ", f);
-		write_finding(f, &list[i], list[i].count, list[i].secret);
+		write_finding(f, &list[i], list[i].count, list[i].taken, list[i].secret);
 	}
 	fprintf(f, "%s], \"coverage\": [", n ? "\n" : "");
 	for (uint64_t i = 0; i < t->calls; i++)

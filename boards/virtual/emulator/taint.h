@@ -136,10 +136,12 @@ enum taint_kind { TAINT_ADDRESS, TAINT_BRANCH, TAINT_DIVISION, TAINT_JUMP, TAINT
 struct elf_image;
 struct taint;
 
+#define TAINT_CORE_XPSR 16 /* taint_core.reg's number of xPSR (a branch's flags) */
+
 /* What the tracker reads from the core (machine.c implements it). */
 struct taint_core {
 	void *core;
-	uint32_t (*reg)(void *core, int n);  /* core register r0..r15 */
+	uint32_t (*reg)(void *core, int n);  /* core register r0..r15, or TAINT_CORE_XPSR */
 	/* Copies up to `len` bytes of code at `addr` to `buf`; returns how many are readable. */
 	uint32_t (*code)(void *core, uint32_t addr, uint8_t *buf, uint32_t len);
 };
@@ -192,5 +194,7 @@ void taint_record(struct taint *t, bool on);
  * TAINT_ADDRESS, summed over regions. */
 uint64_t taint_finding(const struct taint *t, uint32_t addr, enum taint_kind kind,
 		       bool *declassified);
+/* Of those, for TAINT_BRANCH: the executions that went the taken way. */
+uint64_t taint_branch_taken(const struct taint *t, uint32_t addr);
 
 #endif

@@ -394,7 +394,7 @@ static void decode(csh cs, struct insn *d, const cs_insn *in, bool in_it, uint64
 	unsigned id = in->id;
 	memset(d, 0, sizeof *d);
 	d->key = at | 1;
-	d->base = d->index = -1;
+	d->base = d->index = d->cond_reg = -1;
 	bool conditional = in_it && a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID;
 	uint64_t cond = conditional ? it_flags : 0;
 
@@ -450,6 +450,7 @@ static void decode(csh cs, struct insn *d, const cs_insn *in, bool in_it, uint64
 		if (!in_it && a->cc != ARM_CC_AL && a->cc != ARM_CC_INVALID) {
 			d->finding = TAINT_BRANCH + 1;
 			d->decides = cond_flags(a->cc);
+			d->cond = (uint8_t)a->cc;
 		}
 		return;
 	case ARM_INS_BL:
@@ -463,9 +464,12 @@ static void decode(csh cs, struct insn *d, const cs_insn *in, bool in_it, uint64
 	case ARM_INS_CBZ: case ARM_INS_CBNZ:
 		d->finding = TAINT_BRANCH + 1;
 		d->decides = reg_slots(a->operands[0].reg);
+		d->cond = id == ARM_INS_CBZ ? ARM_CC_EQ : ARM_CC_NE;
+		d->cond_reg = (int8_t)core_reg(a->operands[0].reg);
 		return;
 	case ARM_INS_IT:
 		d->finding = TAINT_BRANCH + 1;
+		d->cond = (uint8_t)a->cc;
 		/* its firstcond's flags; members' writes: added by decode_at */
 		d->decides = d->reads = cond_flags(a->cc);
 		return;

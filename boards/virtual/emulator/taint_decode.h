@@ -44,6 +44,8 @@ struct insn {
 	uint64_t merges;   /* ORed with the value */
 	uint64_t zeroes;   /* set untainted */
 	uint64_t decides;  /* the finding's deciding slots */
+	uint8_t cond;      /* a branch finding's condition (arm_cc; IT: its first) ... */
+	int8_t cond_reg;   /* ... on this core register's zero test (CBZ, CBNZ), or on the flags: -1 */
 	uint8_t xfer[XFER_MAX]; /* slot moved at offset k * xbytes (SLOT_PC: a jump target) */
 	uint8_t src[2];    /* CLASS_PAIRS */
 };

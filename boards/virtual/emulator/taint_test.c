@@ -15,7 +15,7 @@
 #define S TAINT_SECRET
 #define D TAINT_DECLASSIFIED
 
-static uint32_t regs[16];
+static uint32_t regs[TAINT_CORE_XPSR + 1];
 static uint8_t code[64];
 static uint32_t code_len;
 static uint32_t code_base = CODE; /* where run() places the code; a tracker caches by address */
@@ -519,6 +519,34 @@ static void test_fp_compare_and_branches(void)
 	taint_free(t);
 }
 
+/* A branch finding counts the executions that went the taken way, read from the flags (B<cc>,
+ * IT) or the register (CBZ, CBNZ) as it is about to execute: one way every time means the secret
+ * never changed the path. */
+static void test_branch_directions(void)
+{
+	struct taint *t = fresh();
+	taint_set(t, 0, S);
+	set_flags(t, S, S, S, S);
+	const uint32_t z = 1u << 30;
+	const uint32_t xpsr[] = {0, 0, z}, r0[] = {0, 5, 0};
+	for (unsigned i = 0; i < 3; i++) {
+		regs[TAINT_CORE_XPSR] = xpsr[i];
+		regs[0] = r0[i];
+		regs[2] = BUF;
+		RUN(t, 0,
+		    0xd100,          /* bne: taken while Z is clear */
+		    0xb108,          /* cbz r0: taken while r0 is 0 */
+		    0xb908,          /* cbnz r0 */
+		    0xbf08,          /* it eq */
+		    0x6811);         /* ldreq r1, [r2]: a load, so the IT is a branch, not a select */
+	}
+	CHECK(taint_finding(t, code_base, TAINT_BRANCH, NULL) == 3 && taint_branch_taken(t, code_base) == 2);
+	CHECK(taint_finding(t, code_base + 2, TAINT_BRANCH, NULL) == 3 && taint_branch_taken(t, code_base + 2) == 2);
+	CHECK(taint_branch_taken(t, code_base + 4) == 1);
+	CHECK(taint_finding(t, code_base + 6, TAINT_BRANCH, NULL) == 3 && taint_branch_taken(t, code_base + 6) == 1);
+	taint_free(t);
+}
+
 static void test_jumps(void)
 {
 	struct taint *t = fresh();
@@ -900,6 +928,7 @@ int main(void)
 	test_vmov_core_fp();
 	test_vldr_vstr();
 	test_fp_compare_and_branches();
+	test_branch_directions();
 	test_jumps();
 	test_capstone_gaps();
 	test_literal_and_indexed_addresses();

@@ -15,7 +15,7 @@ CATALOGUE = Path("firmware/schemes/catalogue.json")
 # key ("OFFSET:BYTES"), a function argument that holds public data at its entry
 # ("FUNCTION:INDEX:BYTES", INDEX 0..3 = r0..r3), a function whose return value is public, a
 # function whose branches are public decisions (all of them, or those at "file:line" `lines`,
-# wherever a compiler inlined them), or
+# wherever a compiler inlined them; "file:0", code a compiler gave no line, only in that function), or
 # a function that computes only on values masked by fresh randomness (blinding): what its calls,
 # callees included, decide on is independent of the secrets ("within"; only the calls made from
 # "file:line" `lines` if it names some).

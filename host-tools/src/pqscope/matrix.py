@@ -147,10 +147,13 @@ class Matrix:
         checking = lap()
         for cell in checked:
             default = summaries.get((cell.row.scheme, cell.row.impl, DEFAULT_TOOLCHAIN.compiler, DEFAULT_TOOLCHAIN.opt))
-            summary = summaries[cell.key]
-            summary["expected"] = bool(default and default["status"] == "leak")
-            if summary["status"] == "leak" and not summary["expected"] and self.plan.ct_signatures:
-                summary["confirmation"] = self._confirm(cell, summary)
+            summaries[cell.key]["expected"] = bool(default and default["status"] == "leak")
+        unexpected = [cell for cell in checked if summaries[cell.key]["status"] == "leak"
+                      and not summaries[cell.key]["expected"]]
+        if self.plan.ct_signatures:
+            # Cheapest first: a run stopped early has tested as many cells as its time allowed.
+            for cell in sorted(unexpected, key=lambda cell: summaries[cell.key]["sign_cycles"]):
+                summaries[cell.key]["confirmation"] = self._confirm(cell, summaries[cell.key])
         for cell in self.plan.cells:
             if cell.key in same_as:
                 summaries[cell.key] = {**summaries[same_as[cell.key]], "same_code_as": list(same_as[cell.key][2:])}
@@ -305,14 +308,18 @@ class Matrix:
 
 
 def _leaks_by_line(findings: list[dict]) -> list[dict]:
-    """The exact check's leaks, one per kind and source line: its instructions and their executions."""
+    """The exact check's leaks, one per kind and source line: its instructions and their
+    executions; for branches, whether each went one way every time (one_way)."""
     lines: dict[tuple, dict] = {}
     for finding in findings:
         if finding["leak"]:
             key = (finding["kind"], finding["function"], finding["file"], finding["line"])
-            entry = lines.setdefault(key, dict(zip(("kind", "function", "file", "line"), key), instructions=0, count=0))
+            entry = lines.setdefault(key, dict(zip(("kind", "function", "file", "line"), key), instructions=0, count=0,
+                                               one_way=True))
             entry["instructions"] += 1
             entry["count"] += finding["count"]
+            taken = finding.get("taken")
+            entry["one_way"] &= taken is not None and taken in (0, finding["count"])
     return list(lines.values())
 
 

@@ -41,6 +41,13 @@ class Finding:
     line: int | None
     declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
     within: str | None = None  # made inside a call of this function, declared to work on masked values
+    taken: int | None = None  # a branch's executions that went the taken way (None: not a branch, or an older check)
+
+    @property
+    def one_way(self) -> bool:
+        """A branch that went the same way every time it ran: its condition depends on a secret,
+        but the secrets it saw never changed the path (a latent leak, no timing difference yet)."""
+        return self.taken is not None and self.taken in (0, self.count)
 
     @property
     def leak(self) -> bool:
@@ -99,7 +106,7 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
     for finding in findings:
         place = f"{Path(finding.file or '').name}:{finding.line}"
         decisions = [item.reason for item in declassify if item.kind == "decision" and finding.kind in DECISION_KINDS
-                     and (place in item.lines if item.lines else _unclone(finding.function) == item.function)]
+                     and _decides(item, place, _unclone(finding.function or ""))]
         if decisions:
             finding = replace(finding, declassified=True, declassified_by=tuple(dict.fromkeys(decisions)))
         elif finding.within:
@@ -203,6 +210,16 @@ class Symbolizer:
         return name, line
 
 
+def _decides(item: Declassification, place: str, function: str) -> bool:
+    """Whether a decision declassification covers a finding at `place` in `function`: at one of
+    its lines (any function: a compiler may inline them), or at a line 0 it names (code a compiler
+    gave no source line, which says nothing of where it came from) in its own function only, or
+    anywhere in its function when it names no lines."""
+    if not item.lines:
+        return function == item.function
+    return place in item.lines and (not place.endswith(":0") or function == item.function)
+
+
 def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None:
     """A decision names a function of the image (or one GCC cloned), or source lines the image has
     code for (their function may be inlined): else it would declassify nothing, silently. (The
@@ -217,7 +234,13 @@ def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None
     missing = sorted({item.function for item in declassify if item.kind == "decision" and not item.lines} - present)
     if missing:
         raise PqscopeError(f"the catalogue declassifies decisions of {', '.join(missing)}, which {elf} lacks")
-    places = [place for item in declassify if item.kind == "decision" for place in item.lines]
+    # Line 0 is code a compiler gave no line: its function is what must be there.
+    places = [place for item in declassify if item.kind == "decision" for place in item.lines
+              if not place.endswith(":0")]
+    lineless = sorted({item.function for item in declassify if item.kind == "decision"
+                       and any(place.endswith(":0") for place in item.lines)} - present)
+    if lineless:
+        raise PqscopeError(f"the catalogue declassifies line-0 decisions of {', '.join(lineless)}, which {elf} lacks")
     if places:
         names = Symbolizer(elf)
         nowhere = [place for place in places if not names.code_of(place)]
@@ -372,9 +395,11 @@ def _merged(lines: list[dict]) -> list[dict]:
         for raw in line["findings"]:
             key = (int(raw["address"], 16), raw["kind"], int(raw.get("within", "0"), 16),
                    REGIONS.index(raw["region"]) if raw.get("region") else -1)
-            entry = merged.setdefault(key, {**raw, "count": 0, "declassified": True})
+            entry = merged.setdefault(key, {**raw, "count": 0, "declassified": True, "taken": 0})
             entry["count"] += raw["count"]
             entry["declassified"] &= raw["declassified"]
+            # a branch's taken executions, unless a signature's emulator did not count them (older)
+            entry["taken"] = None if entry["taken"] is None or "taken" not in raw else entry["taken"] + raw["taken"]
     return [merged[key] for key in sorted(merged)]
 
 
@@ -402,5 +427,6 @@ def _named(raw_findings: list[dict], elf: Path, root: Path) -> list[Finding]:
             file = file[len(f"{root}/"):]
         findings.append(Finding(raw["kind"], address, raw["count"], raw["declassified"], raw.get("region"),
                                 names.function(address), file, line,
-                                within=names.function(int(raw["within"], 16)) if raw.get("within") else None))
+                                within=names.function(int(raw["within"], 16)) if raw.get("within") else None,
+                                taken=raw.get("taken")))
     return findings

@@ -11,7 +11,7 @@ from ..toolchain import built_with_text
 from ..words import signature_paths
 from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
-from .taint import findings_section, taint_source
+from .taint import findings_section, taint_executions, taint_source
 
 T_CAPTION = ("|t| of the key-class test as the signatures accumulate: a leak climbs past the threshold lines, a "
              "constant-time signing stays under them.")
@@ -240,7 +240,7 @@ def show(console: Console, document: dict) -> None:
              f"instruction{'' if len(leaks) == 1 else 's'}, {declassified} declassified")
         for finding in leaks[:5]:
             echo(f"  {finding['kind']} in {finding['function']} at {taint_source(finding)} "
-                 f"({finding['count']:,} executions)")
+                 f"(executions: {taint_executions(finding)})")
     if document.get("control_variate"):
         echo(f"  {replay_text(document)}")
     for item in document.get("replay", {}).get("confirmations", []):

@@ -37,6 +37,17 @@ def taint_source(finding: dict) -> str:
     return f"{file}:{finding['line']}"
 
 
+def taint_executions(finding: dict) -> str:
+    """How often a finding's instruction ran; for a branch, which way it went (one way every time:
+    the secret decides the path, but the secrets of these signatures never changed it)."""
+    count, taken = finding["count"], finding.get("taken")
+    if taken is None:
+        return f"{count:,}"
+    if taken in (0, count):
+        return f"{count:,}, always {'taken' if taken else 'not taken'}"
+    return f"{count:,}, {taken:,} taken"
+
+
 def taint_what(finding: dict) -> str:
     """What a finding is: a leak, declassified (and by which of the catalogue's reasons), or a note."""
     if finding["declassified"]:
@@ -47,7 +58,8 @@ def taint_what(finding: dict) -> str:
 
 
 def _finding_rows(findings: list[dict]) -> list[list[str]]:
-    return [[taint_kind(f), f["function"] or "?", taint_source(f), f"{f['count']:,}", taint_what(f)] for f in findings]
+    return [[taint_kind(f), f["function"] or "?", taint_source(f), taint_executions(f), taint_what(f)]
+            for f in findings]
 
 
 def findings_section(taint: dict, heading: str) -> Section:
@@ -56,7 +68,9 @@ def findings_section(taint: dict, heading: str) -> Section:
               "instruction whose time can depend on a secret (the key, the signing randomness or a value derived from "
               "them). The statistics point at the function where the time "
               "goes (a callee doing the extra work); the exact check at the instruction that decides on the secret "
-              "(often in its caller)."]
+              "(often in its caller). A branch that went the same way in every execution is a leak all the same (its "
+              "condition depends on a secret, so another secret may turn it), but in these signatures it cost no "
+              "time difference."]
     blocks.append(Table(FINDING_HEADINGS, _finding_rows(taint["findings"]), left=3) if taint["findings"] else
                   "No instruction's timing depends on a secret.")
     return Section(heading, blocks)
