@@ -193,6 +193,26 @@ def test_the_matrix_reads_per_compiler_with_the_leaks_and_their_test(fake_repo, 
                               "14, each one way | not seen in 2,000 signatures")
 
 
+def test_a_long_matrix_can_be_read_before_its_tests_on_timing_end(fake_repo, tmp_path, monkeypatch):
+    """The tests on timing take hours: before each, the document as it stands is kept (here: before
+    the only one), with the exact checks' verdicts and the untested cell saying so."""
+    StandIns(monkeypatch, tmp_path)
+    path, plan = _started(fake_repo, tmp_path)
+    kept = []
+    final = matrix.Matrix(fake_repo, path, get_board(fake_repo, "virtual"), plan, 2, lambda text: None).run(
+        keep=kept.append)
+    (so_far,) = kept
+    assert (so_far["complete"], final["complete"]) == (False, True)
+    assert "confirmation" not in _cells(so_far)[("clang", "catalogue")]
+    assert _cells(final)[("clang", "catalogue")]["confirmation"]["outcome"] == "not-seen"
+    assert [cell["status"] for cell in so_far["cells"]] == [cell["status"] for cell in final["cells"]]
+    (path / "matrix.json").write_text(json.dumps(so_far))
+    markdown = render(path, "md", None)
+    assert "0 of 1 tests on timing done" in markdown
+    (finding,) = [line for line in markdown.splitlines() if "packing.c" in line]
+    assert finding.endswith("| not tested yet |")
+
+
 def test_without_tests_on_timing_a_new_leak_says_so(fake_repo, tmp_path, monkeypatch):
     stand_ins = StandIns(monkeypatch, tmp_path)
     path, plan = tmp_path / "matrix", replace(_plan(fake_repo), ct_signatures=0)

@@ -549,7 +549,8 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
         matrix.start(path, plan)
     stderr().print(f"matrix: {len(plan.rows)} rows x {len(plan.toolchains)} builds in {path}")
     document = matrix.Matrix(root, path, get_board(root, plan.board), plan, jobs or os.cpu_count() or 1,
-                             lambda text: stderr().print(text, markup=False, highlight=False)).run()
+                             lambda text: stderr().print(text, markup=False, highlight=False)).run(
+        keep=lambda so_far: views.write(path, "matrix", so_far, pages=with_report))
     report = views.write(path, "matrix", document, pages=with_report)
     _show("matrix", document, as_json)
     if with_report and not as_json:

@@ -129,41 +129,46 @@ class Matrix:
     def __init__(self, root: Path, path: Path, board: Board, plan: Plan, jobs: int, say: Callable[[str], None]):
         self.root, self.path, self.board, self.plan, self.jobs, self.say = root, path, board, plan, jobs, say
 
-    def run(self) -> dict:
-        clock = [time.monotonic()]
-
-        def lap() -> int:
-            clock.append(time.monotonic())
-            return round(clock[-1] - clock[-2])
-
+    def run(self, keep: Callable[[dict], None] = lambda document: None) -> dict:
+        """The matrix's document; `keep` gets it as it stands before each test on timing (a day's
+        run can be read while it goes on: "complete" false, untested cells without a confirmation)."""
+        started = time.monotonic()
         images = self._build()
         same_as = self._same_code(images)
-        building = lap()
+        building = round(time.monotonic() - started)
         checked = [cell for cell in self.plan.cells if isinstance(images[cell.key], Path) and cell.key not in same_as]
         with ThreadPoolExecutor(self.jobs) as pool:
             budgets = self._budgets(pool, [cell for cell in checked if cell.toolchain.is_default], images)
             summaries = dict(zip((cell.key for cell in checked), pool.map(lambda cell: self._exact_check(
                 cell, images[cell.key], budgets.get(cell.key[:2], DEFAULT_BUDGET)), checked)))
-        checking = lap()
+        checking = round(time.monotonic() - started) - building
         for cell in checked:
             default = summaries.get((cell.row.scheme, cell.row.impl, DEFAULT_TOOLCHAIN.compiler, DEFAULT_TOOLCHAIN.opt))
             summaries[cell.key]["expected"] = bool(default and default["status"] == "leak")
-        unexpected = [cell for cell in checked if summaries[cell.key]["status"] == "leak"
-                      and not summaries[cell.key]["expected"]]
-        if self.plan.ct_signatures:
-            # Cheapest first: a run stopped early has tested as many cells as its time allowed.
-            for cell in sorted(unexpected, key=lambda cell: summaries[cell.key]["sign_cycles"]):
-                summaries[cell.key]["confirmation"] = self._confirm(cell, summaries[cell.key])
-        for cell in self.plan.cells:
+
+        def summary(cell: Cell) -> dict:
             if cell.key in same_as:
-                summaries[cell.key] = {**summaries[same_as[cell.key]], "same_code_as": list(same_as[cell.key][2:])}
-            elif not isinstance(images[cell.key], Path):
-                summaries[cell.key] = {"status": "build-failed", "error": images[cell.key]}
-        # This invocation's seconds (a resume reads finished cells back): building, exact checks, tests on timing.
-        return {**self.plan.to_json(), "board": self.board.name,
-                "seconds": {"builds": building, "exact_checks": checking, "timing_tests": lap()},
-                "cells": [{"scheme": cell.row.scheme, "impl": cell.row.impl, **cell.toolchain.to_json(),
-                           **summaries[cell.key]} for cell in self.plan.cells]}
+                return {**summaries[same_as[cell.key]], "same_code_as": list(same_as[cell.key][2:])}
+            if not isinstance(images[cell.key], Path):
+                return {"status": "build-failed", "error": images[cell.key]}
+            return summaries[cell.key]
+
+        def document(complete: bool) -> dict:
+            # This invocation's seconds (a resume reads finished cells back).
+            seconds = {"builds": building, "exact_checks": checking,
+                       "timing_tests": round(time.monotonic() - started) - building - checking}
+            return {**self.plan.to_json(), "board": self.board.name, "seconds": seconds, "complete": complete,
+                    "cells": [{"scheme": cell.row.scheme, "impl": cell.row.impl, **cell.toolchain.to_json(),
+                               **summary(cell)} for cell in self.plan.cells]}
+
+        unexpected = [cell for cell in checked if summaries[cell.key]["status"] == "leak"
+                      and not summaries[cell.key]["expected"]] if self.plan.ct_signatures else []
+        # Cheapest first: a run stopped early has tested as many cells as its time allowed.
+        for cell in sorted(unexpected, key=lambda cell: summaries[cell.key]["sign_cycles"]):
+            if "confirmation" not in summaries[cell.key]:
+                keep(document(False))
+            summaries[cell.key]["confirmation"] = self._confirm(cell, summaries[cell.key])
+        return document(True)
 
     def _build(self) -> dict[tuple, Path | str]:
         """Every cell's image, or why it did not build: a tree per compiler and flags, all rows in

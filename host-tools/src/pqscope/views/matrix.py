@@ -46,7 +46,7 @@ def _leaking(document: dict) -> list[dict]:
 def _finding_rows(document: dict) -> list[list[str]]:
     rows = []
     for cell in _leaking(document):
-        confirmation = cell.get("confirmation", {}).get("text", "not tested" if document["ct_signatures"] else
+        confirmation = cell.get("confirmation", {}).get("text", "not tested yet" if document["ct_signatures"] else
                                                          "not tested (--ct-n 0)")
         for leak in cell["leaks"]:
             rows.append([f"{cell['scheme']}/{cell['impl']}", f"{cell['compiler']} {cell['opt']}", leak["kind"],
@@ -63,10 +63,15 @@ def _summary(document: dict) -> list[str]:
     counts = {status: sum(cell["status"] == status for cell in cells)
               for status in ("no-leak", "leak", "hang", "build-failed")}
     undecided = len(cells) - sum(counts.values())
+    leaking = _leaking(document)
+    tested = sum("confirmation" in cell for cell in leaking)
     return [f"{len(document['rows'])} rows x {len(document['toolchains'])} builds on {document['board']}: "
-            f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(_leaking(document))} where the "
+            f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(leaking)} where the "
             f"row's default build does not), {counts['hang']} whose build gives no signature, "
             f"{counts['build-failed']} that the compiler refuses to build, {undecided} undecided",
+            *([] if document.get("complete", True) else [
+                f"still running, or stopped (pqscope matrix --resume): {tested} of {len(leaking)} tests on timing done, "
+                "the cheapest first"]),
             "this invocation's seconds: " + ", ".join(f"{what.replace('_', ' ')} {seconds:,}"
                                                      for what, seconds in document["seconds"].items())]
 
