@@ -9,6 +9,7 @@ import pytest
 from pqscope.catalogue import Declassification
 from pqscope.errors import PqscopeError
 from pqscope.taint import Finding, attribute, check_decisions, emulator_options
+from pqscope.views.taint import taint_source
 
 SAMPLER = Declassification("decision", "sampler", "sampler", "acceptance is public", ("sign.c:1343",))
 NORM = Declassification("decision", "chknorm", "rejection", "rejection is public")
@@ -127,3 +128,15 @@ def test_a_decision_at_line_0_needs_its_function_not_code_at_line_0(tmp_path):
     check_decisions((replace(NORM, lines=("image.c:0",)),), elf)
     with pytest.raises(PqscopeError, match="line-0 decisions of sampler, which .* lacks"):
         check_decisions((replace(SAMPLER, lines=("image.c:0",)),), elf)
+
+
+def test_a_finding_is_placed_by_dependency_row_or_repository_file():
+    """Build trees differ by toolchain; the place should not: a dependency's file by its name, a
+    row's configured copy of its sources by the row, the repository's own files as they are."""
+    place = {"address": "0x08000100", "line": 144}
+    assert [taint_source({**place, "file": file}) for file in (
+        "build/stm32f4discovery.gcc11.O2/_deps/pqm4-src/crypto_sign/x/m4f/sign.c",
+        "build/stm32f4discovery.gcc12.O0/sources/falcon-512/fpemu-c/fpr.h",
+        "firmware/schemes/controls/control.c", None)] == [
+        "pqm4:crypto_sign/x/m4f/sign.c:144", "falcon-512/fpemu-c/fpr.h:144",
+        "firmware/schemes/controls/control.c:144", "0x08000100"]

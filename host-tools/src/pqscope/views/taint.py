@@ -30,10 +30,12 @@ def taint_kind(finding: dict) -> str:
 
 
 def taint_source(finding: dict) -> str:
-    """Where a finding is: its source line, a dependency's file by the dependency's name."""
+    """Where a finding is: its source line, a dependency's file by the dependency's name, a row's
+    configured copy of its sources (a build tree's sources/SCHEME/IMPL) by the row."""
     if not finding["file"]:
         return finding["address"]
     file = re.sub(r"^(build/[^/]+/)?_deps/([^/]+)-src/", r"\2:", finding["file"])
+    file = re.sub(r"^build/[^/]+/sources/", "", file)
     return f"{file}:{finding['line']}"
 
 
