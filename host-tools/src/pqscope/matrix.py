@@ -336,6 +336,8 @@ def _confirmation(document: dict) -> dict:
                 "text": f"confirmed at {signatures:,} signatures ({document['reason']})"}
     bound = document.get("bound") or {}
     share = bound.get("share_of_mean")
-    text = f"not seen in {signatures:,} signatures" + (
-        f" (no key-dependent difference above {share:.3%} of the mean)" if share is not None else "")
+    # The sequential test stops at the first of its looks that decides: say how far it could have gone.
+    most = (document.get("sequential") or {}).get("looks", [signatures])[-1]
+    text = (f"not seen in {signatures:,} signatures" + (f" of up to {most:,}" if most > signatures else "") +
+            (f" (no key-dependent difference above {share:.3%} of the mean)" if share is not None else ""))
     return {"outcome": "not-seen", "signatures": signatures, "bound_share_of_mean": share, "text": text}
