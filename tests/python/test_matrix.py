@@ -72,7 +72,8 @@ class StandIns:
         assert arguments[0] == "ct"
         return {"verdict": "no-leak", "reason": "no leak detected", "n": {"fixed": 1000, "random": 1000},
                 "bound": {"cycles": 3.0, "share_of_mean": 0.002},
-                "sequential": {"looks": [100, 200, 400, 800, 1000, 2000, 4000], "stopped": "no-leak at 2000 signatures"}}
+                "sequential": {"looks": [100, 200, 400, 800, 1000, 2000, 4000],
+                               "stopped": "no-leak at 2000 signatures"}}
 
 
 def _plan(fake_repo, impls=("m4f",)) -> matrix.Plan:

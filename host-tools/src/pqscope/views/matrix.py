@@ -70,8 +70,8 @@ def _summary(document: dict) -> list[str]:
             f"row's default build does not), {counts['hang']} whose build gives no signature, "
             f"{counts['build-failed']} that the compiler refuses to build, {undecided} undecided",
             *([] if document.get("complete", True) else [
-                f"still running, or stopped (pqscope matrix --resume): {tested} of {len(leaking)} tests on timing done, "
-                "the cheapest first"]),
+                f"still running, or stopped (pqscope matrix --resume): {tested} of {len(leaking)} tests on timing "
+                "done, the cheapest first"]),
             "this invocation's seconds: " + ", ".join(f"{what.replace('_', ' ')} {seconds:,}"
                                                      for what, seconds in document["seconds"].items())]
 
