@@ -145,6 +145,34 @@ def test_a_resume_reads_finished_cells_back_and_tries_failed_ones_again(fake_rep
     assert again[("gcc12", "catalogue")] == first[("gcc12", "catalogue")]
 
 
+def test_a_matrix_goes_on_from_its_document_where_the_code_is_the_same(fake_repo, tmp_path, monkeypatch):
+    """A matrix's document (kept in git while its tests on timing take days) starts a new directory:
+    a cell whose build has the document's code takes its results, a cell whose code changed is
+    checked again, and a cell the document left untested is tested."""
+    stand_ins = StandIns(monkeypatch, tmp_path)
+    path, plan = _started(fake_repo, tmp_path)
+    stopped = []
+    first = matrix.Matrix(fake_repo, path, get_board(fake_repo, "virtual"), plan, 2, lambda text: None).run(
+        keep=stopped.append)
+    for document, name in ((first, "done.json"), (stopped[0], "stopped.json")):
+        (tmp_path / name).write_text(json.dumps(document))
+    for level in ("catalogue", "-O3"):  # the same flags
+        monkeypatch.setitem(CODE, ("m4f", "gcc12", level), "c")
+    stand_ins.calls.clear()
+    assert matrix.resumed_plan(tmp_path / "done.json", load_catalogue(fake_repo)) == plan
+    matrix.start(tmp_path / "again", plan, earlier=tmp_path / "done.json")
+    again = _cells(_run(fake_repo, tmp_path / "again", plan))
+    assert [(call[0], call[call.index("--compiler") + 1], call[call.index("--opt") + 1])
+            for call in stand_ins.calls] == [("taint", "gcc12", "catalogue")]
+    assert again[("gcc12", "catalogue")]["code_sha256"] == "c"
+    assert again[("clang", "catalogue")] == _cells(first)[("clang", "catalogue")]  # with its test on timing
+    stand_ins.calls.clear()
+    matrix.start(tmp_path / "untested", plan, earlier=tmp_path / "stopped.json")
+    untested = _cells(_run(fake_repo, tmp_path / "untested", plan))
+    assert [call[0] for call in stand_ins.calls] == ["taint", "ct"]  # gcc12's new code; clang's new leak's test
+    assert untested[("clang", "catalogue")]["confirmation"]["outcome"] == "not-seen"
+
+
 def test_a_build_that_gives_no_signature_is_a_definite_cell(fake_repo, tmp_path, monkeypatch):
     """The emulator is deterministic: a build that makes no key and signature within its budget of
     cycles (its row's default build's, times HANG_FACTOR) never will; the cell says so, is kept,
@@ -177,9 +205,23 @@ def test_a_line_goes_one_way_only_if_each_of_its_branches_always_went_the_same_w
         [True], [False], [False]]
 
 
-def test_a_directory_without_a_plan_is_not_resumed(fake_repo, tmp_path):
-    with pytest.raises(matrix.PqscopeError, match="holds no matrix plan"):
-        matrix.resumed_plan(tmp_path, load_catalogue(fake_repo))
+def test_a_test_on_timing_that_saw_no_cycle_of_difference_says_so():
+    """A bound of 0 (the classes' times constant and equal: a balanced branch on the virtual board)
+    reads as what happened, not as "0.000% of the mean"."""
+    document = {"verdict": "no-leak", "n": {"fixed": 1000, "random": 1000}, "bound": {"share_of_mean": 0.0},
+                "sequential": {"looks": [1000, 2000]}}
+    assert matrix._confirmation(document)["text"] == (
+        "not seen in 2,000 signatures (every signature of both classes took the same cycles)")
+    assert matrix._confirmation({**document, "bound": {"share_of_mean": 0.0004}})["text"] == (
+        "not seen in 2,000 signatures (no key-dependent difference above 0.040% of the mean)")
+    assert matrix._confirmation({**document, "bound": None})["text"] == "not seen in 2,000 signatures"
+
+
+def test_neither_a_directory_without_a_plan_nor_another_document_is_resumed(fake_repo, tmp_path):
+    (tmp_path / "ct.json").write_text(json.dumps({"kind": "ct"}))
+    for path in (tmp_path, tmp_path / "ct.json"):
+        with pytest.raises(matrix.PqscopeError, match="neither a matrix directory .* nor a matrix's document"):
+            matrix.resumed_plan(path, load_catalogue(fake_repo))
 
 
 def test_the_matrix_reads_per_compiler_with_the_leaks_and_their_test(fake_repo, tmp_path, monkeypatch):

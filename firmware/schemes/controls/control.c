@@ -1,6 +1,7 @@
 /* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV,
- * CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE or CONTROL_NONCE_DIVISION, with
- * CONTROL_LEAKY 1 (the textbook leak) or 0 (its constant-time twin). */
+ * CONTROL_WIDE_SHIFT, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE or
+ * CONTROL_NONCE_DIVISION, with CONTROL_LEAKY 1 (the textbook leak; CONTROL_WIDE_SHIFT's is the
+ * compiler's) or 0 (its constant-time twin). */
 #include "api.h"
 
 #include <pqscope/sha3.h>
@@ -8,9 +9,10 @@
 #include "randombytes.h"
 
 #if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + defined(CONTROL_UDIV) + \
-                                defined(CONTROL_FLASH_TABLE) + defined(CONTROL_DERIVED_NONCE) +                  \
-                                defined(CONTROL_RANDOM_NONCE) + defined(CONTROL_NONCE_DIVISION) != 1)
-#error "define CONTROL_LEAKY and exactly one of CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE, CONTROL_NONCE_DIVISION"
+                                defined(CONTROL_WIDE_SHIFT) + defined(CONTROL_FLASH_TABLE) +                    \
+                                defined(CONTROL_DERIVED_NONCE) + defined(CONTROL_RANDOM_NONCE) +                \
+                                defined(CONTROL_NONCE_DIVISION) != 1)
+#error "define CONTROL_LEAKY and exactly one of the patterns above"
 #endif
 
 #define KEY_LIMIT 0xEFu /* early exit at the first key byte above this */
@@ -108,6 +110,50 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
   for (int i = 0; i < DIVISIONS; i++) {
     uint32_t divisor = (load32(sk + 4 * i) >> (sk[i] & 31)) | 1u;
     value += divide(load32(digest + 4 * (i % 8)), divisor);
+  }
+  return value;
+}
+
+#elif defined(CONTROL_WIDE_SHIFT)
+/* The message's 64-bit words shifted right as signed values by key-derived counts of 0 to 63: C
+ * without a branch, which GCC at -O0 compiles into one (its generic 64-bit arithmetic shift tests
+ * the count against 32: `subs; bmi`), while its optimised builds and clang at every level make IT
+ * selects. A leak only a compiler makes, for `pqscope matrix`; Falcon's fpr_irsh has the same
+ * branch at -O0, but masks its count below 32, so there it always goes one way. The twin shifts
+ * with 32-bit operations and masks, which no compiler needs a branch for. */
+#define SHIFTS (PQS_SHA3_256_BYTES / 8)
+#if CONTROL_LEAKY
+static int64_t shift_right(int64_t x, uint32_t count)
+{
+  return x >> count;
+}
+#else
+static int64_t shift_right(int64_t x, uint32_t count)
+{
+  uint32_t low = (uint32_t)x;
+  uint32_t high = (uint32_t)((uint64_t)x >> 32);
+  uint32_t by_word = 0u - (count >> 5); /* all ones for counts from 32 */
+  low = (low & ~by_word) | (high & by_word);
+  high = (high & ~by_word) | ((uint32_t)((int32_t)high >> 31) & by_word);
+  count &= 31;
+  low = (low >> count) | ((high << 1) << (31 - count)); /* in two steps: a count of 0 moves no bit in */
+  high = (uint32_t)((int32_t)high >> count);
+  return (int64_t)((uint64_t)high << 32 | low);
+}
+#endif
+
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  uint8_t digest[PQS_SHA3_256_BYTES];
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_final(&ctx, digest);
+  uint32_t value = 0;
+  for (int i = 0; i < SHIFTS; i++) {
+    int64_t word = (int64_t)((uint64_t)load32(digest + 8 * i + 4) << 32 | load32(digest + 8 * i));
+    uint64_t shifted = (uint64_t)shift_right(word, sk[i] & 63u);
+    value = value * 31u + (uint32_t)shifted + (uint32_t)(shifted >> 32);
   }
   return value;
 }

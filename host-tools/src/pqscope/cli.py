@@ -524,8 +524,10 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
 @click.option("-j", "--jobs", type=click.IntRange(1), help="Emulators at a time (default: one per core).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory (default: runs/<timestamp>-virtual-matrix).")
-@click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Go on with the matrix in this directory: finished cells are read back.")
+@click.option("--resume", "resume_path", type=click.Path(exists=True, path_type=Path),
+              help="Go on with the matrix in this directory (finished cells are read back), or from this matrix "
+                   "document (matrix.json) in a new directory: each cell whose build has the same code takes the "
+                   "document's results.")
 @REPORT_OPTION
 @JSON_OPTION
 @click.pass_context
@@ -539,8 +541,12 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
     root = repo_root()
     catalogue = load_catalogue(root)
     if resume_path is not None:
-        refuse_fixed_options(ctx)
-        path, plan = resume_path, matrix.resumed_plan(resume_path, catalogue)
+        refuse_fixed_options(ctx, allowed=() if resume_path.is_dir() else ("out",))
+        plan = matrix.resumed_plan(resume_path, catalogue)
+        path = resume_path
+        if not resume_path.is_dir():
+            path = run_directory(root, out, get_board(root, plan.board), "matrix")
+            matrix.start(path, plan, earlier=resume_path)
     else:
         chosen = [find_implementation(catalogue, *_member(text)) for text in rows] or matrix.default_rows(catalogue)
         plan = matrix.Plan(VIRTUAL_BOARD, parse_seed(seed).hex(), ct_signatures, chosen,

@@ -10,6 +10,11 @@ statistical test (ct/) and its summary (cell.json, written last: a cell that has
 Cells whose code is byte for byte another cell's of the same row (-O3 is the catalogue's own
 level) take its results.
 
+A matrix can also go on from its document alone (matrix.json, e.g. one kept in git while its tests
+on timing take more than a day): a new directory takes the document's plan and keeps the document
+(earlier-matrix.json), and each cell whose build has the same code as the document's cell takes that
+cell's results, since they are the binary's; the rest are checked anew.
+
 Before its exact check, each build makes a key and signs once on the plain emulator (twenty times
 faster than tracking the key), within a budget of cycles: HANG_FACTOR times what its row's default
 build takes (the same seed: the same path). A build that runs out of it never signs: the emulator is
@@ -42,6 +47,8 @@ from .toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
 PLAN = "matrix-plan.json"
 CELL = "cell.json"
 SIGNING = "signing.json"  # a cell's key and signature on the plain emulator, within its budget
+EARLIER = "earlier-matrix.json"  # the document a matrix went on from
+DEFINITE = ("no-leak", "leak", "hang")  # an exact check's outcomes that hold for the code, wherever it ran
 # The rows without --row: every ML-DSA, FN-DSA and Falcon row, and SPHINCS+'s fast 128-bit ones.
 DEFAULT_FAMILIES = ("ML-DSA", "FN-DSA", "Falcon")
 DEFAULT_EXTRA_ROWS = (("sphincs-sha2-128f-simple", "clean"), ("sphincs-shake-128f-simple", "clean"))
@@ -105,16 +112,22 @@ class Plan:
                 "toolchains": [toolchain.to_json() for toolchain in self.toolchains]}
 
 
-def start(path: Path, plan: Plan) -> None:
-    """A new matrix directory holding its plan, written before any cell starts."""
+def start(path: Path, plan: Plan, earlier: Path | None = None) -> None:
+    """A new matrix directory holding its plan, written before any cell starts, and the `earlier`
+    matrix document whose cells it takes where the code is the same."""
     make_empty_directory(path, "matrix")
+    if earlier is not None:
+        shutil.copyfile(earlier, path / EARLIER)
     write_atomically(path / PLAN, json.dumps(plan.to_json(), indent=2) + "\n")
 
 
 def resumed_plan(path: Path, catalogue: list[Implementation]) -> Plan:
-    data = load_json(path / PLAN) if (path / PLAN).is_file() else None
+    """The plan of the matrix directory `path`, or of the matrix document `path` (its plan is in it)."""
+    source = path / PLAN if path.is_dir() else path
+    data = load_json(source) if source.is_file() else None
     if not isinstance(data, dict) or data.get("kind") != "matrix":
-        raise PqscopeError(f"cannot resume {path}: it holds no matrix plan ({PLAN})")
+        raise PqscopeError(f"cannot resume {path}: it is neither a matrix directory (with {PLAN}) nor a matrix's "
+                           "document (matrix.json)")
     # Plans from before the count was recorded checked pqscope taint's default, two signatures.
     return Plan(data["board"], data["seed"], data["ct_signatures"],
                 [find_implementation(catalogue, row["scheme"], row["impl"]) for row in data["rows"]],
@@ -128,6 +141,7 @@ class Matrix:
 
     def __init__(self, root: Path, path: Path, board: Board, plan: Plan, jobs: int, say: Callable[[str], None]):
         self.root, self.path, self.board, self.plan, self.jobs, self.say = root, path, board, plan, jobs, say
+        self.earlier = _earlier_results(path / EARLIER)
 
     def run(self, keep: Callable[[dict], None] = lambda document: None) -> dict:
         """The matrix's document; `keep` gets it as it stands before each test on timing (a day's
@@ -250,6 +264,10 @@ class Matrix:
         if (directory / CELL).is_file():
             return json.loads((directory / CELL).read_text())
         directory.mkdir(parents=True, exist_ok=True)
+        earlier = self.earlier.get(cell.key)
+        if earlier is not None and earlier["code_sha256"] == code_digest(image):
+            write_atomically(directory / CELL, json.dumps(earlier, indent=2) + "\n")
+            return earlier
         taint = directory / "taint"
         try:
             if not (taint / "meta.json").is_file() and self._signing_cycles(cell, image, budget) is None:
@@ -312,6 +330,22 @@ class Matrix:
         return json.loads(result.stdout)
 
 
+def _earlier_results(path: Path) -> dict[tuple, dict]:
+    """The definite cells of the matrix document at `path` (none without one), by cell: each cell's
+    summary as its own exact check and test on timing left it (a failed test is tried again)."""
+    if not path.is_file():
+        return {}
+    results = {}
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["status"] in DEFINITE:
+            summary = {name: value for name, value in cell.items() if name not in (
+                "scheme", "impl", "compiler", "opt", "same_code_as", "expected")}
+            if summary.get("confirmation", {}).get("outcome") == "failed":
+                del summary["confirmation"]
+            results[(cell["scheme"], cell["impl"], cell["compiler"], cell["opt"])] = summary
+    return results
+
+
 def _leaks_by_line(findings: list[dict]) -> list[dict]:
     """The exact check's leaks, one per kind and source line: its instructions and their
     executions; for branches, whether each went one way every time (one_way)."""
@@ -338,6 +372,8 @@ def _confirmation(document: dict) -> dict:
     share = bound.get("share_of_mean")
     # The sequential test stops at the first of its looks that decides: say how far it could have gone.
     most = (document.get("sequential") or {}).get("looks", [signatures])[-1]
-    text = (f"not seen in {signatures:,} signatures" + (f" of up to {most:,}" if most > signatures else "") +
-            (f" (no key-dependent difference above {share:.3%} of the mean)" if share is not None else ""))
+    difference = f" (no key-dependent difference above {share:.3%} of the mean)" if share else ""
+    if share == 0:  # both classes took one and the same time in every signature (a deterministic board)
+        difference = " (every signature of both classes took the same cycles)"
+    text = f"not seen in {signatures:,} signatures" + (f" of up to {most:,}" if most > signatures else "") + difference
     return {"outcome": "not-seen", "signatures": signatures, "bound_share_of_mean": share, "text": text}

@@ -210,8 +210,8 @@ RESUME_FIXED = {"board_name": "--board", "clock_name": "--clock", "scheme": "--s
                 "compilers": "--compiler", "levels": "--opt"}
 
 
-def refuse_fixed_options(ctx: click.Context) -> None:
-    given = [option for name, option in RESUME_FIXED.items() if name in ctx.params
+def refuse_fixed_options(ctx: click.Context, allowed: tuple[str, ...] = ()) -> None:
+    given = [option for name, option in RESUME_FIXED.items() if name in ctx.params and name not in allowed
              and ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT]
     if given:
         raise PqscopeError(f"--resume takes the run's parameters from its meta.json; drop {', '.join(given)}")
