@@ -336,7 +336,7 @@ def _earlier_results(path: Path) -> dict[tuple, dict]:
     if not path.is_file():
         return {}
     results = {}
-    for cell in json.loads(path.read_text())["cells"]:
+    for cell in json.loads(path.read_text()).get("cells", []):  # a plan alone (matrix-plan.json) has none
         if cell["status"] in DEFINITE:
             summary = {name: value for name, value in cell.items() if name not in (
                 "scheme", "impl", "compiler", "opt", "same_code_as", "expected")}
