@@ -43,13 +43,15 @@ def main() -> int:
         stopped = Path(os.environ["FAKE_VBOARD_STOPPED"])
         threading.Thread(target=lambda: device.stopped_answering.wait() and stopped.touch(), daemon=True).start()
     started = time.monotonic()
-    terminated = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: terminated.set())
+    # A flag, not an Event: the handler runs in this thread between two bytecodes, which can be
+    # inside Event.wait with its lock held, and Event.set would then wait for that lock forever
+    # (the process outlived its test, deaf to SIGTERM).
+    terminated = []
+    signal.signal(signal.SIGTERM, lambda *_: terminated.append(True))
     print(f"vboard: uart {os.ttyname(slave)}", file=sys.stderr, flush=True)
     device.start()  # after the line above: its idle lines go to stderr too
-    # A timed wait: the SIGTERM handler (and pqscope's death signal) runs only between waits.
-    while not terminated.wait(0.1):
-        pass
+    while not terminated:  # the handler (SIGTERM, and pqscope's death signal) runs between sleeps
+        time.sleep(0.1)
     device.stop()
     if args.stats:
         wall = time.monotonic() - started
