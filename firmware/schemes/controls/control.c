@@ -23,6 +23,17 @@ static uint32_t load32(const uint8_t *p)
   return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
+#if defined(CONTROL_UDIV) || defined(CONTROL_WIDE_SHIFT)
+/* The words these patterns work on: public, from the message alone. */
+static void message_digest(uint8_t digest[PQS_SHA3_256_BYTES], const uint8_t *m, size_t mlen)
+{
+  struct pqs_sha3 ctx;
+  pqs_sha3_256_init(&ctx);
+  pqs_sha3_256_absorb(&ctx, m, mlen);
+  pqs_sha3_256_final(&ctx, digest);
+}
+#endif
+
 #if defined(CONTROL_UDIV) || defined(CONTROL_NONCE_DIVISION)
 #if CONTROL_LEAKY
 /* The Cortex-M4's UDIV terminates early: its time depends on the operands. */
@@ -102,10 +113,7 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
 static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
 {
   uint8_t digest[PQS_SHA3_256_BYTES];
-  struct pqs_sha3 ctx;
-  pqs_sha3_256_init(&ctx);
-  pqs_sha3_256_absorb(&ctx, m, mlen);
-  pqs_sha3_256_final(&ctx, digest);
+  message_digest(digest, m, mlen);
   uint32_t value = 0;
   for (int i = 0; i < DIVISIONS; i++) {
     uint32_t divisor = (load32(sk + 4 * i) >> (sk[i] & 31)) | 1u;
@@ -145,10 +153,7 @@ static int64_t shift_right(int64_t x, uint32_t count)
 static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
 {
   uint8_t digest[PQS_SHA3_256_BYTES];
-  struct pqs_sha3 ctx;
-  pqs_sha3_256_init(&ctx);
-  pqs_sha3_256_absorb(&ctx, m, mlen);
-  pqs_sha3_256_final(&ctx, digest);
+  message_digest(digest, m, mlen);
   uint32_t value = 0;
   for (int i = 0; i < SHIFTS; i++) {
     int64_t word = (int64_t)((uint64_t)load32(digest + 8 * i + 4) << 32 | load32(digest + 8 * i));
