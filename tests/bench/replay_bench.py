@@ -14,6 +14,10 @@ replay, computed from the variance measured (the raw total's, beside the residua
 - nonces: each nonce control's leak, convicted on the board by the exact check's findings;
 - fpnative: Falcon-512 fpnative at 2,000 signatures: each soft-float finding on the board;
 - fpnative-long: the same at 8,000 signatures on two stand-ins (hours: resumable);
+- fpnative-attribution: where the sizes the board shows go, at 600 signatures: the same test with
+  the replay at the stand-in's own timing (168 MHz, flash modelled) gives each function's time on
+  the "board", which a real board never shows: per finding, the function's own difference and the
+  functions whose board-only time (beyond their model time at their mean pace) differs most;
 - twins: each constant-time twin at 10^5 signatures on two stand-ins (hours: resumable).
 
     .venv/bin/python tests/bench/replay_bench.py [CASE ...]     (default: all but the long ones)
@@ -29,6 +33,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/target")]
 
+import numpy as np  # noqa: E402
+from pqscope.ct_verdict import outcome_label, slow_half  # noqa: E402
+from pqscope.replay import REPLAY_DIRECTORY, read_intervals  # noqa: E402
+from pqscope.runner import shard_directories  # noqa: E402
 from standin import ct_on_stand_in  # noqa: E402
 
 OUT = ROOT / "runs" / "replay"
@@ -100,14 +108,68 @@ def fpnative_long() -> None:
     fpnative(8000, boards=2)
 
 
+def fpnative_attribution(n: int = 600) -> None:
+    """Each finding's size on the board beside the stand-in's own time, in the function and elsewhere."""
+    case = f"falcon-512-fpnative-{n}"
+    document, seconds = measured(case, "falcon-512", "fpnative", n, "--fixed-n")
+    _, own_seconds = measured(f"{case}-own-timing", "falcon-512", "fpnative", n, "--fixed-n",
+                              "--replay-flash-timing", "modelled")
+    model, own = (replayed_functions(OUT / name) for name in (case, f"{case}-own-timing"))
+    indices = sorted(model.keys() & own.keys())
+    print(f"falcon-512 fpnative at {len(indices)} signatures: the board's sizes and the stand-in's own time"
+          f"{took(seconds + own_seconds)}")
+
+    def column(intervals: dict, function: str, field: int) -> np.ndarray:
+        return np.array([intervals[index].get(function, (0, 0, 0))[field] for index in indices], dtype=float)
+
+    names = sorted({name for index in indices for name in own[index]})
+    for item in document["replay"]["confirmations"]:
+        function = item["function"]
+        label = outcome_label(column(model, function, 1), column(model, function, 2))
+        if not label.any():
+            continue
+        slow = slow_half(label)
+
+        def apart(values: np.ndarray) -> tuple[float, float]:
+            """The slow half's mean less the other's, and its standard error."""
+            error = math.sqrt(values[slow].var(ddof=1) / slow.sum() + values[~slow].var(ddof=1) / (~slow).sum())
+            return float(values[slow].mean() - values[~slow].mean()), error
+
+        def difference(values: np.ndarray) -> str:
+            cycles, error = apart(values)
+            return f"{cycles:+,.0f} +- {error:,.0f}"
+
+        def board_only(name: str) -> np.ndarray:
+            """The function's time on the stand-in beyond its model time at its mean pace."""
+            fast, board = column(model, name, 0), column(own, name, 0)
+            return board - (board.sum() / fast.sum() if fast.sum() else 0.0) * fast
+
+        def t(name: str) -> float:
+            cycles, error = apart(board_only(name))
+            return abs(cycles) / error if error else 0.0
+
+        largest = sorted(names, key=lambda name: -t(name))[:3]
+        print(f"  {function}: {item['text']}\n    the stand-in's own time in it "
+              f"{difference(outcome_label(column(own, function, 1), column(own, function, 2)))} (the model "
+              f"{difference(label)}); board-only time, every function's {difference(sum(map(board_only, names)))}, "
+              "most apart: " + ", ".join(f"{name} {difference(board_only(name))}" for name in largest))
+
+
+def replayed_functions(run: Path) -> dict[int, dict]:
+    """The replay's functions (exclusive, calls, inclusive) per signature of the test at `run`."""
+    path = run / REPLAY_DIRECTORY
+    return {index: entry["functions"] for index, entry in read_intervals(path, shard_directories(path)).items()}
+
+
+LONG = ("fpnative-long", "fpnative-attribution", "twins")  # hours: run only when named
 CASES = {"ml-dsa": ml_dsa, "flash-table": flash_table, "nonces": nonces, "fpnative": fpnative,
-         "fpnative-long": fpnative_long, "twins": twins}
+         "fpnative-long": fpnative_long, "fpnative-attribution": fpnative_attribution, "twins": twins}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("cases", nargs="*", choices=[[], *CASES], default=[], metavar="CASE")
-    for case in parser.parse_args().cases or [case for case in CASES if case not in ("twins", "fpnative-long")]:
+    for case in parser.parse_args().cases or [case for case in CASES if case not in LONG]:
         CASES[case]()
 
 

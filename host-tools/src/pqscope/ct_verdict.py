@@ -398,7 +398,9 @@ def look_summary(result: "CtResult", count: int) -> str:
 @dataclass(frozen=True)
 class Confirmation:
     """One function's findings of the exact check, tested on the board (`confirm`); the sizes are
-    the difference between the signatures whose label is above the median and the others."""
+    the difference between the signatures whose label is above the median and the others, in the
+    board's total: the function's own time and any other's that goes with the label (a path that
+    evicts flash-accelerator lines slows the code that runs next), which totals cannot tell apart."""
 
     function: str
     findings: int
@@ -473,8 +475,8 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     results = []
     for function, count in sorted(functions.items()):
         _, calls, inclusive = profile.get(function, (None, np.zeros_like(total), np.zeros_like(total)))
-        label = inclusive - calls * (inclusive.sum() / calls.sum() if calls.sum() else 0.0)
-        slow = _slow_half(label)
+        label = outcome_label(calls, inclusive)
+        slow = slow_half(label)
         if min(slow.sum(), (~slow).sum()) < leakstats.MIN_SAMPLES_PER_TEST:
             results.append(Confirmation(function, count, "unlabelled", None, None, None, None, len(timed)))
             continue
@@ -489,6 +491,12 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
         results.append(Confirmation(function, count, state, float(t), per_label * model_size, model_size, bound,
                                     len(timed), tuple(paced)))
     return results
+
+
+def outcome_label(calls: np.ndarray, inclusive: np.ndarray) -> np.ndarray:
+    """Per signature, a function's time (inclusive) beyond its `calls` at its mean cost per call:
+    the cycles its secret-dependent outcomes add or take away."""
+    return inclusive - calls * (inclusive.sum() / calls.sum() if calls.sum() else 0.0)
 
 
 def _profile_columns(timed: list, intervals: dict[int, dict]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -529,7 +537,7 @@ def _coefficient(predictors: np.ndarray, values: np.ndarray) -> tuple[float, flo
     return float(fitted[-1]), float(math.sqrt(max(covariance[-1, -1], 0.0)))
 
 
-def _slow_half(values: np.ndarray) -> np.ndarray:
+def slow_half(values: np.ndarray) -> np.ndarray:
     """The values above the median, or from it on, whichever splits the more evenly (few distinct
     values put many at the median)."""
     median = np.median(values)
