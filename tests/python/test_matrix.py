@@ -217,6 +217,30 @@ def test_a_test_on_timing_that_saw_no_cycle_of_difference_says_so():
     assert matrix._confirmation({**document, "bound": None})["text"] == "not seen in 2,000 signatures"
 
 
+def test_a_test_on_timing_that_cannot_go_on_starts_anew_and_keeps_what_it_had(fake_repo, tmp_path, monkeypatch):
+    stand_ins = StandIns(monkeypatch, tmp_path)
+    path, plan = _started(fake_repo, tmp_path)
+    ct = path / "ml-dsa-44-m4f" / "clang.catalogue" / "ct"  # the leaking cell's test, stopped mid-way
+    ct.mkdir(parents=True)
+    (ct / "meta.json").write_text("{}")
+    answer = stand_ins.answer
+
+    def refuse_resume(arguments):
+        if "--resume" in arguments:
+            stand_ins.calls.append(arguments)
+            raise matrix.PqscopeError("pqscope ct: cannot resume: the virtual board's emulator changed")
+        return answer(arguments)
+
+    monkeypatch.setattr(stand_ins, "answer", refuse_resume)
+    said = []
+    document = matrix.Matrix(fake_repo, path, get_board(fake_repo, "virtual"), plan, 2, said.append).run()
+    assert _cells(document)[("clang", "catalogue")]["confirmation"]["outcome"] == "not-seen"
+    tests = [call for call in stand_ins.calls if call[0] == "ct"]
+    assert ["--resume" in call for call in tests] == [True, False]  # refused, then anew
+    assert (ct.parent / "ct.unresumable-1" / "meta.json").read_text() == "{}"
+    assert any("started anew" in line and "ct.unresumable-1" in line for line in said)
+
+
 def test_neither_a_directory_without_a_plan_nor_another_document_is_resumed(fake_repo, tmp_path):
     (tmp_path / "ct.json").write_text(json.dumps({"kind": "ct"}))
     for path in (tmp_path, tmp_path / "ct.json"):

@@ -304,16 +304,23 @@ class Matrix:
         ct = directory / "ct"
         self.say(f"constant-time test of {cell.row.scheme}/{cell.row.impl} with {cell.toolchain.label}: up to "
                  f"{self.plan.ct_signatures:,} signatures")
+        fresh = ["ct", "--board", self.board.name, *cell.options(), "-n", str(self.plan.ct_signatures), "--no-taint",
+                 "--seed", self.plan.seed, "--out", str(ct), "--no-report", "-j", str(self.jobs)]
         try:
             if (ct / "ct.json").is_file():
                 document = json.loads((ct / "ct.json").read_text())
             elif (ct / "meta.json").is_file():
-                document = self._pqscope(["ct", "--resume", str(ct), "-j", str(self.jobs)])
+                try:
+                    document = self._pqscope(["ct", "--resume", str(ct), "-j", str(self.jobs)])
+                except PqscopeError as error:
+                    # Refused (the emulator or the build changed since, say): the test starts anew.
+                    kept = _set_aside(ct)
+                    self.say(f"its test could not go on ({error}): started anew, the signatures so far kept in "
+                             f"{kept}")
+                    document = self._pqscope(fresh)
             else:
                 shutil.rmtree(ct, ignore_errors=True)
-                document = self._pqscope(["ct", "--board", self.board.name, *cell.options(), "-n",
-                                          str(self.plan.ct_signatures), "--no-taint", "--seed", self.plan.seed,
-                                          "--out", str(ct), "--no-report", "-j", str(self.jobs)])
+                document = self._pqscope(fresh)
         except PqscopeError as error:
             return {"outcome": "failed", "text": str(error)}
         confirmation = _confirmation(document)
@@ -328,6 +335,15 @@ class Matrix:
             lines = result.stderr.strip().splitlines()
             raise PqscopeError(f"pqscope {arguments[0]}: {lines[-1] if lines else f'exit status {result.returncode}'}")
         return json.loads(result.stdout)
+
+
+def _set_aside(run: Path) -> Path:
+    """Moves the run directory `run` to the first free `<name>.unresumable-N` beside it; the new path."""
+    number = 1
+    while (kept := run.with_name(f"{run.name}.unresumable-{number}")).exists():
+        number += 1
+    run.rename(kept)
+    return kept
 
 
 def _earlier_results(path: Path) -> dict[tuple, dict]:
