@@ -532,7 +532,7 @@ static bool on_invalid(uc_engine *uc, uc_mem_type type, uint64_t address, int si
 /* The TLB filled by this hook (unicorn's virtual TLB), identity-mapped, with each region's own
  * rights: unicorn 2.1.4 takes the rights of the Cortex-M default memory map instead, where SRAM
  * and CCM are executable, and keeps every store to an executable page on its slow path (it never
- * clears TLB_NOTDIRTY there), which made the emulator three times slower. So code runs from flash
+ * clears TLB_NOTDIRTY there), which made the emulator four times slower. So code runs from flash
  * only; anything but SRAM and CCM gets all rights here and meets its mapping's own checks and
  * the invalid-access hook. */
 static bool on_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tlb_entry *result, void *user)
