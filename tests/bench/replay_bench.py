@@ -122,37 +122,39 @@ def fpnative_attribution(n: int = 600) -> None:
     def column(intervals: dict, function: str, field: int) -> np.ndarray:
         return np.array([intervals[index].get(function, (0, 0, 0))[field] for index in indices], dtype=float)
 
-    names = sorted({name for index in indices for name in own[index]})
+    # Each function's time on the stand-in beyond its model time at its mean pace.
+    board_only = {}
+    for name in sorted({name for index in indices for name in own[index]}):
+        fast, board = column(model, name, 0), column(own, name, 0)
+        board_only[name] = board - (board.sum() / fast.sum() if fast.sum() else 0.0) * fast
+    every = sum(board_only.values())
     for item in document["replay"]["confirmations"]:
         function = item["function"]
         label = outcome_label(column(model, function, 1), column(model, function, 2))
         if not label.any():
             continue
         slow = slow_half(label)
-
-        def apart(values: np.ndarray) -> tuple[float, float]:
-            """The slow half's mean less the other's, and its standard error."""
-            error = math.sqrt(values[slow].var(ddof=1) / slow.sum() + values[~slow].var(ddof=1) / (~slow).sum())
-            return float(values[slow].mean() - values[~slow].mean()), error
-
-        def difference(values: np.ndarray) -> str:
-            cycles, error = apart(values)
-            return f"{cycles:+,.0f} +- {error:,.0f}"
-
-        def board_only(name: str) -> np.ndarray:
-            """The function's time on the stand-in beyond its model time at its mean pace."""
-            fast, board = column(model, name, 0), column(own, name, 0)
-            return board - (board.sum() / fast.sum() if fast.sum() else 0.0) * fast
-
-        def t(name: str) -> float:
-            cycles, error = apart(board_only(name))
-            return abs(cycles) / error if error else 0.0
-
-        largest = sorted(names, key=lambda name: -t(name))[:3]
+        largest = sorted(board_only, key=lambda name: -halves_t(board_only[name], slow))[:3]
         print(f"  {function}: {item['text']}\n    the stand-in's own time in it "
-              f"{difference(outcome_label(column(own, function, 1), column(own, function, 2)))} (the model "
-              f"{difference(label)}); board-only time, every function's {difference(sum(map(board_only, names)))}, "
-              "most apart: " + ", ".join(f"{name} {difference(board_only(name))}" for name in largest))
+              f"{halves(outcome_label(column(own, function, 1), column(own, function, 2)), slow)} (the model "
+              f"{halves(label, slow)}); board-only time, every function's {halves(every, slow)}, most apart: "
+              + ", ".join(f"{name} {halves(board_only[name], slow)}" for name in largest))
+
+
+def halves_apart(values: np.ndarray, slow: np.ndarray) -> tuple[float, float]:
+    """The `slow` half's mean less the other's, and its standard error."""
+    error = math.sqrt(values[slow].var(ddof=1) / slow.sum() + values[~slow].var(ddof=1) / (~slow).sum())
+    return float(values[slow].mean() - values[~slow].mean()), error
+
+
+def halves(values: np.ndarray, slow: np.ndarray) -> str:
+    cycles, error = halves_apart(values, slow)
+    return f"{cycles:+,.0f} +- {error:,.0f}"
+
+
+def halves_t(values: np.ndarray, slow: np.ndarray) -> float:
+    cycles, error = halves_apart(values, slow)
+    return abs(cycles) / error if error else 0.0
 
 
 def replayed_functions(run: Path) -> dict[int, dict]:
