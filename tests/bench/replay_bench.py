@@ -93,7 +93,8 @@ def fpnative(n: int = 2000, boards: int = 1) -> None:
     document, seconds = measured(f"falcon-512-fpnative-{n}", "falcon-512", "fpnative", n, "--fixed-n", boards=boards)
     print(f"falcon-512 fpnative: {document['verdict']} at {signatures(document)} signatures{took(seconds)}")
     for item in document["replay"]["confirmations"]:
-        print(f"  {item['function']} ({item['findings']} instructions): {item['text']}; the model: "
+        instructions = "instruction" if item["findings"] == 1 else "instructions"
+        print(f"  {item['function']} ({item['findings']} {instructions}): {item['text']}; the model: "
               + ("-" if item["model_cycles"] is None else f"{item['model_cycles']:+,.0f} cycles"))
 
 
