@@ -3,7 +3,8 @@
 default rows (every ML-DSA, FN-DSA and Falcon row, SPHINCS+-SHA2/SHAKE-128f) x 3 compilers x 5
 levels, one emulator per core, into runs/matrix-bench/<timestamp>/. The toolchains' build trees
 are removed first (--keep-trees keeps them), so the time includes building every image; the default
-tree stays as it is. Prints the wall time by phase, how many cells are definite, and the matrix.
+tree stays as it is. Prints the wall time by phase, how many cells are definite, how many decided
+exactly as README's document (tests/bench/results/matrix.json) did, and the matrix.
 
     .venv/bin/python tests/bench/matrix_bench.py [--keep-trees] [--ct-n N]
 """
@@ -18,6 +19,29 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+DOCUMENT = ROOT / "tests" / "bench" / "results" / "matrix.json"
+DECIDED = ("status", "sign_cycles", "code_sha256", "leaks")
+
+
+def agreement_with_document(cells: list[dict]) -> str:
+    """How many cells decided exactly as README's document did (same code, verdict, cycles, leaks)."""
+    def key(cell: dict) -> tuple:
+        return cell["scheme"], cell["impl"], cell["compiler"], cell["opt"]
+    documented = {key(cell): cell for cell in json.loads(DOCUMENT.read_text())["cells"]}
+    compared, differing = 0, []
+    for cell in cells:
+        if key(cell) not in documented:
+            continue
+        compared += 1
+        before = documented[key(cell)]
+        changes = [f"{field} {before.get(field)!r:.60} -> {cell.get(field)!r:.60}"
+                   for field in DECIDED if cell.get(field) != before.get(field)]
+        if changes:
+            differing.append(f"  {'/'.join(key(cell))}: " + ", ".join(changes))
+    return "\n".join([f"as {DOCUMENT.relative_to(ROOT)} decided them: {compared - len(differing)} of {compared} "
+                      "(code digest, verdict, signing cycles, leaks)", *differing])
 
 
 def main() -> None:
@@ -46,6 +70,7 @@ def main() -> None:
           + ", ".join(f"{what.replace('_', ' ')} {value / 60:.1f} min" for what, value in document["seconds"].items()))
     print(f"definite: {definite} of {len(cells)}; checked once for identical code: "
           f"{sum('same_code_as' in cell for cell in cells)}")
+    print(agreement_with_document(cells))
     print(subprocess.run([sys.executable, "-m", "pqscope", "report", str(out), "--format", "md"], capture_output=True,
                          text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}).stdout)
 
