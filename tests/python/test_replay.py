@@ -59,12 +59,12 @@ def test_without_a_leak_the_replayed_test_bounds_it_tightly():
     assert replayed.total.bound.cycles < 2 and raw.total.bound.cycles > 1000 * replayed.total.bound.cycles
 
 
-def nonce_signatures(board_shows: bool, n: int = 600, hash_pace: float = 1.2):
+def nonce_signatures(board_shows: bool, n: int = 600, hash_pace: float = 1.2, noise: float = 2, seed: int = 5):
     """A signing whose function `work` takes 10 cycles more per call when a per-signature nonce
     bit is set (the exact check's finding), called a public number of times, beside public work
     in `sign` and in `hash`; the board runs the model's time (x 1.2, `hash` x `hash_pace`) with
-    the nonce's or without it."""
-    rng = np.random.default_rng(5)
+    the nonce's or without it, and normal noise of `noise` cycles."""
+    rng = np.random.default_rng(seed)
     board, model, intervals = [], {}, {}
     for index in range(n):
         calls, slow = int(rng.integers(1, 4)), int(rng.integers(2))
@@ -75,7 +75,7 @@ def nonce_signatures(board_shows: bool, n: int = 600, hash_pace: float = 1.2):
                                           "sign": [rest, 1, rest + hashing + work]}}
         shown = work if board_shows else calls * 105
         board.append(CtSample(index, index % 2, 0, bytes(32),
-                              round(1.2 * (rest + shown) + hash_pace * hashing + rng.normal(0, 2)), 100, Status.OK))
+                              round(1.2 * (rest + shown) + hash_pace * hashing + rng.normal(0, noise)), 100, Status.OK))
     return board, model, intervals
 
 
@@ -97,6 +97,21 @@ def test_a_finding_the_board_does_not_show_is_bounded():
     assert confirmation.state == "not-seen", confirmation
     assert confirmation.bound_cycles < confirmation.model_cycles
     assert "not seen on the board" in confirmation.describe()
+
+
+def test_a_finding_too_small_for_its_signatures_says_how_many_would_show_it():
+    def tested(n: int, seed: int):
+        (confirmation,) = confirm(*nonce_signatures(board_shows=True, n=n, noise=100, seed=seed), FINDINGS)
+        return confirmation
+    small = tested(100, seed=1)
+    assert small.state == "not-seen", small
+    assert small.signatures_needed > 100
+    assert f"would need some {float(f'{small.signatures_needed:.2g}'):,.0f} signatures" in small.describe()
+    # The board shows the finding (at its pace, 1.2 per model cycle): its t grows as the square root
+    # of the count, below the definite one at a quarter of the estimate, past it at twice the estimate
+    # (which 100 signatures made). Other signatures (seeds) than the estimate's own.
+    assert {tested(small.signatures_needed // 4, seed).state for seed in (2, 3, 4)} <= {"not-seen", "evidence"}
+    assert [tested(2 * small.signatures_needed, seed).state for seed in (2, 3, 4)] == ["confirmed"] * 3
 
 
 def test_a_board_whose_time_goes_against_the_label_confirms_it_the_other_way_round():

@@ -411,12 +411,15 @@ class Confirmation:
     bound_cycles: float | None  # not seen: no difference larger than this on the board (95 %)
     signatures: int
     priced_apart: tuple[str, ...] = ()  # the functions whose time the board's pace was fitted for on its own
+    # not seen: the signatures after which the model's difference, were the board to show it as it
+    # is, would be definite (the standard error falls as one over the square root of the count)
+    signatures_needed: int | None = None
 
     def to_json(self) -> dict:
         return {"function": self.function, "findings": self.findings, "state": self.state,
                 "t": leakstats.json_number(self.t), "board_cycles": self.board_cycles,
                 "model_cycles": self.model_cycles, "bound_cycles": self.bound_cycles, "signatures": self.signatures,
-                "priced_apart": list(self.priced_apart)}
+                "priced_apart": list(self.priced_apart), "signatures_needed": self.signatures_needed}
 
     @property
     def reversed(self) -> bool:
@@ -433,7 +436,16 @@ class Confirmation:
             return f"confirmed on the board: {size} (t = {self.t:.1f})"
         if self.state == "evidence":
             return f"evidence on the board, not yet definite: {size} (t = {self.t:.1f})"
-        return f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, t = {self.t:.1f})"
+        text = f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, t = {self.t:.1f})"
+        if self.signatures_needed and self.signatures_needed > self.signatures:
+            text += (f"; the model's {self.model_cycles:+,.0f} would need some {_rounded(self.signatures_needed):,} "
+                     "signatures to show")
+        return text
+
+
+def _rounded(count: int) -> int:
+    """`count` to two significant figures: an estimate's precision."""
+    return int(float(f"{count:.2g}"))
 
 
 # The functions whose board pace the confirmation fits one by one: those whose model time varies
@@ -488,8 +500,10 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
         model_size = float(label[slow].mean() - label[~slow].mean())
         state = "confirmed" if abs(t) > definite_t else "evidence" if abs(t) >= evidence_t else "not-seen"
         bound = (abs(per_label) + CONFIDENCE_Z * error) * abs(model_size) if state == "not-seen" else None
+        # A board that shows the label as the model prices it has a coefficient of 1: its t is 1 / error.
+        needed = math.ceil(len(timed) * (definite_t * error) ** 2) if state == "not-seen" else None
         results.append(Confirmation(function, count, state, float(t), per_label * model_size, model_size, bound,
-                                    len(timed), tuple(paced)))
+                                    len(timed), tuple(paced), needed))
     return results
 
 
