@@ -411,8 +411,8 @@ class Confirmation:
     bound_cycles: float | None  # not seen: no difference larger than this on the board (95 %)
     signatures: int
     priced_apart: tuple[str, ...] = ()  # the functions whose time the board's pace was fitted for on its own
-    # not seen: the signatures after which the model's difference, were the board to show it as it
-    # is, would be definite (the standard error falls as one over the square root of the count)
+    # not seen: the signatures after which the model's difference would be definite, were the board
+    # to show it as the model has it (the standard error falls as one over the root of the count)
     signatures_needed: int | None = None
 
     def to_json(self) -> dict:
