@@ -66,11 +66,21 @@ static void cache_fill(struct art_cache *c, uint32_t line, uint64_t stamp)
 	c->used[victim] = stamp;
 }
 
-/* A read of the array that starts when it is free and no earlier than `now`: when its line is
- * there. At 0 wait states that is now + 1, the fetch cycle the instruction costs include. */
+/* A read of the array requested at `now`: it starts when the read in progress ends, and no
+ * earlier than `now`; returns when its line is there. At 0 wait states that is now + 1, the fetch
+ * cycle the instruction costs include. A read requested earlier that has not begun is dropped for
+ * it: the prefetch buffer holds one line, so a newer request (a demand fetch, or a prefetch asked
+ * for by a line run from the cache) takes its place instead of queueing behind it. */
 static uint64_t array_read(struct art *a, uint64_t now)
 {
-	uint64_t start = a->busy_until > now ? a->busy_until : now;
+	uint64_t start;
+	if (a->read_start > now) {
+		start = a->read_start;
+		a->prefetched = ART_NO_LINE;
+	} else {
+		start = a->busy_until > now ? a->busy_until : now;
+	}
+	a->read_start = start;
 	a->busy_until = start + art_wait_states(a) + 1;
 	return a->busy_until;
 }
@@ -103,8 +113,8 @@ uint32_t art_fetch(struct art *a, uint32_t line, uint64_t now)
 	}
 	a->current = line;
 	if ((a->acr & FLASH_ACR_PRFTEN) && a->prefetched != line + 1) {
-		a->prefetched = line + 1;
 		a->prefetch_ready = array_read(a, now + stall);
+		a->prefetched = line + 1;
 	}
 	a->counts.stall_cycles += stall;
 	return stall;

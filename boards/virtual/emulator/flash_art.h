@@ -14,7 +14,8 @@
  *   same way. D-Code has priority over I-Code, so a load does not wait for a prefetch.
  * - ICRST/DCRST empty the caches (allowed only while the cache is disabled).
  * Not in RM0090, so chosen here and stated in the README: the array serves one read at a time (a
- * demand fetch waits for a prefetch in progress); a prefetched line the core goes on to use is
+ * demand fetch waits for a prefetch in progress), and a new request takes the place of one not yet
+ * begun (one prefetch buffer: requests never queue up); a prefetched line the core goes on to use is
  * copied into the I-cache too (RM0090 names misses only, but ST's claim of 0-wait-state
  * performance at 168 MHz needs a loop's sequential lines cached); a fetch is requested when the
  * first instruction of a line starts executing (the core's own fetch-ahead of up to three words
@@ -55,6 +56,7 @@ struct art {
 	uint32_t current;          /* the line the core executes from */
 	uint32_t prefetched;       /* the line the prefetch read (or is reading) */
 	uint64_t prefetch_ready;   /* when that read completes */
+	uint64_t read_start;       /* when the last read requested begins */
 	uint64_t busy_until;       /* the array serves one read at a time */
 	uint64_t stamp;
 	struct art_cache icache, dcache;

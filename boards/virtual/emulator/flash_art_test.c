@@ -38,6 +38,21 @@ static void test_a_demand_fetch_waits_for_a_prefetch_in_progress(void)
 	CHECK(art_fetch(&a, 40, 107) == 5 + WS5); /* a branch: its read starts at 112 */
 }
 
+static void test_prefetches_requested_from_the_icache_do_not_queue_up(void)
+{
+	struct art a = accelerator(FLASH_ACR_PRFTEN | FLASH_ACR_ICEN);
+	uint64_t now = 0;
+	for (uint32_t line = 20; line < 28; line++, now += 100)
+		art_fetch(&a, line, now);
+	/* A cached loop entered at 1000, a line a cycle: each asks for its next line, and each ask
+	 * takes the place of the one not yet begun (one prefetch buffer). */
+	for (uint32_t line = 20; line < 28; line++)
+		CHECK(art_fetch(&a, line, now = 1000 + line - 20) == 0);
+	/* A branch to a new line at 1008 waits for the read in progress (1006..1012) and its own
+	 * (there at 1018), not for eight queued reads (45 cycles). */
+	CHECK(art_fetch(&a, 100, now += 1) == 4 + WS5);
+}
+
 static void test_the_icache_keeps_64_lines_least_recently_used(void)
 {
 	struct art a = accelerator(FLASH_ACR_ICEN);
@@ -93,6 +108,7 @@ int main(void)
 	test_a_miss_waits_the_wait_states_and_the_line_then_runs_free();
 	test_prefetch_hides_the_next_line_when_the_current_one_runs_long_enough();
 	test_a_demand_fetch_waits_for_a_prefetch_in_progress();
+	test_prefetches_requested_from_the_icache_do_not_queue_up();
 	test_the_icache_keeps_64_lines_least_recently_used();
 	test_a_loop_runs_from_the_icache_after_its_first_pass();
 	test_loads_hit_the_8_line_dcache_by_line();
