@@ -28,6 +28,7 @@ int counter = 5;
 int scratch[100];
 static __attribute__((noinline, used)) int twice(int x) { return 2 * x; }
 int entry(void) { return twice(table[counter]) + scratch[counter]; }
+int entry_alias(void) __attribute__((alias("entry")));
 """
 
 # The virtual board as boards/virtual/board.json describes it (see the host tool's brief).

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from fakedevice import PROBE_CALL_CYCLES, Behaviour, fake_probe
 from pqscope.capture import sample_seed
 from pqscope.cli import cli
-from pqscope.probes import ProbeSet, confirmation, names_from_columns, probe_columns, probe_profile
+from pqscope.probes import ProbeSet, confirmation, names_from_columns, probe_columns, probe_profile, probes_timing
 from pqscope.protocol import ProbeReading
 from test_cli import assert_one_line_error
 
@@ -120,4 +120,12 @@ def test_confirmation_names_the_probes_a_board_needs_and_what_a_probe_cannot_rea
                                   "--impl c --probes --probe entry")
     # A function the row's probed image already times needs no --probe.
     assert confirmation(["entry"], ("entry",), tiny_elf[0], "b", [])["command"].endswith("--probes")
+
+
+def test_a_function_is_timed_by_its_own_probe_or_one_at_its_address(tiny_elf):
+    # libgcc's `__muldf3` is called as `__aeabi_dmul`, the name at the same address a probe can wrap.
+    assert probes_timing(["entry", "twice", "nowhere"], ("twice_caller", "entry_alias"), tiny_elf[0]) == {
+        "entry": ("entry_alias", 1)}
+    assert probes_timing(["entry", "twice"], ("twice", "entry"), tiny_elf[0]) == {
+        "entry": ("entry", 1), "twice": ("twice", 0)}
 

@@ -11,7 +11,7 @@ import pytest
 from pqscope.ct import CtCapture, CtSample
 from pqscope.ct_verdict import FIXED, analyse, confirm, control_variate, disagreements
 from pqscope.errors import PqscopeError
-from pqscope.protocol import Status
+from pqscope.protocol import ProbeReading, Status
 from pqscope.replay import LEAD, Replay, ReplaySettings
 
 N = 2400
@@ -112,6 +112,25 @@ def test_a_finding_too_small_for_its_signatures_says_how_many_would_show_it():
     # (which 100 signatures made). Other signatures (seeds) than the estimate's own.
     assert {tested(small.signatures_needed // 4, seed).state for seed in (2, 3, 4)} <= {"not-seen", "evidence"}
     assert [tested(2 * small.signatures_needed, seed).state for seed in (2, 3, 4)] == ["confirmed"] * 3
+
+
+def test_a_probed_function_is_tested_on_its_own_time_where_the_totals_hide_it():
+    # Board-only variance of a few thousand cycles in the rest of the signing hides the outcome's
+    # +24 board cycles from the totals; the probe of `work` (its own time on the board, x 1.2 as
+    # the totals', and a few cycles of noise) shows them.
+    board, model, intervals = nonce_signatures(board_shows=True, noise=3000)
+    rng = np.random.default_rng(8)
+    probed = []
+    for sample in board:
+        work, calls, _ = intervals[sample.index]["functions"]["work"]
+        probed.append(replace(sample, probes=(ProbeReading(round(1.2 * work + rng.normal(0, 3)), calls),)))
+    (on_totals,) = confirm(probed, model, intervals, FINDINGS)
+    (on_probe,) = confirm(probed, model, intervals, FINDINGS, timed_by={"work": ("__wrapped_work", 0)})
+    assert on_totals.state == "not-seen" and on_totals.probe is None, on_totals
+    assert on_probe.state == "confirmed" and on_probe.probe == "__wrapped_work", on_probe
+    assert on_probe.board_cycles == pytest.approx(1.2 * on_probe.model_cycles, rel=0.05)
+    assert abs(on_probe.t) > 10 * abs(on_totals.t)
+    assert "in its own time: probe __wrapped_work" in on_probe.describe()
 
 
 def test_a_board_whose_time_goes_against_the_label_confirms_it_the_other_way_round():

@@ -6,6 +6,8 @@ replay is the 24 MHz model: the stand-in's flash stalls are an effect the predic
   the replay) names it, and the board's cycles split by the replay's label confirm it.
 - A leak only the board has (control-flash-table's key-indexed flash reads behind the ART) is
   found by the statistics on the board's cycles less the replay's prediction, and not without it.
+- A finding in a function the board's image probes is tested on the probe's cycles: the
+  function's own time on the board.
 - A constant-time twin does not leak (with PQSCOPE_SLOW_TESTS=1); an interrupted test resumes with
   its replay; two boards (shards) get the same verdict as one."""
 
@@ -46,6 +48,20 @@ def test_a_leak_only_the_board_has_is_found_through_the_replay(tmp_path):
     assert "regressed out" in result.stdout or "regressed out" in (tmp_path / "ct" / "report.md").read_text()
     report = (tmp_path / "ct" / "report.md").read_text()
     assert "the board's raw signing cycles per key class" in report and "- **replay**: the virtual board" in report
+
+
+def test_a_probed_finding_is_tested_on_its_own_time_on_the_board(tmp_path):
+    # Falcon's soft-float multiply: the exact check names `__muldf3`, its callers call it
+    # `__aeabi_dmul`, which the probed image times on the board: the outcome's cycles in the 64
+    # calls' own time, as the model has them. (Here the totals show them better, t = 46 at 400:
+    # each probed call reads the noisy counter twice, the total twice in all; a probe wins where
+    # the rest of the signing has board-only variance, tests/python/test_replay.py.)
+    document, _ = ct_on_stand_in("falcon-fp-mul", "fpnative", 400, tmp_path / "ct", "--fixed-n",
+                                 probes=("__aeabi_dmul",))
+    (confirmation,) = document["replay"]["confirmations"]
+    assert confirmation["function"] == "__muldf3" and confirmation["probe"] == "__aeabi_dmul", confirmation
+    assert abs(confirmation["t"]) > 4 and "in its own time: probe __aeabi_dmul" in confirmation["text"]
+    assert 0.5 < confirmation["board_cycles"] / confirmation["model_cycles"] < 2, confirmation
 
 
 @pytest.mark.skipif(os.environ.get("PQSCOPE_SLOW_TESTS") != "1", reason="long run: set PQSCOPE_SLOW_TESTS=1")

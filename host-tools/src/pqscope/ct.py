@@ -28,7 +28,7 @@ from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, Confirmation, CtResult, ana
 from .device import DeviceSession
 from .errors import PqscopeError
 from .probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_values,
-                     readings_from_values)
+                     probes_timing, readings_from_values)
 from .protocol import Info, ProbeReading, Sample, Status
 from .replay import REPLAY_DIRECTORY, Replay, ReplaySettings, quiet_console, read_intervals
 from .rundir import RunDirectory, csv_lines, read_header, resume_parameters, sort_by_sample, write_atomically
@@ -330,7 +330,7 @@ class CtCapture(Capture):
             if leaks and self._replay is not None:
                 # The verdict is the exact check's leak: the board's test goes on until it has
                 # confirmed every finding it can label.
-                confirmations = self._confirm(_first(records, look))
+                confirmations = self._confirm(_first(records, look), meta)
                 if _all_confirmed(confirmations):
                     self.decided_at = look
                     return (f"leak: the exact check's findings in {len(confirmations)} function"
@@ -379,11 +379,15 @@ class CtCapture(Capture):
         return analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
                        probes=probes, looks=len(self.looks), predicted=predicted, **options)
 
-    def _confirm(self, records: list[CtSample]) -> list[Confirmation]:
-        """The exact check's findings tested on the board's `records` by the replay's labels."""
+    def _confirm(self, records: list[CtSample], meta) -> list[Confirmation]:
+        """The exact check's findings tested on the board's `records` by the replay's labels (a
+        function the image probes, on its probe's cycles)."""
         model = self._replay.model(max((record.index for record in records), default=-1) + 1)
         intervals = read_intervals(self._replay.path, shard_directories(self._replay.path))
-        return confirm(records, model, intervals, self.taint["findings"] if self.taint else [], len(self.looks))
+        findings = self.taint["findings"] if self.taint else []
+        timed_by = probes_timing({finding["function"] for finding in findings if finding["leak"]},
+                                 ProbeSet.from_json(meta.probes).names, Path(meta.elf)) if meta.probes else {}
+        return confirm(records, model, intervals, findings, len(self.looks), timed_by)
 
     def label(self, implementation: Implementation) -> str:
         return f"ct {super().label(implementation)}"
@@ -450,7 +454,7 @@ class CtCapture(Capture):
             **({} if not (profiled and leaking) else {"confirm_on_board": confirmation(
                 leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
             **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
-            **({} if self._replay is None else {"replay": self._replay_document(records)}),
+            **({} if self._replay is None else {"replay": self._replay_document(records, meta)}),
             **headline(result.to_json(), self.taint, exact_on_target=self._replay is None),
         }
         sort_by_sample(path / self.samples_name)
@@ -458,13 +462,13 @@ class CtCapture(Capture):
         return Finished(document, (evidence.classes.tolist(), evidence.values.tolist(),
                                    *(() if evidence.raw is None else (evidence.raw.tolist(),))))
 
-    def _replay_document(self, records: list[CtSample]) -> dict:
+    def _replay_document(self, records: list[CtSample], meta) -> dict:
         """What the replay gave the board's test: where it is, how it priced the image, the
         findings confirmed on the board, and the signatures whose replay went otherwise."""
         model = self._replay.model(max((record.index for record in records), default=-1) + 1)
         differing = disagreements(records, model)
         return {"directory": REPLAY_DIRECTORY, **self.replay.to_json(),
-                "confirmations": [item.to_json() | {"text": item.describe()} for item in self._confirm(records)],
+                "confirmations": [item.to_json() | {"text": item.describe()} for item in self._confirm(records, meta)],
                 "disagreements": {"count": len(differing), "first": differing[:10]}}
 
 
@@ -481,6 +485,10 @@ class ReplayCapture(CtCapture):
 
     def label(self, implementation: Implementation) -> str:
         return f"replay of {super().label(implementation)}"
+
+    def instrumented(self, target) -> bool:
+        # Profiled even on a probed image: the profile labels the findings the board's probes time.
+        return target.profiles
 
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         if code_digest(elf) != self.code:

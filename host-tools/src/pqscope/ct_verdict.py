@@ -3,6 +3,7 @@ time and of each function's time, the verdict that weighs both (`decide`), and w
 shows beside it (the boards' agreement, the exact check's findings per function)."""
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -400,7 +401,8 @@ class Confirmation:
     """One function's findings of the exact check, tested on the board (`confirm`); the sizes are
     the difference between the signatures whose label is above the median and the others, in the
     board's total: the function's own time and any other's that goes with the label (a path that
-    evicts flash-accelerator lines slows the code that runs next), which totals cannot tell apart."""
+    evicts flash-accelerator lines slows the code that runs next), which totals cannot tell apart;
+    or, when the board's image probes the function, in its own time as the probe measures it."""
 
     function: str
     findings: int
@@ -414,12 +416,14 @@ class Confirmation:
     # not seen: the signatures after which the model's difference would be definite, were the board
     # to show it as the model has it (the standard error falls as one over the root of the count)
     signatures_needed: int | None = None
+    probe: str | None = None  # the probe whose cycles were tested (None: the board's totals)
 
     def to_json(self) -> dict:
         return {"function": self.function, "findings": self.findings, "state": self.state,
                 "t": leakstats.json_number(self.t), "board_cycles": self.board_cycles,
                 "model_cycles": self.model_cycles, "bound_cycles": self.bound_cycles, "signatures": self.signatures,
-                "priced_apart": list(self.priced_apart), "signatures_needed": self.signatures_needed}
+                "priced_apart": list(self.priced_apart), "signatures_needed": self.signatures_needed,
+                "probe": self.probe}
 
     @property
     def reversed(self) -> bool:
@@ -432,11 +436,12 @@ class Confirmation:
         size = f"{self.board_cycles:+,.0f} cycles"
         if self.reversed:
             size += f", the other way round from the model's {self.model_cycles:+,.0f}"
+        measured = f"t = {self.t:.1f}" + (f", in its own time: probe {self.probe}" if self.probe else "")
         if self.state == "confirmed":
-            return f"confirmed on the board: {size} (t = {self.t:.1f})"
+            return f"confirmed on the board: {size} ({measured})"
         if self.state == "evidence":
-            return f"evidence on the board, not yet definite: {size} (t = {self.t:.1f})"
-        text = f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, t = {self.t:.1f})"
+            return f"evidence on the board, not yet definite: {size} ({measured})"
+        text = f"not seen on the board (no difference larger than {self.bound_cycles:,.0f} cycles, {measured})"
         if self.signatures_needed and self.signatures_needed > self.signatures:
             text += (f"; the model's {self.model_cycles:+,.0f} would need some {_rounded(self.signatures_needed):,} "
                      "signatures to show")
@@ -458,8 +463,8 @@ PACED_FUNCTIONS = 16
 LABEL_EXPLAINED = 0.9
 
 
-def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list[dict], looks: int = 1
-            ) -> list[Confirmation]:
+def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list[dict], looks: int = 1,
+            timed_by: Mapping[str, tuple[str, int]] | None = None) -> list[Confirmation]:
     """Each leaking function of the exact check's `findings`, tested on the `board`'s signatures
     (CtSamples, verified ones only) with the replay's `model` samples and `intervals` by index.
 
@@ -471,7 +476,12 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     the board's cycles per model cycle of the label, and its t decides, with thresholds raised for
     the functions tested and the looks: "confirmed" past the definite one in either direction (a
     board whose time moves against the model's still has time that depends on the outcome), "not
-    seen" below the evidence one, with the largest difference the board could still show."""
+    seen" below the evidence one, with the largest difference the board could still show.
+
+    A function the board's image probes (`timed_by`: its probe's name and position among each
+    sample's readings, `probes.probes_timing`) is tested on that probe's cycles instead, regressed
+    on the label and its calls alone: the function's own time on the board, without the rest of the
+    signing's, whose board-only variance hides outcomes of a few cycles in the totals."""
     functions: dict[str, int] = {}
     for finding in findings:
         if finding["leak"]:
@@ -492,10 +502,17 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
         if min(slow.sum(), (~slow).sum()) < leakstats.MIN_SAMPLES_PER_TEST:
             results.append(Confirmation(function, count, "unlabelled", None, None, None, None, len(timed)))
             continue
-        paced = _priced_apart(label, calls, [name for name in varying if name != function][:PACED_FUNCTIONS], profile)
-        own = [profile[name][0] for name in paced]
-        rest = total - label - sum(own, np.zeros_like(total))
-        per_label, error = _coefficient(np.column_stack([np.ones_like(total), rest, *own, calls, label]), cycles)
+        probe, position = (timed_by or {}).get(function, (None, 0))
+        if probe is None:
+            paced = _priced_apart(label, calls, [name for name in varying if name != function][:PACED_FUNCTIONS],
+                                  profile)
+            own = [profile[name][0] for name in paced]
+            rest = total - label - sum(own, np.zeros_like(total))
+            per_label, error = _coefficient(np.column_stack([np.ones_like(total), rest, *own, calls, label]), cycles)
+        else:
+            paced = []
+            probed = np.array([sample.probes[position].cycles for sample in timed], dtype=np.float64)
+            per_label, error = _coefficient(np.column_stack([np.ones_like(total), calls, label]), probed)
         t = per_label / error if error else math.copysign(math.inf, per_label) if per_label else 0.0
         model_size = float(label[slow].mean() - label[~slow].mean())
         state = "confirmed" if abs(t) > definite_t else "evidence" if abs(t) >= evidence_t else "not-seen"
@@ -503,7 +520,7 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
         # A board that shows the label as the model prices it has a coefficient of 1: its t is 1 / error.
         needed = math.ceil(len(timed) * (definite_t * error) ** 2) if state == "not-seen" else None
         results.append(Confirmation(function, count, state, float(t), per_label * model_size, model_size, bound,
-                                    len(timed), tuple(paced), needed))
+                                    len(timed), tuple(paced), needed, probe))
     return results
 
 

@@ -6,7 +6,7 @@ A probe's cycles are inclusive (the function and everything it calls), with the 
 taken out by the device; `calls` counts every call."""
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -94,25 +94,37 @@ def probe_profile(names: Sequence[str], readings: Sequence[ProbeReading], public
     return {"functions": functions}
 
 
-def _function_bindings(elf: Path) -> dict[str, str]:
-    """Function name -> its symbol binding (STB_GLOBAL, STB_WEAK, STB_LOCAL) in the image."""
+def _function_symbols(elf: Path) -> dict[str, tuple[str, int]]:
+    """Function name -> its symbol binding (STB_GLOBAL, STB_WEAK, STB_LOCAL) and address (without
+    the Thumb bit) in the image."""
     try:
         with elf.open("rb") as stream:
             symbols = ELFFile(stream).get_section_by_name(".symtab")
-            return {symbol.name: symbol["st_info"]["bind"] for symbol in (symbols.iter_symbols() if symbols else ())
+            return {symbol.name: (symbol["st_info"]["bind"], symbol["st_value"] & ~1)
+                    for symbol in (symbols.iter_symbols() if symbols else ())
                     if symbol["st_info"]["type"] == "STT_FUNC"}
     except (OSError, ELFError) as error:
         raise PqscopeError(f"cannot read {elf}: {error}") from None
+
+
+def probes_timing(functions: Iterable[str], names: Sequence[str], elf: Path) -> dict[str, tuple[str, int]]:
+    """The probe among the image's `names` that times each of `functions` on the device, and its
+    position among them: the function's own, or one of another name at its address (the profiler
+    names libgcc's code `__muldf3`, its callers call it `__aeabi_dmul`, which a probe can wrap)."""
+    symbols = _function_symbols(elf)
+    by_address = {symbols[name][1]: (name, position) for position, name in enumerate(names) if name in symbols}
+    return {function: by_address[symbols[function][1]] for function in functions
+            if function in symbols and symbols[function][1] in by_address}
 
 
 def confirmation(leaking: Sequence[str], probed: Sequence[str], elf: Path, board: str, selection: Sequence[str]) -> dict:
     """How to confirm the profiler's localisation on a real board: the leaking functions a probe can
     time (global functions: linker wrapping reaches only calls across object files), those it
     cannot (static ones: probe a caller instead), and the command line that runs the test there."""
-    bindings = _function_bindings(elf)
-    probeable = [name for name in leaking if bindings.get(name) in ("STB_GLOBAL", "STB_WEAK")]
+    symbols = _function_symbols(elf)
+    probeable = [name for name in leaking if symbols.get(name, ("",))[0] in ("STB_GLOBAL", "STB_WEAK")]
     unreachable = [{"function": name, "why": "static in its file: a probe cannot reach it, probe a caller"
-                    if name in bindings else "not a function of the image"}
+                    if name in symbols else "not a function of the image"}
                    for name in leaking if name not in probeable]
     extra = [name for name in probeable if name not in probed]
     command = ["host-tools/pqscope", "ct", "--board", board, "--port", "/dev/ttyUSB0", *selection, "--probes",
