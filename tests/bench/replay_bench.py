@@ -105,8 +105,8 @@ def twins() -> None:
 
 
 def fpnative_long() -> None:
-    """16,000 signatures on two stand-ins: the findings 2,000 leave just short of definite, and
-    `__floatdidf`, evidence at 8,000 (t 8.4), past the 10.4 eight functions need (t grows as sqrt(n))."""
+    """16,000 signatures on two stand-ins: the findings 2,000 leave short of definite (`__floatdidf`,
+    t 3.7 at 2,000), past the 10.4 eight functions need at about 13,000 (t grows as sqrt(n))."""
     fpnative(16000, boards=2)
 
 
