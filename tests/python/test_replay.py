@@ -267,3 +267,28 @@ def test_replay_settings_round_trip_and_refuse_damage():
     assert ReplaySettings.from_json(None) is None
     with pytest.raises(PqscopeError, match="meta.json's 'replay' is damaged"):
         ReplaySettings.from_json({"flash_timing": "fast"})
+
+
+def test_each_board_has_its_own_probe_calibration():
+    # Two boards whose probes' calibration differs (the probe's own cost each measured with its
+    # counter's noise): one reads 30 cycles more for every probed call. Its own cost per call keeps
+    # that out of the test: the outcome is as clear as on one board, with its size.
+    board, model, intervals = nonce_signatures(board_shows=True, noise=3000)
+    rng = np.random.default_rng(8)
+
+    def probed(offset_per_call: float) -> list:
+        readings = []
+        for sample in board:
+            work, calls, _ = intervals[sample.index]["functions"]["work"]
+            second = sample.index % 2 == 1
+            cycles = 1.2 * work + second * offset_per_call * calls + rng.normal(0, 3)
+            readings.append(replace(sample, board="B" if second else "A",
+                                    probes=(ProbeReading(round(cycles), calls),)))
+        return readings
+
+    timed_by = {"work": ("__wrapped_work", 0)}
+    (alike,) = confirm(probed(0), model, intervals, FINDINGS, timed_by=timed_by)
+    (apart,) = confirm(probed(30), model, intervals, FINDINGS, timed_by=timed_by)
+    assert apart.state == "confirmed", apart
+    assert apart.board_cycles == pytest.approx(1.2 * apart.model_cycles, rel=0.05)
+    assert abs(apart.t) == pytest.approx(abs(alike.t), rel=0.2)

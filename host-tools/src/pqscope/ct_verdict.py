@@ -473,15 +473,18 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     often it runs is the caller's doing, public or a finding of its own). The board's cycles are
     regressed on the label, the function's calls, the model time of each function that varies most
     (each its own pace on the board) and the rest of the model's time: the label's coefficient is
-    the board's cycles per model cycle of the label, and its t decides, with thresholds raised for
-    the functions tested and the looks: "confirmed" past the definite one in either direction (a
-    board whose time moves against the model's still has time that depends on the outcome), "not
-    seen" below the evidence one, with the largest difference the board could still show.
+    the board's cycles per model cycle of the label (each board its own intercept: boards of a farm
+    may differ by a constant), and its t decides, with thresholds raised for the functions tested
+    and the looks: "confirmed" past the definite one in either direction (a board whose time moves
+    against the model's still has time that depends on the outcome), "not seen" below the evidence
+    one, with the largest difference the board could still show.
 
     A function the board's image probes (`timed_by`: its probe's name and position among each
     sample's readings, `probes.probes_timing`) is tested on that probe's cycles instead, regressed
-    on the label and its calls alone: the function's own time on the board, without the rest of the
-    signing's, whose board-only variance hides outcomes of a few cycles in the totals."""
+    on the label and its calls alone (each board its own cost per call: a board's probes are off by
+    its calibration's error, which every probed call adds): the function's own time on the board,
+    without the rest of the signing's, whose board-only variance hides outcomes of a few cycles in
+    the totals."""
     functions: dict[str, int] = {}
     for finding in findings:
         if finding["leak"]:
@@ -492,6 +495,8 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     evidence_t, definite_t = leakstats.function_thresholds(len(functions), looks)
     cycles = np.array([sample.cycles for sample in timed], dtype=np.float64)
     total = np.array([model[sample.index].cycles for sample in timed], dtype=np.float64)
+    on_board = [np.array([sample.board == board for sample in timed], dtype=np.float64)
+                for board in sorted({sample.board for sample in timed})]
     profile = _profile_columns(timed, intervals)
     varying = [name for name in sorted(profile, key=lambda name: -profile[name][0].std()) if profile[name][0].std() > 0]
     results = []
@@ -508,11 +513,12 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
                                   profile)
             own = [profile[name][0] for name in paced]
             rest = total - label - sum(own, np.zeros_like(total))
-            per_label, error = _coefficient(np.column_stack([np.ones_like(total), rest, *own, calls, label]), cycles)
+            per_label, error = _coefficient(np.column_stack([*on_board, rest, *own, calls, label]), cycles)
         else:
             paced = []
             probed = np.array([sample.probes[position].cycles for sample in timed], dtype=np.float64)
-            per_label, error = _coefficient(np.column_stack([np.ones_like(total), calls, label]), probed)
+            per_label, error = _coefficient(np.column_stack([*on_board, *(calls * board for board in on_board), label]),
+                                            probed)
         t = per_label / error if error else math.copysign(math.inf, per_label) if per_label else 0.0
         model_size = float(label[slow].mean() - label[~slow].mean())
         state = "confirmed" if abs(t) > definite_t else "evidence" if abs(t) >= evidence_t else "not-seen"
