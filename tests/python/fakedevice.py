@@ -87,6 +87,7 @@ class Behaviour:
     key_leak: int = 0  # SIGN_SLOT takes this many cycles more per unit of a key-derived value
     probes: tuple[str, ...] = ()  # the functions the image probes
     probe_leak: int = 0  # SIGN_SLOT: the last probe's cycles grow by this per unit of the key value
+    probe_self_cycles: int = PROBE_SELF_CYCLES  # what its probes' calibration measured at boot
     extra_cycles: int = 0  # SIGN_SLOT takes this many cycles more, whatever the key: a board unlike the others
 
 
@@ -104,7 +105,7 @@ class FakeDevice:
         self._received = self._sent = 0
         self.behaviour = behaviour or Behaviour()
         self.info = replace(info or make_info(), probes=len(self.behaviour.probes),
-                            probe_self_cycles=PROBE_SELF_CYCLES if self.behaviour.probes else 0,
+                            probe_self_cycles=self.behaviour.probe_self_cycles if self.behaviour.probes else 0,
                             probe_call_cycles=PROBE_CALL_CYCLES if self.behaviour.probes else 0)
         self.commands: list = []  # every valid command received, in order
         self.signatures = 0  # RUN and SIGN_SLOT commands received

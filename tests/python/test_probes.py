@@ -94,6 +94,20 @@ def test_ct_with_probes_localises_through_them(fake_repo, fake_toolchain, pty_de
     assert "on-device probes" in (out / "report.html").read_text()
 
 
+def test_ct_keeps_each_boards_own_probe_costs(fake_repo, fake_toolchain, pty_device, tmp_path):
+    # Each board measures its probes' costs at boot, with its own counter's noise: meta.json keeps
+    # each one's, which the confirmation on probes takes apart.
+    ports = [pty_device(behaviour=Behaviour(probes=NAMES, probe_self_cycles=self_cycles))[1]
+             for self_cycles in (11, 14)]
+    out = tmp_path / "ct"
+    result = CliRunner().invoke(cli, [*CT, "--probes", *(arg for port in ports for arg in ("--port", port)),
+                                      "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    boards = json.loads((out / "meta.json").read_text())["boards"].values()
+    assert sorted((board["port"], board["probe_self_cycles"], board["probe_call_cycles"]) for board in boards) == [
+        (ports[0], 11, PROBE_CALL_CYCLES), (ports[1], 14, PROBE_CALL_CYCLES)]
+
+
 def test_ct_refuses_probes_that_miss_what_its_corrections_need(fake_repo, fake_toolchain, pty_device, tmp_path):
     catalogue = json.loads((fake_repo / "firmware/schemes/catalogue.json").read_text())
     catalogue["implementations"][0]["retry_function"] = "poly_challenge"

@@ -282,8 +282,13 @@ class Runner:
                     infos = self._start(connections, implementation, what)
                     info, probe_names = infos[0], connections[0].session.probe_names
                     meta.clock_hz, meta.info = info.clock_hz, asdict(info)
+                    # Each board's own probe costs, as it measured them at this boot (the confirmation
+                    # on probes takes each board's cost per call apart).
                     meta.boards = {**(meta.boards or {}), **{
-                        shard_info.board_serial: {**shard_target.describe(), "port": connection.port}
+                        shard_info.board_serial: {**shard_target.describe(), "port": connection.port,
+                                                  **({"probe_self_cycles": shard_info.probe_self_cycles,
+                                                      "probe_call_cycles": shard_info.probe_call_cycles}
+                                                     if probe_names else {})}
                         for shard_info, shard_target, connection in zip(infos, targets, connections)}}
                     if len(shards) == 1:
                         meta.port = connections[0].port
