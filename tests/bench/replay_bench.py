@@ -59,7 +59,7 @@ def measured(case: str, scheme: str, impl: str, n: int, *options: str, boards: i
         return json.loads((path / "ct.json").read_text()), 0.0
     started = time.monotonic()
     document, _ = ct_on_stand_in(scheme, impl, n, path, *options, boards=boards, resume=(path / "meta.json").exists(),
-                                     probes=probes, jitter=jitter)
+                                 probes=probes, jitter=jitter)
     return document, time.monotonic() - started
 
 

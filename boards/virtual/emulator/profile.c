@@ -21,6 +21,7 @@ struct func_stats {
 struct frame {
 	struct call_frame call;  /* func: index in elf->funcs */
 	uint64_t entry;
+	uint64_t handled_at_entry; /* profile.handled when the frame opened */
 	bool counts;            /* outermost activation of its function */
 	bool public_root;       /* opened a public-input function's subtree */
 	bool interval_outermost; /* outermost activation of its function within the open interval */
@@ -69,6 +70,10 @@ struct profile {
 	struct interval iv;
 	uint64_t unattributed;
 	uint64_t last_cycles;
+	/* Cycles in exception handlers so far, entry and return included. An interrupt lands
+	 * wherever the clock puts it: its time is the handler's, not the interrupted functions'
+	 * (a function's inclusive time is what its own path costs). */
+	uint64_t handled;
 	uint32_t current;       /* the function of the block running (NO_FUNC: none) */
 	struct frame stack[MAX_DEPTH];
 	uint32_t depth;
@@ -259,20 +264,27 @@ static uint32_t find_func(const struct profile *p, uint32_t addr)
 	return addr < end ? (uint32_t)i : NO_FUNC;
 }
 
+/* A frame's time from its entry to `now`, less the exception handlers' that ran inside it. */
+static uint64_t frame_cycles(const struct profile *p, const struct frame *fr, uint64_t now)
+{
+	return now - fr->entry - (p->handled - fr->handled_at_entry);
+}
+
 static void pop(struct profile *p, uint64_t now)
 {
 	struct frame *fr = &p->stack[--p->depth];
 	struct func_stats *s = &p->stats[fr->call.func];
+	uint64_t cycles = frame_cycles(p, fr, now);
 	if (fr->counts) {
-		s->inclusive += now - fr->entry;
+		s->inclusive += cycles;
 		for (uint32_t i = 0; i < p->ntracked; i++)
 			if (p->tracked[i].func == fr->call.func)
-				histogram_add(&p->tracked[i], now - fr->entry, 1);
+				histogram_add(&p->tracked[i], cycles, 1);
 	}
 	s->active--;
 	if (fr->interval_outermost) {
 		p->iv.activation_open[fr->call.func] = false;
-		p->iv.inclusive[fr->call.func] += now - fr->entry;
+		p->iv.inclusive[fr->call.func] += cycles;
 	}
 	if (fr->public_root)
 		p->iv.public_depth--;
@@ -333,7 +345,7 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	}
 	bool public_root = p->iv.is_public && p->iv.is_public[f];
 	struct frame *fr = &p->stack[p->depth++];
-	*fr = (struct frame){{f, lr}, start, p->stats[f].active == 0, public_root, false};
+	*fr = (struct frame){{f, lr}, start, p->handled, p->stats[f].active == 0, public_root, false};
 	p->stats[f].active++;
 	if (f == p->iv.func && !p->iv.frame) {
 		/* The interval starts with this block, whose cycles were counted just above. */
@@ -369,8 +381,11 @@ void profile_exception_return(struct profile *p, uint64_t cycles)
 		d--;
 	if (!d)
 		return;
+	profile_stall(p, cycles); /* the return's own cycles are the handler's */
+	uint64_t handler_cycles = frame_cycles(p, &p->stack[d - 1], cycles);
 	while (p->depth >= d)
 		pop(p, cycles);
+	p->handled += handler_cycles;
 	p->last_cycles = cycles;
 }
 
@@ -399,7 +414,7 @@ int profile_write(const struct profile *p, const char *path, uint64_t model_cycl
 	uint64_t *open_incl = calloc(p->elf->nfuncs + 1, sizeof *open_incl);
 	for (uint32_t i = 0; i < p->depth; i++)
 		if (p->stack[i].counts)
-			open_incl[p->stack[i].call.func] += model_cycles - p->stack[i].entry;
+			open_incl[p->stack[i].call.func] += frame_cycles(p, &p->stack[i], model_cycles);
 	fprintf(f, "{\"format\": \"pqscope-vboard-profile\", \"version\": 1, \"model_cycles\": %llu, "
 		   "\"unattributed_cycles\": %llu, \"dropped_frames\": %llu, \"functions\": [",
 		(unsigned long long)model_cycles, (unsigned long long)p->unattributed,

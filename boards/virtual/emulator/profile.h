@@ -62,6 +62,8 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now);
 /* The block running stalled until model time `now` (an operand-dependent division, a load waiting
  * for flash): its function's, not the next block's. */
 void profile_stall(struct profile *p, uint64_t now);
+/* An exception handler returned at model time `cycles` (its return included): its time, entry to
+ * return, is its own, not in the inclusive time of the functions it interrupted. */
 void profile_exception_return(struct profile *p, uint64_t cycles);
 int profile_write(const struct profile *p, const char *path, uint64_t model_cycles);
 void profile_free(struct profile *p);

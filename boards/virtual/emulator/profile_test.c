@@ -15,11 +15,13 @@
 #define HELPER 0x3000u /* calls the interval function, and is called (recursively) inside it */
 #define LEAF 0x4000u
 #define PUBLIC 0x5000u /* a public-input function */
+#define HANDLER 0x6000u /* an interrupt handler */
 #define NO_SYMBOL 0x8000u
+#define EXC_RETURN 0xfffffff9u
 
 static struct elf_func funcs[] = {
 	{MAIN, 0x100, "main"},     {SIGN, 0x100, "sign"},     {HELPER, 0x100, "helper"},
-	{LEAF, 0x100, "leaf"},     {PUBLIC, 0x100, "public"},
+	{LEAF, 0x100, "leaf"},     {PUBLIC, 0x100, "public"}, {HANDLER, 0x100, "handler"},
 };
 
 static uint32_t link_register_value;
@@ -145,9 +147,33 @@ static void test_a_stall_belongs_to_the_block_that_stalled(void)
 		fprintf(stderr, "line written:\n%s", line);
 }
 
+static void test_an_interrupt_is_the_handlers_time_not_the_interrupted_functions(void)
+{
+	char path[] = "/tmp/vboard-profile-test-XXXXXX";
+	start_profile(path, NULL);
+	block(SIGN, MAIN + 0x10, 10);
+	block(LEAF, SIGN + 0x10, 20);
+	block(HANDLER, EXC_RETURN, 32);     /* an interrupt in leaf: entry and the first block */
+	block(HANDLER + 4, 0, 40);
+	profile_exception_return(prof, 45); /* its return takes 5 cycles: the handler ran 20..45 */
+	block(LEAF + 4, 0, 50);
+	block(SIGN + 0x10, 0, 60);          /* leaf returned: 10..50, of which 25 the handler's */
+	block(MAIN + 0x10, 0, 70);          /* sign returned: the interval (0..60) keeps them */
+	profile_free(prof);
+
+	char line[512] = {0};
+	first_line(path, line, sizeof line);
+	CHECK(strstr(line, "\"start_cycle\": 0, \"cycles\": 60,") != NULL);
+	CHECK(strstr(line, "\"functions\": {\"sign\": [20, 1, 35], \"leaf\": [15, 1, 15], "
+			   "\"handler\": [25, 1, 25]}}\n") != NULL);
+	if (failures)
+		fprintf(stderr, "line written:\n%s", line);
+}
+
 int main(void)
 {
 	test_intervals_count_inclusive_time_of_activations_inside();
 	test_a_stall_belongs_to_the_block_that_stalled();
+	test_an_interrupt_is_the_handlers_time_not_the_interrupted_functions();
 	return check_summary("profile tests");
 }
