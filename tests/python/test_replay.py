@@ -151,12 +151,14 @@ def test_a_public_function_the_board_runs_at_its_own_pace_leaves_the_finding_its
     assert confirmation.board_cycles == pytest.approx(1.2 * confirmation.model_cycles, rel=0.15)
 
 
-def test_a_function_whose_model_time_never_varies_is_not_labelled():
+@pytest.mark.parametrize("varying", [0, 5])
+def test_a_function_whose_model_time_varies_in_too_few_signatures_is_not_labelled(varying):
     board, model, intervals = nonce_signatures(board_shows=True)
-    for entry in intervals.values():
-        entry["functions"]["work"] = [100, 1, 100]
+    for index, entry in intervals.items():
+        entry["functions"]["work"] = [102, 1, 102] if index < varying else [100, 1, 100]
     (confirmation,) = confirm(board, model, intervals, FINDINGS)
     assert confirmation.state == "unlabelled" and confirmation.t is None
+    assert "same for all but fewer than 10 of the 600 signatures" in confirmation.describe()
 
 
 def test_signatures_whose_replay_went_otherwise_are_named():

@@ -432,7 +432,8 @@ class Confirmation:
 
     def describe(self) -> str:
         if self.state == "unlabelled":
-            return "not labelled: the model's time in it is the same for every signature"
+            return (f"not labelled: the model's time in it is the same for all but fewer than "
+                    f"{leakstats.MIN_SAMPLES_PER_TEST} of the {self.signatures:,} signatures, too few to test")
         size = f"{self.board_cycles:+,.0f} cycles"
         if self.reversed:
             size += f", the other way round from the model's {self.model_cycles:+,.0f}"
