@@ -13,7 +13,6 @@ replay, computed from the variance measured (the raw total's, beside the residua
   signatures to a leak; without the replay, n x the variance ratio (the same t needs that many);
 - nonces: each nonce control's leak, convicted on the board by the exact check's findings;
 - fpnative: Falcon-512 fpnative at 2,000 signatures: each soft-float finding on the board;
-- fpnative-long: the same at 16,000 signatures on two stand-ins (hours: resumable);
 - fpnative-probed: the same at 2,000 on the probed image (its row's probes: the square root, the
   division and the conversions): a finding in a probed function tested on the probe's cycles, its
   own time on the "board", where the rest of the signing's board-only variance does not reach; and
@@ -115,12 +114,6 @@ def twins() -> None:
         print(f"{scheme} ct at 10^5: {document['verdict']} (max |t| {document['max_abs_t']}){took(seconds)}")
 
 
-def fpnative_long() -> None:
-    """16,000 signatures on two stand-ins: the findings 2,000 leave short of definite (`__floatdidf`,
-    t 3.7 at 2,000), past the 10.4 eight functions need at about 13,000 (t grows as sqrt(n))."""
-    fpnative(16000, boards=2)
-
-
 def fpnative_probed() -> None:
     """The findings in the functions the image probes (`__divdf3` as `__aeabi_ddiv`, `__floatdidf`
     as `__aeabi_l2d`, ...) on their own time: the stand-in's read jitter, not the signing's
@@ -185,9 +178,9 @@ def replayed_functions(run: Path) -> dict[int, dict]:
     return {index: entry["functions"] for index, entry in read_intervals(path, shard_directories(path)).items()}
 
 
-LONG = ("fpnative-long", "fpnative-probed", "fpnative-attribution", "twins")  # hours: run only when named
+LONG = ("fpnative-probed", "fpnative-attribution", "twins")  # hours: run only when named
 CASES = {"ml-dsa": ml_dsa, "flash-table": flash_table, "nonces": nonces, "fpnative": fpnative,
-         "fpnative-long": fpnative_long, "fpnative-probed": fpnative_probed,
+         "fpnative-probed": fpnative_probed,
          "fpnative-attribution": fpnative_attribution, "twins": twins}
 
 

@@ -12,11 +12,12 @@
  *    "functions": {"<name>": [exclusive_cycles, calls, inclusive_cycles], ...}}
  * "sample_id" only with --interval-id-symbol SYMBOL: the 32-bit value of the data symbol SYMBOL
  * when the interval began (the harness keeps the sample id of its current command there).
- * inclusive_cycles: the summed durations (call to return, callees and interrupts included) of
- * the function's activations that began inside the interval, outermost ones only (a recursive
- * call lies inside one already). NAME's own call brackets the interval and the shadow stack
- * unwinds in order, so every activation begun inside also returns inside, at the latest with
- * NAME: none is cut at the end, and NAME's inclusive_cycles equal "cycles". Callers of NAME
+ * inclusive_cycles: the summed durations (call to return, callees included; an interrupt's time,
+ * entry to return, is its handler's alone) of the function's activations that began inside the
+ * interval, outermost ones only (a recursive call lies inside one already). NAME's own call
+ * brackets the interval and the shadow stack unwinds in order, so every activation begun inside
+ * also returns inside, at the latest with NAME: none is cut at the end, and NAME's
+ * inclusive_cycles equal "cycles" less the interrupts' (the handlers' inclusive). Callers of NAME
  * began before the interval and return after it: they are left out, and one of them that is
  * also called inside counts from that inner call.
  * With --public-function NAME (repeatable), the exclusive time of NAME's calls and their callees
