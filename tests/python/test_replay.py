@@ -153,9 +153,13 @@ def test_a_public_function_the_board_runs_at_its_own_pace_leaves_the_finding_its
 
 @pytest.mark.parametrize("varying", [0, 5])
 def test_a_function_whose_model_time_varies_in_too_few_signatures_is_not_labelled(varying):
+    # `work`'s calls (one to three a signature) cost 100 cycles each, but in `varying` signatures
+    # one of them costs 2 more.
     board, model, intervals = nonce_signatures(board_shows=True)
     for index, entry in intervals.items():
-        entry["functions"]["work"] = [102, 1, 102] if index < varying else [100, 1, 100]
+        calls = entry["functions"]["work"][1]
+        cycles = 100 * calls + (2 if index < varying else 0)
+        entry["functions"]["work"] = [cycles, calls, cycles]
     (confirmation,) = confirm(board, model, intervals, FINDINGS)
     assert confirmation.state == "unlabelled" and confirmation.t is None
     assert "same for all but fewer than 10 of the 600 signatures" in confirmation.describe()

@@ -469,7 +469,7 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     """Each leaking function of the exact check's `findings`, tested on the `board`'s signatures
     (CtSamples, verified ones only) with the replay's `model` samples and `intervals` by index.
 
-    The label: per signature, the function's model time (inclusive) beyond its calls at its mean
+    The label: per signature, the function's model time (inclusive) beyond its calls at its typical
     cost per call, the time the secret-dependent outcomes its findings name add or take away (how
     often it runs is the caller's doing, public or a finding of its own). The board's cycles are
     regressed on the label, the function's calls, the model time of each function that varies most
@@ -532,9 +532,13 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
 
 
 def outcome_label(calls: np.ndarray, inclusive: np.ndarray) -> np.ndarray:
-    """Per signature, a function's time (inclusive) beyond its `calls` at its mean cost per call:
-    the cycles its secret-dependent outcomes add or take away."""
-    return inclusive - calls * (inclusive.sum() / calls.sum() if calls.sum() else 0.0)
+    """Per signature, a function's time (inclusive) beyond its `calls` at its typical cost per call
+    (the median signature's): the cycles its secret-dependent outcomes add or take away. Not the
+    mean cost: calls that cost the same in all but a few signatures would leave every signature a
+    sliver of those few's difference, in proportion to its calls, a label that is the call count."""
+    called = calls > 0
+    typical = float(np.median(inclusive[called] / calls[called])) if called.any() else 0.0
+    return inclusive - calls * typical
 
 
 def _profile_columns(timed: list, intervals: dict[int, dict]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
