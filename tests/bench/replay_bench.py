@@ -13,10 +13,10 @@ replay, computed from the variance measured (the raw total's, beside the residua
   signatures to a leak; without the replay, n x the variance ratio (the same t needs that many);
 - nonces: each nonce control's leak, convicted on the board by the exact check's findings;
 - fpnative: Falcon-512 fpnative at 2,000 signatures: each soft-float finding on the board;
-- fpnative-probed: the same at 2,000 on the probed image (its row's probes: the square root, the
-  division and the conversions): a finding in a probed function tested on the probe's cycles, its
-  own time on the "board", where the rest of the signing's board-only variance does not reach; and
-  at 400 on stand-ins whose cycle counter reads exactly, as a real board's does;
+- fpnative-probed: the same at 2,000 on two stand-ins serving the probed image (its row's probes:
+  the square root, the division and the conversions): a finding in a probed function tested on
+  the probe's cycles, its own time on the "board", where the rest of the signing's board-only
+  variance does not reach;
 - fpnative-attribution: where the sizes the board shows go, at 600 signatures: the same test with
   the replay at the stand-in's own timing (168 MHz, flash modelled) gives each function's time on
   the "board", which a real board never shows: per finding, the function's own difference and the
@@ -40,7 +40,7 @@ import numpy as np  # noqa: E402
 from pqscope.ct_verdict import outcome_label, slow_half  # noqa: E402
 from pqscope.replay import REPLAY_DIRECTORY, read_intervals  # noqa: E402
 from pqscope.runner import shard_directories  # noqa: E402
-from standin import JITTER, ct_on_stand_in  # noqa: E402
+from standin import ct_on_stand_in  # noqa: E402
 
 OUT = ROOT / "runs" / "replay"
 NO_LEAK_LEAST = 2000  # 1000 signatures per class
@@ -49,16 +49,15 @@ TWINS = ("control-early-exit", "control-branch", "control-udiv", "control-flash-
 
 
 def measured(case: str, scheme: str, impl: str, n: int, *options: str, boards: int = 1,
-             probes: tuple[str, ...] | None = None, jitter: int = JITTER) -> tuple[dict, float]:
+             probes: tuple[str, ...] | None = None) -> tuple[dict, float]:
     """The case's ct document on `boards` stand-ins (serving the probed image with `probes` besides
-    its row's, if given; their counter reads late by up to `jitter` cycles) and the seconds this
-    call took (0: read back)."""
+    its row's, if given) and the seconds this call took (0: read back)."""
     path = OUT / case
     if (path / "ct.json").exists():
         return json.loads((path / "ct.json").read_text()), 0.0
     started = time.monotonic()
     document, _ = ct_on_stand_in(scheme, impl, n, path, *options, boards=boards, resume=(path / "meta.json").exists(),
-                                 probes=probes, jitter=jitter)
+                                 probes=probes)
     return document, time.monotonic() - started
 
 
@@ -96,12 +95,11 @@ def nonces() -> None:
         print(f"{scheme} leaky: {document['verdict']} at {signatures(document)} signatures; {found}{took(seconds)}")
 
 
-def fpnative(n: int = 2000, boards: int = 1, probed: bool = False, exact_counter: bool = False) -> None:
-    case = f"falcon-512-fpnative-{n}" + ("-probed" if probed else "") + ("-exact-counter" if exact_counter else "")
-    document, seconds = measured(case, "falcon-512", "fpnative", n, "--fixed-n", boards=boards,
-                                 probes=() if probed else None, jitter=0 if exact_counter else JITTER)
-    print(f"falcon-512 fpnative{' (probed image)' if probed else ''}{' (exact counter)' if exact_counter else ''}: "
-          f"{document['verdict']} at {signatures(document)} signatures{took(seconds)}")
+def fpnative(n: int = 2000, boards: int = 1, probed: bool = False) -> None:
+    document, seconds = measured(f"falcon-512-fpnative-{n}" + ("-probed" if probed else ""), "falcon-512", "fpnative",
+                                 n, "--fixed-n", boards=boards, probes=() if probed else None)
+    print(f"falcon-512 fpnative{' (probed image)' if probed else ''}: {document['verdict']} at "
+          f"{signatures(document)} signatures{took(seconds)}")
     for item in document["replay"]["confirmations"]:
         instructions = "instruction" if item["findings"] == 1 else "instructions"
         print(f"  {item['function']} ({item['findings']} {instructions}): {item['text']}; the model: "
@@ -115,12 +113,11 @@ def twins() -> None:
 
 
 def fpnative_probed() -> None:
-    """The findings in the functions the image probes (`__divdf3` as `__aeabi_ddiv`, `__floatdidf`
-    as `__aeabi_l2d`, ...) on their own time: the stand-in's read jitter, not the signing's
-    variance, is what is left to hide them (about 300 cycles a signature on `__aeabi_ddiv`), so
-    again on stand-ins without it."""
+    """The findings in the functions the image probes (`__floatdidf` as `__aeabi_l2d`, `__fixdfdi`
+    as `__aeabi_d2lz`, `__ieee754_sqrt`) on their own time: what the totals leave short of definite
+    at 2,000 (`__floatdidf`, t 3.7) shows on its probe, where only the stand-in's counter noise
+    (each probed call's two reads) and the interrupts that land in it are left."""
     fpnative(2000, boards=2, probed=True)
-    fpnative(400, boards=2, probed=True, exact_counter=True)
 
 
 def fpnative_attribution(n: int = 600) -> None:

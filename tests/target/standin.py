@@ -24,33 +24,31 @@ FIRST_SERIAL = 100  # the stand-ins' serial numbers, apart from the replay's emu
 
 
 @contextlib.contextmanager
-def stand_ins(scheme: str, impl: str, directory: Path, count: int = 1, variant: Variant = PLAIN,
-              jitter: int = JITTER) -> Iterator[list[str]]:
-    """`count` stand-in boards running the `variant` image of scheme/impl, each read of their cycle
-    counter late by up to `jitter` cycles (0: exact, as a real board's); yields their ports."""
+def stand_ins(scheme: str, impl: str, directory: Path, count: int = 1, variant: Variant = PLAIN
+              ) -> Iterator[list[str]]:
+    """`count` stand-in boards running the `variant` image of scheme/impl; yields their ports."""
     elf = build_image(ROOT, get_board(ROOT, BOARD).at_clock(CLOCK), scheme, impl, variant)
     with contextlib.ExitStack() as stack:
         boards = [stack.enter_context(VirtualBoard(EMULATOR, elf, directory / f"stand-in-{number}.json",
-                                                   extra_args=("--cycle-jitter", str(jitter)),
+                                                   extra_args=("--cycle-jitter", str(JITTER)),
                                                    serial=virtual_board_serial(FIRST_SERIAL + number)))
                   for number in range(count)]
         yield [board.port for board in boards]
 
 
 def ct_on_stand_in(scheme: str, impl: str, n: int, out: Path, *options: str, boards: int = 1, seed: str = "c7",
-                   resume: bool = False, probes: tuple[str, ...] | None = None, jitter: int = JITTER
+                   resume: bool = False, probes: tuple[str, ...] | None = None
                    ) -> tuple[dict, subprocess.CompletedProcess]:
     """`pqscope ct` of scheme/impl on `boards` stand-ins, replayed beside them with flash free (the
     command's own defaults otherwise), or the test at `out` resumed on new stand-ins; its document
-    and the finished process. `probes`: the probed image, with these probes besides its row's;
-    `jitter`: the stand-ins' counter noise (`stand_ins`)."""
+    and the finished process. `probes`: the probed image, with these probes besides its row's."""
     out.parent.mkdir(parents=True, exist_ok=True)
     variant = PLAIN if probes is None else Variant(True, probes)
     probe_options = [] if probes is None else ["--probes", *(arg for name in probes for arg in ("--probe", name))]
     test = ["--resume", str(out)] if resume else [
         "--board", BOARD, "--clock", CLOCK, "--scheme", scheme, "--impl", impl, "-n", str(n), "--seed", seed,
         "--out", str(out), "--replay-flash-timing", "free", *probe_options, *options]
-    with stand_ins(scheme, impl, out.parent, boards, variant, jitter) as ports:
+    with stand_ins(scheme, impl, out.parent, boards, variant) as ports:
         result = subprocess.run(
             [sys.executable, "-m", "pqscope", "ct", *test, "--json", "--no-flash",
              *(arg for port in ports for arg in ("--port", port))],
