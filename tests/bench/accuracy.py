@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The virtual board against silicon (issue #18): every catalogue row that pqm4 publishes cycle
-counts for, measured on the virtual board and set beside pqm4's numbers, printed as the README's
-accuracy table. pqm4's numbers are a check, never a calibration target: they are read from the
-pinned pqm4 sources the build fetched (benchmarks.md of pqm4 and of its Round3 tag), not copied.
+counts for, measured on the virtual board and set beside pqm4's numbers, printed as the accuracy
+table of docs/pages/results/model-accuracy.md. pqm4's numbers are a check, never a calibration
+target: they are read from the pinned pqm4 sources the build fetched (benchmarks.md of pqm4 and of
+its Round3 tag), not copied.
 
     .venv/bin/python tests/bench/accuracy.py            # the rows that are not slow, 10 samples each
     .venv/bin/python tests/bench/accuracy.py --all      # the slow SPHINCS+ rows too (hours)

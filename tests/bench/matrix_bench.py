@@ -4,7 +4,7 @@ default rows (every ML-DSA, FN-DSA and Falcon row, SPHINCS+-SHA2/SHAKE-128f) x 3
 levels, one emulator per core, into runs/matrix-bench/<timestamp>/. The toolchains' build trees
 are removed first (--keep-trees keeps them), so the time includes building every image; the default
 tree stays as it is. Prints the wall time by phase, how many cells are definite, how many decided
-exactly as README's document (tests/bench/results/matrix.json) did, and the matrix.
+exactly as the kept document (tests/bench/results/matrix.json, docs/pages/results/matrix.md) did, and the matrix.
 
     .venv/bin/python tests/bench/matrix_bench.py [--keep-trees] [--ct-n N]
 """
@@ -26,7 +26,7 @@ DECIDED = ("status", "sign_cycles", "code_sha256", "leaks")
 
 
 def agreement_with_document(cells: list[dict]) -> str:
-    """How many cells decided exactly as README's document did (same code, verdict, cycles, leaks)."""
+    """How many cells decided exactly as the kept document did (same code, verdict, cycles, leaks)."""
     def key(cell: dict) -> tuple:
         return cell["scheme"], cell["impl"], cell["compiler"], cell["opt"]
     documented = {key(cell): cell for cell in json.loads(DOCUMENT.read_text())["cells"]}

@@ -2,7 +2,7 @@
 test.py and testvectors.py pass for every implementation pqm4 has of it (m4f, m4fstack, PQClean's
 clean), and benchmarks.py's verification cycles for m4f are those `pqscope run` measures (ML-DSA
 verification does not depend on the seed). tests/bench/pqm4_scripts.py runs the same for ML-DSA-44,
-65 and 87 and FN-DSA-512 and prints the README's table."""
+65 and 87 and FN-DSA-512 and prints the table of docs/pages/results/pqm4-and-qemu.md."""
 
 import json
 import os
