@@ -94,7 +94,7 @@ static void machine_schedule(struct machine *m)
 {
 	uint64_t next = m->max_cycles;
 	if (!m->in_handler) {
-		uint64_t tick = periph_systick_pending(m->periph) ? 0 : periph_next_tick_event(m->periph);
+		uint64_t tick = systick_pending(&m->board->systick) ? 0 : systick_next_event(&m->board->systick);
 		if (tick < next)
 			next = tick;
 	}
@@ -122,8 +122,8 @@ static bool analyze_current(struct machine *m, struct block_timing *bt)
 static bool time_before(struct machine *m, uint32_t suffix, uint64_t *now)
 {
 	*now = m->cycles - suffix;
-	periph_systick_advance(m->periph, *now);
-	return periph_systick_pending(m->periph) && !m->in_handler &&
+	systick_advance(&m->board->systick, *now);
+	return systick_pending(&m->board->systick) && !m->in_handler &&
 	       !(reg(m, UC_ARM_REG_PRIMASK) & 1);
 }
 
@@ -370,8 +370,8 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		machine_stop(m, STOP_FLASH_TIMING);
 		return;
 	}
-	periph_systick_advance(m->periph, m->cycles);
-	if (periph_systick_pending(m->periph) && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1)) {
+	systick_advance(&m->board->systick, m->cycles);
+	if (systick_pending(&m->board->systick) && !m->in_handler && !(reg(m, UC_ARM_REG_PRIMASK) & 1)) {
 		machine_stop(m, STOP_EVENT);
 		return;
 	}
@@ -387,9 +387,9 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		machine_fail(m, "%.200s", bt->error[0] ? bt->error : "cannot read a block");
 		return;
 	}
-	if (bt->uses_fp && !periph_fpu_enabled(m->periph)) {
+	if (bt->uses_fp && !scs_fpu_enabled(&m->board->scs)) {
 		machine_fail(m, "FPU instruction with the FPU disabled (SCB_CPACR=0x%08x) in the block "
-				"at address 0x%08x", periph_cpacr(m->periph), addr);
+				"at address 0x%08x", scs_cpacr(&m->board->scs), addr);
 		return;
 	}
 	if (bt->halts) {
@@ -517,7 +517,7 @@ static bool on_invalid(uc_engine *uc, uc_mem_type type, uint64_t address, int si
 	case UC_MEM_FETCH_PROT: what = "instruction fetch from non-executable"; break;
 	default: break;
 	}
-	const char *name = periph_name(addr);
+	const char *name = board_peripheral_name(addr);
 	if (name)
 		machine_fail(m, "%s unemulated peripheral %s at address 0x%08x", what, name, addr);
 	else if (addr >= FLASH_BASE && addr < FLASH_BASE + FLASH_SIZE)
@@ -613,7 +613,7 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 	bool fp = control & CONTROL_FPCA;
 	uint32_t sp = reg(m, UC_ARM_REG_SP);
 	uint32_t framesize = fp ? 0x68 : 0x20;
-	bool stkalign = periph_stack_align8(m->periph);
+	bool stkalign = scs_stack_align8(&m->board->scs);
 	bool align = stkalign && (sp & 4);
 	uint32_t frame = (sp - framesize) & (stkalign ? ~4u : ~0u);
 	uint32_t words[8] = {
@@ -630,7 +630,7 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 		err |= write_word(m, frame + 0x60, reg(m, UC_ARM_REG_FPSCR));
 	}
 	uint32_t handler;
-	err |= read_word(m, periph_vector_table(m->periph) + 4 * SYSTICK_EXCEPTION, &handler);
+	err |= read_word(m, scs_vector_table(&m->board->scs) + 4 * SYSTICK_EXCEPTION, &handler);
 	if (err || !(handler & 1)) {
 		machine_fail(m, "bad SysTick exception entry (stack 0x%08x, vector 0x%08x) at address "
 				"0x%08x", frame, handler, return_pc);
@@ -644,7 +644,7 @@ static int exception_entry(struct machine *m, uint32_t return_pc)
 	set_reg(m, UC_ARM_REG_CONTROL, control & ~CONTROL_FPCA);
 	set_reg(m, UC_ARM_REG_XPSR, reg(m, UC_ARM_REG_XPSR) & 0xf8000000u); /* flags kept, no IT */
 	set_reg(m, UC_ARM_REG_PC, handler & ~1u);
-	periph_systick_taken(m->periph);
+	systick_taken(&m->board->systick);
 	m->in_handler = true;
 	m->cycles += TIMING_EXC_ENTRY;
 	continue_at(m, handler & ~1u); /* the entry cost includes fetching the handler */
@@ -695,7 +695,7 @@ static int exception_return(struct machine *m)
 	return 0;
 }
 
-/* ---- the peripherals' and the profiler's view of the core ---- */
+/* ---- the devices' and the profiler's view of the core ---- */
 
 static bool core_access_time(void *m, uint64_t *now)
 {
@@ -707,9 +707,9 @@ static void core_fail(void *m, const char *message)
 	machine_fail(m, "%s", message);
 }
 
-static void core_stop(void *m, enum periph_stop why)
+static void core_stop(void *m, enum device_stop why)
 {
-	machine_stop(m, why == PERIPH_STOP_INPUT_EOF ? STOP_INPUT_EOF : STOP_EVENT);
+	machine_stop(m, why == DEVICE_STOP_INPUT_EOF ? STOP_INPUT_EOF : STOP_EVENT);
 }
 
 static void core_reschedule(void *m)
@@ -771,7 +771,7 @@ static uint64_t mmio_read(uc_engine *uc, uint64_t off, unsigned size, void *user
 	w->m->access_addr = w->base + (uint32_t)off;
 	w->m->access_size = size;
 	w->m->access_write = false;
-	return periph_read(w->m->periph, w->base + (uint32_t)off, size);
+	return board_read(w->m->board, w->base + (uint32_t)off, size);
 }
 
 static void mmio_write(uc_engine *uc, uint64_t off, unsigned size, uint64_t value, void *user)
@@ -781,17 +781,17 @@ static void mmio_write(uc_engine *uc, uint64_t off, unsigned size, uint64_t valu
 	w->m->access_addr = w->base + (uint32_t)off;
 	w->m->access_size = size;
 	w->m->access_write = true;
-	periph_write(w->m->periph, w->base + (uint32_t)off, size, (uint32_t)value);
+	board_write(w->m->board, w->base + (uint32_t)off, size, (uint32_t)value);
 }
 
-static int map_peripherals(struct machine *m)
+static int map_devices(struct machine *m)
 {
-	const struct periph_core core = {m, core_access_time, core_fail, core_stop, core_reschedule,
+	const struct device_core core = {m, core_access_time, core_fail, core_stop, core_reschedule,
 					 &m->signal};
-	m->periph = periph_new(&core, m->uart);
-	m->art = periph_flash_art(m->periph);
-	for (size_t i = 0; i < PERIPH_WINDOWS; i++) {
-		const struct periph_window *w = &periph_windows[i];
+	m->board = board_new(&core, m->uart);
+	m->art = &m->board->flash.art;
+	for (size_t i = 0; i < BOARD_WINDOWS; i++) {
+		const struct device_window *w = m->board->window[i].regs;
 		m->mmio[i] = (struct mmio_window){m, w->base};
 		uc_err e = uc_mmio_map(m->uc, w->base, w->size, mmio_read, &m->mmio[i], mmio_write,
 				       &m->mmio[i]);
@@ -844,7 +844,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		fprintf(stderr, "vboard: error: unicorn set-up failed: %s\n", uc_strerror(e));
 		return -1;
 	}
-	if (map_peripherals(m))
+	if (map_devices(m))
 		return -1;
 
 	for (size_t i = 0; i < elf->nsegs; i++) {
@@ -907,12 +907,12 @@ void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitte
 	uc_mem_read(m->uc, UNIQUE_ID_BASE, uid, sizeof uid);
 	for (int i = 0; i < 12; i++)
 		seed = (seed ^ uid[i]) * 0x100000001b3ull;
-	periph_set_cycle_jitter(m->periph, jitter, seed);
+	cycle_jitter_set(&m->board->jitter, jitter, seed);
 }
 
 void machine_remove_hse(struct machine *m)
 {
-	periph_remove_hse(m->periph);
+	rcc_remove_hse(&m->board->rcc);
 }
 
 int machine_set_unique_id(struct machine *m, const uint32_t words[3])
@@ -934,7 +934,7 @@ void machine_free(struct machine *m)
 	free(m->divs);
 	if (m->uc)
 		uc_close(m->uc);
-	periph_free(m->periph);
+	board_free(m->board);
 	cs_close(&m->cs);
 	free(m->flash);
 	free(m->bt);
@@ -998,8 +998,8 @@ static int wait_for_interrupt(struct machine *m, uint32_t pc)
 		machine_fail(m, "emulation stopped unexpectedly before %s at address 0x%08x", what, pc);
 		return -1;
 	}
-	uint64_t tick = periph_next_tick_event(m->periph);
-	bool pending = periph_systick_pending(m->periph);
+	uint64_t tick = systick_next_event(&m->board->systick);
+	bool pending = systick_pending(&m->board->systick);
 	if (!pending && (tick == UINT64_MAX || m->in_handler)) {
 		machine_fail(m, "WFI with no interrupt that could wake the core at address 0x%08x",
 			     pc - 2);

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <unicorn/unicorn.h>
 
+#include "board.h"
 #include "elf.h"
 #include "memmap.h"
-#include "peripherals.h"
 #include "timing.h"
 #include "uart.h"
 
@@ -111,15 +111,15 @@ struct machine {
 	struct access_span *load_spans;
 	uint32_t nload_spans, cap_load_spans;
 
-	struct periph *periph;
+	struct board *board;
 	struct uart_host *uart;
 	struct profile *prof;
 	struct taint *taint;          /* --taint: a code hook on every instruction, else NULL */
-	/* the peripherals' windows as Unicorn maps them: each access carries its window */
+	/* the devices' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {
 		struct machine *m;
 		uint32_t base;
-	} mmio[PERIPH_WINDOWS];
+	} mmio[BOARD_WINDOWS];
 };
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,

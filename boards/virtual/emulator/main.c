@@ -92,7 +92,7 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 		(unsigned long long)m->cycles, (unsigned long long)m->insns,
 		(unsigned long long)m->blocks, wall, host_wait, run,
 		run > 0 ? (double)m->cycles / run : 0.0, (unsigned long long)m->replayed_accesses,
-		taint_line, (unsigned long long)periph_hclk(m->periph), art_wait_states(art),
+		taint_line, (unsigned long long)rcc_hclk(&m->board->rcc), art_wait_states(art),
 		art->acr & FLASH_ACR_PRFTEN ? "true" : "false",
 		art->acr & FLASH_ACR_ICEN ? "true" : "false",
 		art->acr & FLASH_ACR_DCEN ? "true" : "false",
