@@ -1,6 +1,7 @@
-/* --cycle-jitter: every read of a cycle counter (SysTick's current value, DWT CYCCNT) returns the
- * count of a pseudo-random 0..max cycles later, a board's timing noise, for a stand-in board whose
- * totals are not the model's. The two counters draw from one sequence, in the order of the reads. */
+/* --cycle-jitter: every read of a cycle counter (SysTick's current value, DWT CYCCNT) returns
+ * the count of a pseudo-random 0..max cycles later, a board's timing noise, for a stand-in board
+ * whose totals are not the model's. The two counters draw from one sequence, in the order of the
+ * reads. */
 #ifndef VBOARD_CYCLE_JITTER_H
 #define VBOARD_CYCLE_JITTER_H
 

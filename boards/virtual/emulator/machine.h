@@ -1,5 +1,6 @@
 /* The emulated Cortex-M4 core of the virtual board: Unicorn set-up, memory, run loop,
- * the SysTick exception, and the per-block cycle accounting. */
+ * the SysTick exception, and the per-block cycle accounting (machine_internal.h lists the files
+ * that make it up). */
 #ifndef VBOARD_MACHINE_H
 #define VBOARD_MACHINE_H
 

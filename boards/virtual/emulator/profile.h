@@ -38,7 +38,7 @@
 struct elf_image;
 struct profile;
 
-/* What the profiler reads from the core (machine.c implements it). */
+/* What the profiler reads from the core (analysis_hooks.c implements it). */
 struct profile_core {
 	void *core;
 	uint32_t (*link_register)(void *core);

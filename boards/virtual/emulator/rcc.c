@@ -125,4 +125,5 @@ static bool write_register(void *device, uint32_t off, uint32_t value)
 	return false;
 }
 
-const struct device_window rcc_window = {"RCC", RCC_BASE, 0x400, {0}, read_register, write_register};
+const struct device_window rcc_window = {"RCC", RCC_BASE, 0x400, {0}, read_register,
+					 write_register};

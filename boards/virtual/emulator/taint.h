@@ -1,7 +1,7 @@
 /* Exact secret-taint tracking (--taint): which executed instructions have a timing on the
  * Cortex-M4 that can depend on a secret. Pure like timing.c: the core reaches it through
- * `struct taint_core` (machine.c implements it, taint_test.c fakes it), and instructions are
- * decoded with capstone once per address.
+ * `struct taint_core` (analysis_hooks.c implements it, taint_test.c fakes it), and instructions
+ * are decoded with capstone once per address.
  *
  * Taint values are 2 bits, OR-combined: TAINT_SECRET (1) and TAINT_DECLASSIFIED (2), a secret
  * that the firmware or the command line declared public (it is published, e.g. part of the
@@ -138,7 +138,7 @@ struct taint;
 
 #define TAINT_CORE_XPSR 16 /* taint_core.reg's number of xPSR (a branch's flags) */
 
-/* What the tracker reads from the core (machine.c implements it). */
+/* What the tracker reads from the core (analysis_hooks.c implements it). */
 struct taint_core {
 	void *core;
 	uint32_t (*reg)(void *core, int n);  /* core register r0..r15, or TAINT_CORE_XPSR */

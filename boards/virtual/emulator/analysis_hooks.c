@@ -1,0 +1,79 @@
+/* The profiler's and the taint tracker's view of the core (struct profile_core, struct
+ * taint_core), and the taint tracker's hooks.
+ * Unicorn facts this file is built on:
+ * - Taint tracking (--taint) adds a UC_HOOK_CODE on every instruction and a second UC_HOOK_BLOCK.
+ *   Hooks run in the order they were added; once a callback calls uc_emu_stop(), the callbacks
+ *   after it and the code hooks of the instructions that do not run are skipped, so the taint
+ *   tracker sees a block stopped by the timing hook only when it runs again. Unicorn does not
+ *   call the code hook of an IT-block instruction whose condition fails. */
+#include "machine_internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "profile.h"
+#include "taint.h"
+
+static uint32_t core_link_register(void *m)
+{
+	return reg(m, UC_ARM_REG_LR);
+}
+
+static bool core_read_word(void *m, uint32_t addr, uint32_t *value)
+{
+	return read_word(m, addr, value) == 0;
+}
+
+static uint32_t core_register(void *m, int n)
+{
+	return reg(m, n == TAINT_CORE_XPSR ? UC_ARM_REG_XPSR : core_regs[n]);
+}
+
+static uint32_t core_code(void *core, uint32_t addr, uint8_t *buf, uint32_t len)
+{
+	struct machine *m = core;
+	if (addr - FLASH_BASE < FLASH_SIZE) {
+		uint32_t n = FLASH_SIZE - (addr - FLASH_BASE) < len ? FLASH_SIZE - (addr - FLASH_BASE) : len;
+		memcpy(buf, m->flash + (addr - FLASH_BASE), n);
+		return n;
+	}
+	for (; len >= 2; len -= 2) /* elsewhere (SRAM): as much as is mapped */
+		if (uc_mem_read(m->uc, addr, buf, len) == UC_ERR_OK)
+			return len;
+	return 0;
+}
+
+static void on_taint_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	taint_block(m->taint, (uint32_t)address);
+}
+
+static void on_taint_insn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	if (!taint_insn(m->taint, (uint32_t)address))
+		machine_fail(m, "cannot decode the instruction at address 0x%08x for taint tracking",
+			     (uint32_t)address);
+}
+
+/* Called once the timing hooks are in: the taint hooks run after them (see above). */
+int attach_analyses(struct machine *m)
+{
+	uc_hook h;
+	if (m->prof &&
+	    profile_attach(m->prof, &(struct profile_core){m, core_link_register, core_read_word}))
+		return -1;
+	if (m->taint) {
+		if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_taint_block, m, 1, 0) != UC_ERR_OK ||
+		    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_taint_insn, m, 1, 0) != UC_ERR_OK) {
+			fprintf(stderr, "vboard: error: cannot install the taint hooks\n");
+			return -1;
+		}
+		if (taint_attach(m->taint, &(struct taint_core){m, core_register, core_code}))
+			return -1;
+	}
+	return 0;
+}

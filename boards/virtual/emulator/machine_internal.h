@@ -1,0 +1,85 @@
+/* What the files of the emulated core (machine.h) share; nothing else includes it.
+ *   machine.c         set-up, the memory map, the devices' view of the core, the run loop
+ *   cycle_hooks.c     the hooks that count model time: blocks, loads from flash, divisions
+ *   exact_access.c    the exact model time of an access to a time-dependent register
+ *   exception.c       the SysTick exception's entry and return, and WFI
+ *   memory_hooks.c    the memory's access rights and invalid accesses
+ *   analysis_hooks.c  the profiler's and the taint tracker's view of the core, and their hooks
+ * Unicorn facts each is built on (Unicorn 2.1.4, Cortex-M4 model, checked by experiment) are
+ * stated at its top. */
+#ifndef VBOARD_MACHINE_INTERNAL_H
+#define VBOARD_MACHINE_INTERNAL_H
+
+#include <stddef.h>
+
+#include "machine.h"
+
+#define FETCH_POOL_SIZE (1u << 20)
+
+static const int core_regs[16] = {
+	UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3, UC_ARM_REG_R4, UC_ARM_REG_R5,
+	UC_ARM_REG_R6, UC_ARM_REG_R7, UC_ARM_REG_R8, UC_ARM_REG_R9, UC_ARM_REG_R10, UC_ARM_REG_R11,
+	UC_ARM_REG_R12, UC_ARM_REG_SP, UC_ARM_REG_LR, UC_ARM_REG_PC,
+};
+
+static inline uint32_t reg(struct machine *m, int r)
+{
+	uint32_t v = 0;
+	uc_reg_read(m->uc, r, &v);
+	return v;
+}
+
+static inline void set_reg(struct machine *m, int r, uint32_t v)
+{
+	uc_reg_write(m->uc, r, &v);
+}
+
+static inline int read_word(struct machine *m, uint32_t addr, uint32_t *v)
+{
+	return uc_mem_read(m->uc, addr, v, 4) == UC_ERR_OK ? 0 : -1;
+}
+
+/* Execution goes on at `addr` after a jump in model time (exception entry or return, reset, a
+ * resumed block): no refill to charge, nothing in the pipeline to pipeline with. */
+static inline void continue_at(struct machine *m, uint32_t addr)
+{
+	m->cur_addr = addr;
+	m->cur_size = 0;
+	m->cur_exit = (struct pipe_state){0};
+}
+
+/* machine.c */
+void machine_stop(struct machine *m, enum stop_reason why);
+/* Stops with "vboard: error: <what> (pc=...)". */
+void machine_fail(struct machine *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Recomputes next_event after a change of SysTick configuration or the cycle limit. */
+void machine_schedule(struct machine *m);
+void machine_describe_insn(struct machine *m, uint32_t pc, char *out, size_t len);
+
+/* cycle_hooks.c */
+int hook_blocks(struct machine *m);
+/* Flash wait states are on: hooks the loads that can read flash. */
+int hook_flash(struct machine *m);
+/* Hooks the divisions of a block whose hooks must exist before it is translated. */
+int add_div_hooks(struct machine *m, const struct block_timing *bt);
+
+/* exact_access.c */
+bool machine_access_time(struct machine *m, uint64_t *now);
+/* Handles an exact access stop: the PC is the accessing instruction; time it and replay. */
+int exact_access(struct machine *m, uint32_t pc);
+
+/* exception.c */
+/* SysTick brought up to `now`: whether its exception is taken there (pending, not inside its
+ * handler, PRIMASK clear). */
+bool exception_due_at(struct machine *m, uint64_t now);
+int exception_entry(struct machine *m, uint32_t return_pc);
+int exception_return(struct machine *m);
+int wait_for_interrupt(struct machine *m, uint32_t pc);
+
+/* memory_hooks.c */
+int hook_memory(struct machine *m);
+
+/* analysis_hooks.c: the --profile/--intervals and --taint attachments, where asked for. */
+int attach_analyses(struct machine *m);
+
+#endif
