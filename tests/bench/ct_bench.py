@@ -147,8 +147,8 @@ def bench_controls(args) -> None:
 def bench_analysis(args) -> None:
     import numpy as np
 
-    from pqscope.ct import CtSample, analyse
-    from pqscope.protocol import Status
+    from pqscope.analysis.ct import CtSample, analyse
+    from pqscope.link.protocol import Status
 
     rng = np.random.default_rng(1)
     signatures, functions = 24_000, 100

@@ -5,15 +5,15 @@ Each input is cut into chunks fed to one FrameDecoder, the way serial reads arri
 nothing raises but the parsers' own ProtocolError; every frame decoded re-encodes into a frame
 that decodes to itself; a valid frame sent after noise and a delimiter arrives whole.
 
-ctest runs a short budget; README ("Reliability") gives the long command (-runs=1000000)."""
+ctest runs a short budget; docs/pages/host-tool.md ("Reliability") gives the long command (-runs=1000000)."""
 
 import sys
 
 import atheris
 
 with atheris.instrument_imports():
-    from pqscope.frames import DELIMITER, MAX_PAYLOAD, Frame, FrameDecoder, encode_frame
-    from pqscope.protocol import PROTOCOL_VERSION, ProtocolError, decode_message
+    from pqscope.link.frames import DELIMITER, MAX_PAYLOAD, Frame, FrameDecoder, encode_frame
+    from pqscope.link.protocol import PROTOCOL_VERSION, ProtocolError, decode_message
 
 
 def feed_in_chunks(decoder: FrameDecoder, data: bytes, provider: atheris.FuzzedDataProvider) -> list[Frame]:

@@ -11,8 +11,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from fakedevice import FakeDevice, make_info
-from pqscope.device import DeviceSession
-from pqscope.transport import open_port
+from pqscope.link.device import DeviceSession
+from pqscope.link.transport import open_port
 import pytest_session  # noqa: E402
 
 # Each session a temporary directory of its own (see the module).

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from pqscope.frames import FrameDecoder
-from pqscope.protocol import (
+from pqscope.link.frames import FrameDecoder
+from pqscope.link.protocol import (
     PROTOCOL_VERSION,
     RUN_FLAG_DIGEST,
     Digest,

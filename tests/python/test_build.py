@@ -4,13 +4,13 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from pqscope.boards import get_board, load_boards
-from pqscope.build import (BuildError, ImageSize, build_emulator, build_image, check_fits, code_digest,
+from pqscope.project.boards import get_board, load_boards
+from pqscope.project.build import (BuildError, ImageSize, build_emulator, build_image, check_fits, code_digest,
                            read_size)
-from pqscope.catalogue import find_implementation, load_catalogue
-from pqscope.errors import PqscopeError, UnknownNameError
-from pqscope.targets import open_target
-from pqscope.toolchain import Toolchain
+from pqscope.project.catalogue import find_implementation, load_catalogue
+from pqscope.project.errors import PqscopeError, UnknownNameError
+from pqscope.targets.target import open_target
+from pqscope.project.toolchain import Toolchain
 
 
 def test_sizes_match_gnu_size(tiny_elf):
@@ -184,7 +184,7 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
     import sys
     import threading
 
-    from pqscope.build import HOST_TREE, _build
+    from pqscope.project.build import HOST_TREE, _build
 
     log = tmp_path / "cmake.log"
     cmake = tmp_path / "bin/cmake"
@@ -204,8 +204,8 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
 
 
 def test_a_resumed_run_builds_with_the_toolchain_it_was_built_with(fake_repo):
-    from pqscope.runmeta import RunMeta
-    from pqscope.runner import resumed_board
+    from pqscope.results.runmeta import RunMeta
+    from pqscope.measure.runner import resumed_board
 
     clang = RunMeta(kind="run", board="virtual", toolchain={"compiler": "clang", "opt": "-Os"})
     assert resumed_board(fake_repo, clang).build_tree == "stm32f4discovery.clang.Os"

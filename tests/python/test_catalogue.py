@@ -5,10 +5,10 @@ import pytest
 
 from conftest import REPO
 from fakedevice import make_info
-from pqscope.boards import get_board
-from pqscope.capture import check_info
-from pqscope.catalogue import find_implementation, load_catalogue
-from pqscope.errors import PqscopeError
+from pqscope.project.boards import get_board
+from pqscope.measure.capture import check_info
+from pqscope.project.catalogue import find_implementation, load_catalogue
+from pqscope.project.errors import PqscopeError
 
 
 def _write_catalogue(root, rows):

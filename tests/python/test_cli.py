@@ -9,13 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from fakedevice import fake_cycles, fake_stack
-from pqscope.build import read_size
-from pqscope.capture import sample_seed
-from pqscope.bench import BENCH_SAMPLES, BENCH_SEED
-from pqscope.cli import cli
-from pqscope.frames import FrameDecoder
-from pqscope.protocol import PROTOCOL_VERSION, Info, Op, decode_message
-from pqscope.vboard import virtual_board_serial
+from pqscope.project.build import read_size
+from pqscope.results.records import sample_seed
+from pqscope.jobs.bench import BENCH_SAMPLES, BENCH_SEED
+from pqscope.cli.commands import cli
+from pqscope.link.frames import FrameDecoder
+from pqscope.link.protocol import PROTOCOL_VERSION, Info, Op, decode_message
+from pqscope.targets.vboard import virtual_board_serial
 
 
 def invoke(*args: str):

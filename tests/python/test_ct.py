@@ -11,11 +11,11 @@ from click.testing import CliRunner
 from test_cli import assert_one_line_error
 from conftest import without_board
 from fakedevice import KEY_SLOTS, Behaviour
-from pqscope.cli import cli
-from pqscope.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, capture_ct, schedule
-from pqscope.ct_verdict import analyse, analyse_ct, join_intervals
-from pqscope.errors import PqscopeError
-from pqscope.protocol import Status
+from pqscope.cli.commands import cli
+from pqscope.analysis.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, capture_ct, schedule
+from pqscope.analysis.ct_verdict import analyse, analyse_ct, join_intervals
+from pqscope.project.errors import PqscopeError
+from pqscope.link.protocol import Status
 
 N = 2400
 
@@ -294,9 +294,9 @@ def test_a_ranked_function_reads_in_rounded_words():
 
 
 def test_a_look_stops_a_leaking_test_and_says_where_it_stands():
-    from pqscope.catalogue import Implementation
-    from pqscope.ct import CtCapture
-    from pqscope.runmeta import RunMeta
+    from pqscope.project.catalogue import Implementation
+    from pqscope.analysis.ct import CtCapture
+    from pqscope.results.runmeta import RunMeta
 
     capture = CtCapture(1000, b"s", 32)
     implementation = Implementation("s", "i", "f", 1, 1, 1, 1, "ok")
@@ -337,7 +337,7 @@ NOTE = {**LEAKING_FINDING, "kind": "address", "leak": False}
 
 @pytest.mark.parametrize("statistics", ["no-leak", "inconclusive", "leak"])
 def test_the_headline_is_a_leak_whenever_the_exact_check_finds_one(statistics):
-    from pqscope.ct_verdict import EXACT_SCOPE, headline
+    from pqscope.analysis.ct_verdict import EXACT_SCOPE, headline
 
     document = headline({**STATISTICS_NO_LEAK, "verdict": statistics}, {"findings": [NOTE, LEAKING_FINDING]})
     assert document["verdict"] == "leak" and document["statistics"]["verdict"] == statistics
@@ -348,7 +348,7 @@ def test_the_headline_is_a_leak_whenever_the_exact_check_finds_one(statistics):
 
 
 def test_the_headline_is_no_leak_when_the_evidence_clears_it_and_says_what_it_covered():
-    from pqscope.ct_verdict import EXACT_SCOPE, STATISTICS_SCOPE, headline
+    from pqscope.analysis.ct_verdict import EXACT_SCOPE, STATISTICS_SCOPE, headline
 
     both = headline(STATISTICS_NO_LEAK, {"findings": [NOTE]})
     assert (both["verdict"], both["scope"]) == ("no-leak", EXACT_SCOPE)

@@ -3,10 +3,10 @@ import time
 import pytest
 
 from fakedevice import Behaviour, fake_cycles, fake_probe, fake_stack, make_info
-from pqscope.device import DeviceError, DeviceTimeout
-from pqscope.frames import FrameDecoder
-from pqscope.protocol import Hello, Info, Op, Probe, Run, Status, VersionMismatch, decode_message
-from pqscope.transport import TransportError, open_port
+from pqscope.link.device import DeviceError, DeviceTimeout
+from pqscope.link.frames import FrameDecoder
+from pqscope.link.protocol import Hello, Info, Op, Probe, Run, Status, VersionMismatch, decode_message
+from pqscope.link.transport import TransportError, open_port
 
 SEED = bytes(range(32))
 ALL_OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)

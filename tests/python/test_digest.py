@@ -3,9 +3,9 @@
 import pytest
 
 from fakedevice import Behaviour, fake_digest
-from pqscope.device import DeviceError
-from pqscope.protocol import RUN_FLAG_DIGEST, Digest, Op, ProtocolError, Run, decode_message, encode_message
-from pqscope.frames import FrameDecoder
+from pqscope.link.device import DeviceError
+from pqscope.link.protocol import RUN_FLAG_DIGEST, Digest, Op, ProtocolError, Run, decode_message, encode_message
+from pqscope.link.frames import FrameDecoder
 
 SEED = bytes(range(32))
 ALL_OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)

@@ -9,14 +9,14 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from conftest import REPO
-from pqscope import falcon_compare
+from pqscope.jobs import falcon_compare
 from pqscope.views import falcon as falcon_view
 from pqscope.views.page import to_html
-from pqscope.catalogue import load_catalogue
-from pqscope.cli import cli
-from pqscope.ct import CtSample
-from pqscope.errors import PqscopeError
-from pqscope.protocol import Status
+from pqscope.project.catalogue import load_catalogue
+from pqscope.cli.commands import cli
+from pqscope.analysis.ct import CtSample
+from pqscope.project.errors import PqscopeError
+from pqscope.link.protocol import Status
 from test_cli import assert_one_line_error
 
 SIGN_CYCLES = {"fpnative": 36_000_000, "fpemu-c": 60_000_000, "fpemu-m4": 39_600_000}
@@ -142,7 +142,7 @@ def test_the_reports_show_every_section(compared):
 
 
 def test_the_figure_renders(compared):
-    from pqscope.plots import falcon_modes_png
+    from pqscope.views.plots import falcon_modes_png
 
     assert falcon_modes_png(compared[0], falcon_compare.MODES, falcon_compare.OPS).startswith(b"\x89PNG")
 

@@ -1,4 +1,4 @@
-"""Labgrid places as pqscope reads them (pqscope.farm), against a stand-in labgrid-client that
+"""Labgrid places as pqscope reads them (pqscope.targets.farm), against a stand-in labgrid-client that
 prints a place environment, and flashing a place's board through its exporter (stand-ins for
 ssh and scp run the exporter's side on this machine); the real farm is
 tests/target/test_labgrid_virtual.py."""
@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from pqscope.boards import get_board
-from pqscope.errors import PqscopeError
-from pqscope.farm import Place
-from pqscope.targets import LabgridTarget, Link
+from pqscope.project.boards import get_board
+from pqscope.project.errors import PqscopeError
+from pqscope.targets.farm import Place
+from pqscope.targets.target import LabgridTarget, Link
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,11 +4,12 @@ each direction, and not one wrong or lost sample (after resuming where the link 
 import pytest
 
 from fakedevice import LoopbackPort, fake_cycles, fake_stack
-from pqscope.capture import Row, capture, sample_seed
-from pqscope.device import DeviceSession
-from pqscope.faults import DEVICE_SIDE_ONLY, Fault, FaultyPort
-from pqscope.protocol import Op, Status
-from pqscope.transport import TransportError
+from pqscope.measure.capture import capture
+from pqscope.results.records import Row, sample_seed
+from pqscope.link.device import DeviceSession
+from faults import DEVICE_SIDE_ONLY, Fault, FaultyPort
+from pqscope.link.protocol import Op, Status
+from pqscope.link.transport import TransportError
 
 RATE = 0.01
 FRAMES = 10_000

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from pqscope.frames import Frame, FrameDecoder, encode_frame
+from pqscope.link.frames import Frame, FrameDecoder, encode_frame
 
 FRAME_TOOL_C = r"""
 #include <pqscope/frame.h>

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pqscope.frames import (
+from pqscope.link.frames import (
     MAX_ENCODED,
     MAX_PAYLOAD,
     BadFrame,

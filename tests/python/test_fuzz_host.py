@@ -1,15 +1,15 @@
 """Fuzzing the host's frame and record parsers (hypothesis): no input makes them raise anything but
 their own errors, and valid frames survive any noise around them. The test command runs a short
 budget (PQSCOPE_FUZZ_EXAMPLES raises it); the coverage-guided long run of the same parsers is
-tests/fuzz/fuzz_host_parsers.py (README, "Reliability")."""
+tests/fuzz/fuzz_host_parsers.py (docs/pages/host-tool.md, "Reliability")."""
 
 import os
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pqscope.frames import DELIMITER, MAX_PAYLOAD, Frame, FrameDecoder, encode_frame
-from pqscope.protocol import PROTOCOL_VERSION, MessageType, ProtocolError, decode_message
+from pqscope.link.frames import DELIMITER, MAX_PAYLOAD, Frame, FrameDecoder, encode_frame
+from pqscope.link.protocol import PROTOCOL_VERSION, MessageType, ProtocolError, decode_message
 
 EXAMPLES = int(os.environ.get("PQSCOPE_FUZZ_EXAMPLES", "300"))
 fuzz = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from pqscope.leakstats import (
+from pqscope.analysis.leakstats import (
     CROP_QUANTILES,
     DEFINITE_LEAK_T,
     LEAK_EVIDENCE_T,
@@ -25,7 +25,7 @@ from pqscope.leakstats import (
     t_tests,
     welch_t,
 )
-from pqscope.plots import plot_t_vs_n
+from pqscope.views.plots import plot_t_vs_n
 
 # Bootstrap resamples where a test does not look at the intervals: keeps the suite fast.
 FEW_RESAMPLES = 100
@@ -300,7 +300,7 @@ def test_the_leak_bound_is_the_far_end_of_the_90_percent_interval_of_the_differe
 
 
 def test_the_online_t_equals_welchs_on_the_same_samples():
-    from pqscope.leakstats import OnlineT
+    from pqscope.analysis.leakstats import OnlineT
     rng = np.random.default_rng(9)
     classes, values = rng.integers(0, 2, 500), rng.normal(1000, 30, 500) + 5 * np.arange(500) % 3
     online = OnlineT()

@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from main_job import SECTIONS
-from pqscope import targets
-from pqscope.cli import cli
+from pqscope.targets import target as targets
+from pqscope.cli.commands import cli
+from pqscope.results import store
 from report_layout import blemishes, html_sections, markdown_sections, too_wide
 
 FALCON_MODES = ("fpnative", "fpemu-c", "fpemu-m4")
@@ -48,7 +49,7 @@ def test_the_main_job_on_two_boards_writes_the_virtual_boards_sections(fake_repo
     result = CliRunner().invoke(cli, ["run", "--board", "stm32f4discovery", *connection, *members, "-n", "4",
                                       "--ct-n", "40", "--no-replay", "--seed", "05", "--out", str(out)])
     assert result.exit_code == 0, result.stderr
-    document = json.loads((out / "suite-report.json").read_text())
+    document = store.read(out / "suite-report.json")
     names = [item["name"] for item in document["implementations"]]
     assert sorted(names) == ["Falcon-512 fpemu-c", "Falcon-512 fpemu-m4", "Falcon-512 fpnative", "ML-DSA-44 m4f"]
     for item in document["implementations"]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pqscope import matrix
-from pqscope.boards import get_board
-from pqscope.catalogue import load_catalogue
+from pqscope.jobs import matrix
+from pqscope.project.boards import get_board
+from pqscope.project.catalogue import load_catalogue
 from pqscope.views import render
 
 # The stand-ins' world: code per (impl, compiler, level) and the exact check's verdict per code.

@@ -4,16 +4,16 @@ into one clear error."""
 
 import contextlib
 import io
-import json
 
 import pytest
 from rich.console import Console
 
 from conftest import REPO
-from pqscope import modelcheck
-from pqscope.boards import get_board
-from pqscope.modelcheck import ModelCheckError, parse_output, read_lines, run_model_check
-from pqscope.targets import Target, Uart
+from pqscope.jobs import modelcheck
+from pqscope.project.boards import get_board
+from pqscope.jobs.modelcheck import ModelCheckError, parse_output, read_lines, run_model_check
+from pqscope.targets.target import Target, Uart
+from pqscope.results import store
 
 GOOD = [
     "empty measurement: 3 cycles",
@@ -109,4 +109,4 @@ def test_a_parsed_check_is_saved_beside_the_output(monkeypatch, tmp_path):
     monkeypatch.setattr(modelcheck, "build_test_image", lambda root, board, name: tmp_path / f"{name}.elf")
     check = run_model_check(REPO, ChunkTarget([("\n".join(GOOD) + "\n").encode()]), Console(file=io.StringIO()), 5,
                             tmp_path / "out")
-    assert json.loads((tmp_path / "out/model-check.json").read_text()) == check.to_json()
+    assert store.read(tmp_path / "out/model-check.json") == check.to_json()

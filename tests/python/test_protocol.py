@@ -6,8 +6,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from fakedevice import make_info
-from pqscope.frames import Frame, FrameDecoder
-from pqscope.protocol import (
+from pqscope.link.frames import Frame, FrameDecoder
+from pqscope.link.protocol import (
     Done,
     ErrorCode,
     ErrorRecord,

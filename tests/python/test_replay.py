@@ -8,11 +8,11 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pqscope.ct import CtCapture, CtSample
-from pqscope.ct_verdict import FIXED, analyse, confirm, control_variate, disagreements
-from pqscope.errors import PqscopeError
-from pqscope.protocol import ProbeReading, Status
-from pqscope.replay import LEAD, Replay, ReplaySettings
+from pqscope.analysis.ct import CtCapture, CtSample
+from pqscope.analysis.ct_verdict import FIXED, analyse, confirm, control_variate, disagreements
+from pqscope.project.errors import PqscopeError
+from pqscope.link.protocol import ProbeReading, Status
+from pqscope.analysis.replay import LEAD, Replay, ReplaySettings
 
 N = 2400
 

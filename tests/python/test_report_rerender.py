@@ -5,7 +5,8 @@ import json
 
 from click.testing import CliRunner
 
-from pqscope.cli import cli
+from pqscope.cli.commands import cli
+from pqscope.results import store
 from test_cli import RUN, invoke
 from test_ct_resume import CT, ports_of
 
@@ -25,7 +26,7 @@ def test_a_ct_directory_renders_as_the_command_wrote_it(fake_repo, fake_toolchai
     ct = [*CT[:CT.index("-n")], "-n", "100", "--seed", "07", "--probes"]
     result = CliRunner().invoke(cli, [*ct, *ports, "--out", str(out), "--json"])
     assert result.exit_code == 0, result.stderr
-    assert json.loads(result.stdout) == json.loads((out / "ct.json").read_text())
+    assert json.loads(result.stdout) == store.read(out / "ct.json")
     assert "<img" in (out / "report.html").read_text()
     assert_rendered_as_written(out, {**WRITTEN, "json": "ct.json"})
     table = invoke("report", str(out))

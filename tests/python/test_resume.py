@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from fakedevice import fake_cycles, fake_stack
-from pqscope.capture import sample_seed
-from pqscope.protocol import Op
-from pqscope.rundir import CSV_FIELDS, keep_complete_samples, read_samples
-from pqscope.vboard import virtual_board_serial
+from pqscope.results.records import sample_seed
+from pqscope.link.protocol import Op
+from pqscope.results.rundir import CSV_FIELDS, keep_complete_samples, read_samples
+from pqscope.targets.vboard import virtual_board_serial
 from test_cli import RUN, assert_one_line_error, invoke
 
 SAMPLES = 200

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pqscope.runmeta import REPORT_NEEDS, RESUME_NEEDS, MetaProblem, RunMeta
+from pqscope.results.runmeta import REPORT_NEEDS, RESUME_NEEDS, MetaProblem, RunMeta
 
 OLD_RUN = {  # as pqscope wrote runs before "kind" and "target" were recorded
     "schema": 1, "board": "virtual", "scheme": "ml-dsa-44", "impl": "m4f", "image": {"text": 1, "data": 0, "bss": 0},

@@ -11,15 +11,16 @@ from rich.console import Console
 
 from conftest import REPO
 from fakedevice import Behaviour, LoopbackPort, make_info
-from pqscope.boards import get_board
-from pqscope.build import PLAIN, read_size
-from pqscope.catalogue import find_implementation, load_catalogue
-from pqscope.ct import CtCapture
-from pqscope.device import DeviceSession
-from pqscope.errors import PqscopeError
-from pqscope.protocol import Op
-from pqscope.runner import Runner, SampleCapture
-from pqscope.targets import Connection, Image, Link, SerialTarget, Target, VirtualTarget, open_target
+from pqscope.project.boards import get_board
+from pqscope.project.build import PLAIN, read_size
+from pqscope.project.catalogue import find_implementation, load_catalogue
+from pqscope.analysis.ct import CtCapture
+from pqscope.link.device import DeviceSession
+from pqscope.project.errors import PqscopeError
+from pqscope.link.protocol import Op
+from pqscope.measure.runner import Runner, SampleCapture
+from pqscope.targets.target import Connection, Image, Link, SerialTarget, Target, VirtualTarget, open_target
+from pqscope.results import store
 
 OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
@@ -170,7 +171,7 @@ def test_a_constant_time_test_without_a_profiler_finishes_with_its_verdict(tiny_
         implementation, tmp_path / "ct", CtCapture(200, b"s", 32))
     assert outcome.result["verdict"] == "leak" and "top_functions" not in outcome.result
     meta = json.loads((tmp_path / "ct/meta.json").read_text())
-    assert meta["result"] == outcome.result == json.loads((tmp_path / "ct/ct.json").read_text())
+    assert meta["result"] == outcome.result == store.read(tmp_path / "ct/ct.json")
     assert len(meta["keys"]) == make_info().key_slots and len(csv_rows(tmp_path / "ct/ct.csv")) == 200
 
 

@@ -5,15 +5,16 @@ import pytest
 
 from conftest import REPO
 from fakedevice import make_info
-from pqscope.boards import get_board
-from pqscope.capture import Row, check_info, sample_seed
-from pqscope.catalogue import find_implementation, load_catalogue
-from pqscope.errors import PqscopeError
-from pqscope.protocol import Op, Status
-from pqscope.runs import run_document
+from pqscope.project.boards import get_board
+from pqscope.measure.capture import check_info
+from pqscope.results.records import Row, sample_seed
+from pqscope.project.catalogue import find_implementation, load_catalogue
+from pqscope.project.errors import PqscopeError
+from pqscope.link.protocol import Op, Status
+from pqscope.results.runs import run_document
 from pqscope.views.page import to_markdown
 from pqscope.views.runs import page
-from pqscope.stats import cycle_stats, summarize
+from pqscope.results.stats import cycle_stats, summarize
 
 ML_DSA = find_implementation(load_catalogue(REPO), "ml-dsa-44", "m4f")
 

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from pqscope.catalogue import Declassification
-from pqscope.errors import PqscopeError
-from pqscope.taint import Finding, attribute, check_decisions, emulator_options
+from pqscope.project.catalogue import Declassification
+from pqscope.project.errors import PqscopeError
+from pqscope.analysis.taint import Finding, attribute, check_decisions, emulator_options
 from pqscope.views.taint import taint_source
 
 SAMPLER = Declassification("decision", "sampler", "sampler", "acceptance is public", ("sign.c:1343",))

@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from fakedevice import fake_cycles
-from pqscope.capture import sample_seed
-from pqscope.cli import cli
-from pqscope.protocol import Op
+from pqscope.results.records import sample_seed
+from pqscope.cli.commands import cli
+from pqscope.link.protocol import Op
 from pqscope.views.runs import TLS_CAPTION
 
 CLOCK_HZ = 24_000_000

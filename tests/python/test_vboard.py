@@ -7,11 +7,11 @@ import pytest
 
 from conftest import HERE
 from fakedevice import make_info
-from pqscope.device import DeviceSession, DeviceTimeout
-from pqscope.frames import FrameDecoder
-from pqscope.protocol import Op, decode_message
-from pqscope.transport import open_port
-from pqscope.vboard import VBoardError, VirtualBoard, virtual_board_serial
+from pqscope.link.device import DeviceSession, DeviceTimeout
+from pqscope.link.frames import FrameDecoder
+from pqscope.link.protocol import Op, decode_message
+from pqscope.link.transport import open_port
+from pqscope.targets.vboard import VBoardError, VirtualBoard, virtual_board_serial
 
 
 @pytest.fixture
@@ -70,7 +70,7 @@ def test_the_uart_reads_what_the_device_sent_before_it_opened(emulator, elf, tmp
 
 
 def test_the_emulator_ends_when_pqscope_is_killed(emulator, elf, tmp_path):
-    script = (f"import sys, time\nsys.path[:0] = {sys.path!r}\nfrom pqscope.vboard import VirtualBoard\n"
+    script = (f"import sys, time\nsys.path[:0] = {sys.path!r}\nfrom pqscope.targets.vboard import VirtualBoard\n"
               f"board = VirtualBoard(__import__('pathlib').Path({str(emulator)!r}), "
               f"__import__('pathlib').Path({str(elf)!r}), __import__('pathlib').Path({str(tmp_path / 's.json')!r}))\n"
               "board.__enter__()\nprint(board._process.pid, flush=True)\ntime.sleep(3600)\n")

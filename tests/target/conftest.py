@@ -10,9 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
-from pqscope.boards import get_board
-from pqscope.console import stderr
-from pqscope.targets import Link, VirtualTarget
+from pqscope.project.boards import get_board
+from pqscope.project.console import stderr
+from pqscope.targets.target import Link, VirtualTarget
 import pytest_session  # noqa: E402
 
 # Each session a temporary directory of its own (see the module).

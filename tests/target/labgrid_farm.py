@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from pqscope.vboard import VirtualBoard, virtual_board_serial
+from pqscope.targets.vboard import VirtualBoard, virtual_board_serial
 
 ROOT = Path(__file__).resolve().parents[2]
 LABGRID = ROOT / ".venv-labgrid/bin"

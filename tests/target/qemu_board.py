@@ -21,8 +21,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from pqscope.device import DeviceSession
-from pqscope.transport import open_port
+from pqscope.link.device import DeviceSession
+from pqscope.link.transport import open_port
 
 MACHINE = "olimex-stm32-h405"
 QEMU = os.environ.get("PQSCOPE_QEMU", "qemu-system-arm")

@@ -12,9 +12,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-from pqscope.boards import get_board
-from pqscope.build import PLAIN, Variant, build_image
-from pqscope.vboard import VirtualBoard, virtual_board_serial
+from pqscope.project.boards import get_board
+from pqscope.project.build import PLAIN, Variant, build_image
+from pqscope.targets.vboard import VirtualBoard, virtual_board_serial
 
 ROOT = Path(__file__).resolve().parents[2]
 EMULATOR = Path(os.environ.get("PQSCOPE_VBOARD_EXE", ROOT / "build/host/boards/virtual/emulator/pqscope-vboard"))

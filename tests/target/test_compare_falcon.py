@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pqscope.results import store
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(os.environ.get("PQSCOPE_SLOW_TESTS") != "1",
                                 reason="long run: set PQSCOPE_SLOW_TESTS=1")
@@ -21,7 +23,7 @@ def test_compare_falcon_side_by_side(tmp_path):
                             timeout=3600)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert document == json.loads((out / "compare.json").read_text())
+    assert document == store.read(out / "compare.json")
     assert (out / "report.html").is_file()
 
     native = document["modes"]["fpnative"]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from pqscope.vboard import virtual_board_serial
+from pqscope.targets.vboard import virtual_board_serial
 
 ROOT = Path(__file__).resolve().parents[2]
 SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"

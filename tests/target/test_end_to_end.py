@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pqscope.frames import FrameDecoder
+from pqscope.link.frames import FrameDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
 PQSCOPE = [sys.executable, "-m", "pqscope"]

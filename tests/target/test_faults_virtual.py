@@ -10,12 +10,12 @@ import contextlib
 import pytest
 
 from conftest import EMULATOR, IMAGES
-from pqscope.capture import capture
-from pqscope.device import DeviceSession
-from pqscope.faults import Fault, FaultyPort
-from pqscope.protocol import Op, Status
-from pqscope.transport import TransportError
-from pqscope.vboard import VirtualBoard
+from pqscope.measure.capture import capture
+from pqscope.link.device import DeviceSession
+from faults import Fault, FaultyPort
+from pqscope.link.protocol import Op, Status
+from pqscope.link.transport import TransportError
+from pqscope.targets.vboard import VirtualBoard
 
 SAMPLES = 200
 RATE = 0.02

@@ -5,7 +5,7 @@ PQClean's SPHINCS+-SHA2-128f directory as it comes (namespaced API, the harness'
 
 import pytest
 
-from pqscope.protocol import Op, Status
+from pqscope.link.protocol import Op, Status
 
 ALL_OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import EMULATOR, IMAGES, ROOT
 from labgrid_farm import LabgridFarm, free_port, labgrid_installed, wait_for
-from pqscope.vboard import virtual_board_serial
+from pqscope.targets.vboard import virtual_board_serial
 
 SCHEME, IMPL = "control-branch", "ct"
 PLACES = ("pqscope-a", "pqscope-b")

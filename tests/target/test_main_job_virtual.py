@@ -3,11 +3,12 @@ constant-time test with the exact check, gathered into one document and report. 
 rows whose verdicts the mission names (native-double Falcon leaks, its M4 emulation and ML-DSA do
 not), with the sections the same suite through boards has (tests/python/test_main_job.py)."""
 
-import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from pqscope.results import store
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/python"))
@@ -26,7 +27,7 @@ def test_the_main_job_answers_with_cycles_verdicts_falcons_modes_and_words(tmp_p
                              str(out)], capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)},
                             timeout=1800)
     assert result.returncode == 0, result.stderr
-    document = json.loads((out / "suite-report.json").read_text())
+    document = store.read(out / "suite-report.json")
     found = {item["name"]: item for item in document["implementations"]}
     assert {name: item["constant_time"]["verdict"] for name, item in found.items()} == VERDICTS
     for name, item in found.items():

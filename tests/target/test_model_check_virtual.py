@@ -8,6 +8,8 @@ import re
 import subprocess
 import sys
 
+from pqscope.results import store
+
 from conftest import EMULATOR, ROOT
 
 BENCH_ROW = re.compile(r"^\tX\((\w+), (\d+), (\d+)\)", re.MULTILINE)
@@ -26,7 +28,7 @@ def test_every_sequence_takes_what_the_model_prices_it_at(tmp_path):
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert json.loads((tmp_path / "model-check.json").read_text()) == document
+    assert store.read(tmp_path / "model-check.json") == document
     output = (tmp_path / "output.txt").read_text().splitlines()
     assert output[0].startswith("empty measurement: ") and output[-1].startswith("TRM: all ")
     assert document["board"] == "virtual" and document["target"] == {"target": "virtual"}

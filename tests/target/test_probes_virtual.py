@@ -15,12 +15,12 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from conftest import EMULATOR, ROOT
-from pqscope.boards import get_board
-from pqscope.build import Variant, build_image
-from pqscope.console import stderr
-from pqscope.ct import capture_ct, load_intervals
-from pqscope.ct_verdict import join_intervals
-from pqscope.targets import Link, Profiling, VirtualTarget
+from pqscope.project.boards import get_board
+from pqscope.project.build import Variant, build_image
+from pqscope.project.console import stderr
+from pqscope.analysis.ct import capture_ct, load_intervals
+from pqscope.analysis.ct_verdict import join_intervals
+from pqscope.targets.target import Link, Profiling, VirtualTarget
 
 SIGNATURES = 12
 # A probe's cycles leave out the body of an empty function (its self cost is calibrated on one),

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 import pytest
 
 from conftest import IMAGES
-from pqscope.capture import sample_seed
-from pqscope.protocol import Op, Status
-from pqscope.vboard import virtual_board_serial
+from pqscope.results.records import sample_seed
+from pqscope.link.protocol import Op, Status
+from pqscope.targets.vboard import virtual_board_serial
 from qemu_board import LEAST_QEMU, qemu_session, qemu_version
 
 FAMILIES = [("ml-dsa-44", "m4f"), ("fndsa_provisional-512", "m4f"), ("falcon-512", "fpemu-m4"),

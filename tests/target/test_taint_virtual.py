@@ -14,6 +14,8 @@ import time
 
 import pytest
 
+from pqscope.results import store
+
 from conftest import ROOT
 
 CONTROL = "firmware/schemes/controls/control.c"
@@ -100,7 +102,7 @@ def test_ct_shows_the_exact_check_beside_its_localisation(tmp_path):
                              "--seed", "c7", "--taint", "--out", str(out)],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
     assert result.returncode == 0, result.stderr
-    document = json.loads((out / "ct.json").read_text())
+    document = store.read(out / "ct.json")
     assert document["verdict"] == "leak" and document["taint"]["verdict"] == "leak"
     inside = document["taint"]["in_top_functions"]
     leaking = {function for function, found in inside.items() if found["leaks"]}
@@ -169,7 +171,7 @@ def test_a_killed_taint_run_resumes_to_the_uninterrupted_one(tmp_path):
     args = ("--scheme", "control-udiv", "--impl", "leaky", "--seed", "7", "-n", str(SIGNATURES))
     whole = tmp_path / "whole"
     assert taint_command(*args, "--out", str(whole)).returncode == 0
-    expected = json.loads((whole / "taint.json").read_text())
+    expected = store.read(whole / "taint.json")
 
     killed = tmp_path / "killed"
     process = subprocess.Popen([sys.executable, "-m", "pqscope", "taint", *args, "--out", str(killed)],

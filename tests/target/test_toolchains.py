@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from conftest import EMULATOR, IMAGES, ROOT
-from pqscope import matrix
-from pqscope.boards import get_board
-from pqscope.catalogue import find_implementation, load_catalogue
-from pqscope.build import code_digest
-from pqscope.capture import sample_seed
-from pqscope.console import stderr
-from pqscope.protocol import Op, Status
-from pqscope.targets import Link, VirtualTarget
-from pqscope.toolchain import COMPILERS
+from pqscope.jobs import matrix
+from pqscope.project.boards import get_board
+from pqscope.project.catalogue import find_implementation, load_catalogue
+from pqscope.project.build import code_digest
+from pqscope.results.records import sample_seed
+from pqscope.project.console import stderr
+from pqscope.link.protocol import Op, Status
+from pqscope.targets.target import Link, VirtualTarget
+from pqscope.project.toolchain import COMPILERS
 
 SCHEME, IMPL = "ml-dsa-44", "m4f"  # C and Thumb-2 assembly, as most rows
 MASTER_SEED = b"pqscope toolchain vectors"

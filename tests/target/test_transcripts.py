@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, catalogue_rows
-from pqscope.capture import sample_seed
-from pqscope.protocol import Op, Status
+from pqscope.results.records import sample_seed
+from pqscope.link.protocol import Op, Status
 
 TRANSCRIPTS = Path(os.environ.get("PQSCOPE_TRANSCRIPTS", ROOT / "build/host/transcripts"))
 RUN_SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"

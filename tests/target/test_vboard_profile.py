@@ -7,8 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
-from pqscope.frames import FrameDecoder
-from pqscope.protocol import KeygenSlot, Op, Run, Sample, SignSlot, decode_message, encode_message
+from pqscope.link.frames import FrameDecoder
+from pqscope.link.protocol import KeygenSlot, Op, Run, Sample, SignSlot, decode_message, encode_message
 
 EMULATOR = os.environ["PQSCOPE_VBOARD_EXE"]
 IMAGE = os.environ["PQSCOPE_IMAGE"]

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from ..toolchain import built_with_text
-from ..words import signature_paths
+from ..analysis.words import signature_paths
+from ..project.toolchain import built_with_text
 from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
 from .taint import findings_section, taint_executions, taint_source
@@ -181,7 +181,8 @@ def _boards(boards: list[dict]) -> Section:
 
 
 def page(document: dict, evidence: tuple[Sequence, ...]) -> Page:
-    from .. import leakstats, plots  # numpy/matplotlib: loaded only when a figure is drawn
+    from ..analysis import leakstats
+    from . import plots  # numpy/matplotlib: loaded only when a figure is drawn
 
     sections = [section for section in (_localisation(document),) if section]
     if document.get("taint") is not None:

@@ -5,7 +5,7 @@ on the key, and one figure of it all."""
 
 from rich.console import Console
 
-from ..protocol import Op
+from ..link.protocol import Op
 from .page import Figure, Page, Section, Table, rich_table
 from .suite import falcon_sections
 
@@ -98,7 +98,7 @@ def show(console: Console, document: dict) -> None:
 
 
 def page(document: dict, _data=None) -> Page:
-    from .. import plots  # matplotlib is slow to import: only when the figure is drawn
+    from . import plots  # matplotlib is slow to import: only when the figure is drawn
 
     modes, price, primitives, localisation = (table for _, table in _tables(document))
     reps = document["fp_op_reps"]

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..runs import Run
-from ..tls import budget_rows, has_sign_and_verify, signer_from_run
-from ..toolchain import built_with_text
+from ..project.toolchain import built_with_text
+from ..results.runs import Run
+from ..results.tls import budget_rows, has_sign_and_verify, signer_from_run
 from .page import Bullets, Figure, Page, Section, Table
 
 STAT_KEYS = ("min", "p05", "median", "mean", "p95", "max", "stdev")
@@ -119,7 +119,7 @@ def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
 
 
 def page(document: dict, runs: Sequence[Run]) -> Page:
-    from .. import plots  # matplotlib is slow to import: only when a figure is drawn
+    from . import plots  # matplotlib is slow to import: only when a figure is drawn
 
     intro = [f"Run directory: `{document['run_dir']}`", *detail_tables(document)]
     notes = _malleability_notes(document)

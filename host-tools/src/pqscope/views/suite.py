@@ -8,11 +8,12 @@ from collections.abc import Sequence
 import click
 from rich.console import Console
 
-from ..runs import Run
-from ..words import signature_paths
+from ..analysis.words import signature_paths
+from ..results.runs import Run
 from .page import Bullets, Figure, Page, Section, Table, Verdict, rich_table
-from .runs import detail_tables, title
+from .runs import detail_tables
 from .runs import page as runs_page
+from .runs import title
 
 OPS = ("keygen", "sign", "verify")
 MEASURES_NOTE = ("Medians of the suite's samples. Time at 24 MHz (the Discovery's benchmark clock, no flash wait "
@@ -104,7 +105,7 @@ def variance_table(document: dict) -> Table:
 
 
 def falcon_sections(document: dict) -> list[Section]:
-    from .. import plots  # matplotlib is slow to import: only when the figure is drawn
+    from . import plots  # matplotlib is slow to import: only when the figure is drawn
 
     sections = []
     for falcon in document.get("falcon") or []:

@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table as RichTable
 
-from ..toolchain import built_with_text
+from ..project.toolchain import built_with_text
 from .page import Bullets, Page, Section, Table
 
 # What each kind of finding means on this board (24 MHz, 0 flash wait states, no cache).

@@ -1,0 +1,560 @@
+"""Constant-time signing test, dudect style: signatures with one *fixed* secret key (class 0)
+against signatures with *random* secret keys (class 1), in random interleaved order.
+
+Why the design separates key leaks from public randomness: both classes sign fresh random
+messages with fresh signing randomness (every sample has its own seed), so whatever varies with
+the message or the randomness — ML-DSA's rejection retries, Falcon's sampler — varies the same
+way in both classes and widens both distributions alike. Only a dependence on the *key* can make
+the classes differ, and that is what the statistics test. Keys come from the device's key pool,
+generated before (outside the timed region of) any signature: slot 0 holds the fixed key, the
+other slots random keys, optionally regenerated every `key_refresh` uses.
+"""
+
+import contextlib
+import csv
+import json
+import random
+from collections import deque
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..link.device import DeviceSession
+from ..link.protocol import Info, ProbeReading, Sample, Status
+from ..measure.runner import Capture, Finished, Runner, shard_directories, variant_from_json
+from ..project.build import PLAIN, Variant, code_digest
+from ..project.catalogue import Implementation
+from ..project.errors import PqscopeError
+from ..project.toolchain import built_with
+from ..results.probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_values,
+                              probes_timing, readings_from_values)
+from ..results.records import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
+from ..results.rundir import RunDirectory, csv_lines, read_header, resume_parameters, sort_by_sample, write_atomically
+from ..targets.target import Profiling, target_kind
+from . import leakstats
+from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, Confirmation, CtResult, analyse, board_summaries, confirm,
+                         disagreements, headline, look_summary, taint_beside)
+from .replay import REPLAY_DIRECTORY, Replay, ReplaySettings, quiet_console, read_intervals
+from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
+
+FIXED_SLOT = 0
+EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
+# Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
+# this many signatures (ct's least -n), enough for the cycles and the per-class picture.
+AFTER_EXACT_LEAK = 20
+
+
+@dataclass(frozen=True)
+class CtSample:
+    """One timed signature of the test."""
+
+    index: int
+    key_class: int  # FIXED or RANDOM
+    key_id: int  # 0 for the fixed key; random keys are numbered in the order they were made
+    seed: bytes
+    cycles: int
+    stack_bytes: int
+    status: Status
+    probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
+    board: str = ""  # the serial number of the board that measured it (INFO.board_serial)
+
+
+@dataclass(frozen=True)
+class KeyMade:
+    key_id: int
+    slot: int
+    cycles: int
+
+
+@dataclass(frozen=True)
+class Signing:
+    """One signature of the test's schedule, and the key each pool slot holds at that point."""
+
+    index: int
+    key_class: int
+    slot: int
+    slot_keys: dict[int, int]  # slot -> key id
+
+
+def schedule(master_seed: bytes, samples: int, key_slots: int, key_refresh: int) -> Iterator[Signing]:
+    """The test's signatures in order: the class of each, and the slot and key it uses. Classes come
+    in pairs, one of each in an order drawn from the master seed, so that every even prefix of the
+    test is balanced (a test stopped early, or cut into shards, still has equal classes). Key ids
+    number the keys in the order they are first needed: the pool's slots first, then each
+    refreshed random key."""
+    order = random.Random(derive_seed(master_seed, "class-order", 0))
+    slot_keys = {slot: slot for slot in range(key_slots)}
+    keys_made = key_slots
+    random_slots = list(range(1, key_slots))
+    uses = dict.fromkeys(random_slots, 0)
+    next_random = 0
+    for index in range(samples):
+        if index % 2 == 0:
+            first_of_pair = order.getrandbits(1)  # FIXED or RANDOM
+        key_class = first_of_pair if index % 2 == 0 else RANDOM + FIXED - first_of_pair
+        slot = FIXED_SLOT
+        if key_class == RANDOM:
+            slot = random_slots[next_random % len(random_slots)]
+            next_random += 1
+            if key_refresh and uses[slot] == key_refresh:
+                slot_keys[slot] = keys_made
+                keys_made += 1
+                uses[slot] = 0
+            uses[slot] += 1
+        yield Signing(index, key_class, slot, dict(slot_keys))
+
+
+def capture_ct(
+    session: DeviceSession,
+    info: Info,
+    *,
+    samples: int,
+    master_seed: bytes,
+    msg_len: int,
+    key_refresh: int = 0,
+    random_keys: int | None = None,
+    done: Collection[int] = (),
+    owns: Callable[[int], bool] = lambda index: True,
+    on_key: Callable[[KeyMade], object] = lambda key: None,
+) -> Iterator[CtSample]:
+    """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
+    resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses; the pool's
+    first `random_keys` random slots are used (None: all). Keys are
+    made before the signatures that use them, from their own seeds: the pool a resumed test or
+    another shard builds holds the same keys."""
+    if info.key_slots < 2:
+        raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
+    on_device: dict[int, int] = {}  # slot -> key id the device holds
+
+    def make_key(slot: int, key_id: int) -> None:
+        sample = session.keygen_slot(slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
+        if sample.status != Status.OK:
+            raise PqscopeError(f"key generation failed on the device (key {key_id}, slot {slot})")
+        on_device[slot] = key_id
+        on_key(KeyMade(key_id, slot, sample.cycles))
+
+    slots = info.key_slots if random_keys is None else min(info.key_slots, 1 + random_keys)
+    for signing in schedule(master_seed, samples, slots, key_refresh):
+        if signing.index in done or not owns(signing.index):
+            continue
+        for slot, key_id in signing.slot_keys.items():
+            if on_device.get(slot) != key_id:
+                make_key(slot, key_id)
+        seed = derive_seed(master_seed, "sign", signing.index)
+        sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
+        yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
+                       sample.stack_bytes, sample.status, sample.probes, info.board_serial)
+
+
+INTERVALS_FILE = "intervals.jsonl"
+CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status", "board")
+STATUS_BY_LABEL = {status.label: status for status in Status}
+
+
+def ct_record(sample: CtSample) -> tuple:
+    """A signature's row of ct.csv."""
+    return (sample.index, sample.key_class, sample.key_id, sample.seed.hex(), sample.cycles, sample.stack_bytes,
+            sample.status.label, sample.board, *probe_values(sample.probes))
+
+
+def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: bool) -> list[CtSample]:
+    """The signatures a resumed test keeps, in the order of the schedule, written back
+    (atomically) as its ct.csv and, on the virtual board, as the intervals.jsonl of each shard
+    holding their emulator intervals: a line cut short is dropped, and so is a signature whose
+    interval was not written. Shards write their signatures as they come: ct.csv holds them in
+    any order."""
+    samples_path = path / "ct.csv"
+    try:
+        lines = samples_path.read_text().splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError) as error:
+        raise PqscopeError(f"cannot resume {path}: cannot read ct.csv ({error})") from None
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()
+    records = list(csv.reader(lines))
+    probe_names = read_header(samples_path, records[0], CT_FIELDS) if records else ()
+    kept: dict[int, CtSample] = {}
+    for number, record in enumerate(records[1:], start=2):
+        try:
+            if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
+                raise ValueError(f"{len(record)} fields")
+            index, key_class, key_id, seed, cycles, stack_bytes, status, board = record[:len(CT_FIELDS)]
+            sample = CtSample(int(index), int(key_class), int(key_id), bytes.fromhex(seed), int(cycles),
+                              int(stack_bytes), STATUS_BY_LABEL[status],
+                              readings_from_values(record[len(CT_FIELDS):]), board)
+        except (ValueError, KeyError) as error:
+            raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
+        if not 0 <= sample.index < samples or sample.seed != derive_seed(master_seed, "sign", sample.index):
+            raise PqscopeError(f"{samples_path} does not belong to this test: line {number} is not a signature "
+                               f"of meta.json's master seed and -n")
+        if sample.index in kept:
+            raise PqscopeError(f"{samples_path} is damaged: signature {sample.index} appears twice")
+        kept[sample.index] = sample
+    if with_intervals:
+        timed: set[int] = set()
+        for directory in shard_directories(path):
+            intervals_path = directory / INTERVALS_FILE
+            if not intervals_path.exists():
+                continue
+            lines = [line for line in intervals_path.read_text().splitlines(keepends=True) if line.endswith("\n")]
+            lines = [line for line in lines if _interval_id(intervals_path, line) in kept]
+            timed |= {_interval_id(intervals_path, line) for line in lines}
+            write_atomically(intervals_path, "".join(lines))
+        kept = {index: sample for index, sample in kept.items() if index in timed}
+    ordered = [kept[index] for index in sorted(kept)]
+    write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, ordered)])
+                     if ordered else "")
+    return ordered
+
+
+def _interval_id(path: Path, line: str) -> int:
+    try:
+        return json.loads(line)["sample_id"]
+    except (ValueError, KeyError, TypeError):
+        raise PqscopeError(f"{path} is damaged: a line without its sample id ({line.strip()[:60]})") from None
+
+
+class CtCapture(Capture):
+    """The constant-time test's signatures (`pqscope ct`): ct.csv, one row per signature, the keys
+    the device made in meta.json; finished by the verdict (ct.json, report.html)."""
+
+    kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
+    view = "ct"
+
+    def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
+                 variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0,
+                 replay: ReplaySettings | None = None, random_keys: int | None = None):
+        super().__init__(samples, master_seed, msg_len, variant=variant)
+        self.key_refresh = key_refresh
+        # The pool's random keys the test signs with (None: every slot the image has): fewer keys
+        # are less key generation for a short test.
+        self.random_keys = random_keys
+        # A board's test replayed on the virtual board (None: not replayed), and the replay once running.
+        self.replay = replay
+        self._replay: Replay | None = None
+        self._used: int | None = None  # the signatures the finished verdict used
+        # Signatures of the exact check to run beside the test (0: none), and its result once it
+        # ran: shown next to the statistical localisation.
+        self.exact_check = exact_check
+        self.taint: dict | None = None
+        # A no-leak must also show that no leak is larger than this share of the mean time.
+        self.bound = bound
+        self._live: leakstats.OnlineT | None = None  # the raw total's running t
+        self._last_look = ""
+        self._arrived: set[int] = set()  # signatures captured, kept or new, by index
+        self._prefix = 0  # signatures 0 .. _prefix-1 are all captured: shards deliver out of order
+        self._looked = 0  # looks taken so far
+        self.decided_at: int | None = None  # the look whose verdict stopped the test
+        self._keys_made: deque[KeyMade] = deque()  # by the shards' threads, for `update`
+        # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
+        self.fixed_n = fixed_n
+        self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
+
+    @classmethod
+    def from_meta(cls, meta) -> "CtCapture":
+        return cls(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
+                   fixed_n=bool(meta.fixed_n), bound=meta.bound, exact_check=meta.exact_check or 0,
+                   replay=ReplaySettings.from_json(meta.replay), random_keys=meta.random_keys)
+
+    def parameters(self) -> dict:
+        return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound,
+                "exact_check": self.exact_check or None, "replay": self.replay.to_json() if self.replay else None,
+                "random_keys": self.random_keys}
+
+    def companion(self) -> tuple[Capture, str] | None:
+        """The exact check beside the test, into its "taint" subdirectory (a replayed test's runs
+        in the replay, on the virtual board)."""
+        return (TaintCapture(self.exact_check, self.master_seed, self.msg_len), EXACT_CHECK_DIRECTORY) \
+            if self.exact_check and self.replay is None else None
+
+    @contextlib.contextmanager
+    def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):
+        """A board's replay on the virtual board, into the "replay" subdirectory, for as long as the
+        test runs; it ends with the test, and resumes with it."""
+        if self.replay is None:
+            yield
+            return
+        replay = Replay(lambda where, feed: self._measure_replay(runner, implementation, elf, where, feed),
+                        path / REPLAY_DIRECTORY)
+        if not self.exact_check:
+            replay.exact_checked(None)
+        self._replay = replay
+        replay.start()
+        try:
+            yield
+        finally:
+            replay.close(self._used)
+
+    def _measure_replay(self, runner: Runner, implementation: Implementation, elf: Path, path: Path,
+                        feed: Replay) -> None:
+        """The replay's measurement: the same schedule on the same image, on the virtual boards
+        that replay `target`."""
+        what = ReplayCapture(self, feed, code_digest(elf))
+        resumed = resume_parameters(path, kind=self.kind) if (path / "meta.json").is_file() else None
+        if resumed is not None and resumed.status == "complete":
+            what.take_kept(path)
+            return
+        targets = runner.target.replay_targets(self.replay.emulator_args())
+        runner.beside(targets, quiet_console()).measure(implementation, path, what, resumed)
+
+    def take_companion(self, document: dict) -> None:
+        self.taint = document
+
+    def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
+        """At a look before the last, why the test can stop: its verdict is leak or no-leak. A
+        look is taken on the schedule's first signatures, once every one of them is captured
+        (shards deliver them out of order), so that its verdict does not depend on the shards.
+        Between looks, the progress line shows the raw total's live |t|."""
+        if self._live is None:
+            self._live = leakstats.OnlineT()
+            for record in records[:-1]:  # a resumed test's kept signatures
+                self._arrive(record)
+        self._arrive(records[-1])
+        if self._replay is not None:
+            self._replay.board_measured(len(self._arrived))
+            if self.taint is None:
+                self.taint = self._replay.exact_check()
+        leaks = self._exact_leaks()
+        if leaks and not self.fixed_n and self._prefix >= AFTER_EXACT_LEAK and self._replay is None:
+            self.decided_at = AFTER_EXACT_LEAK
+            result = self._analyse(implementation, path, _first(records, AFTER_EXACT_LEAK), meta, profiled,
+                                   bootstrap_resamples=10)
+            return (f"leak: the exact check found {leaks} leaking instruction{'' if leaks == 1 else 's'} (the "
+                    f"statistics at {AFTER_EXACT_LEAK} signatures: {result.verdict})")
+        while self._looked < len(self.looks) - 1 and self._prefix >= self.looks[self._looked]:
+            look = self.looks[self._looked]
+            self._looked += 1
+            # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
+            result = self._analyse(implementation, path, _first(records, look), meta, profiled,
+                                   bootstrap_resamples=10)
+            self.progress = self._last_look = look_summary(result, look)
+            if leaks and self._replay is not None:
+                # The verdict is the exact check's leak: the board's test goes on until it has
+                # confirmed every finding it can label.
+                confirmations = self._confirm(_first(records, look), meta)
+                if _all_confirmed(confirmations):
+                    self.decided_at = look
+                    return (f"leak: the exact check's findings in {len(confirmations)} function"
+                            f"{'' if len(confirmations) == 1 else 's'} confirmed on the board at {look} signatures")
+                continue
+            if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
+                self.decided_at = look
+                return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
+        live = self._live.t
+        self.progress = (self._last_look + "; " if self._last_look else "") + (
+            "" if live is None else f"live raw |t| {abs(live):.1f}") + (
+            f"; replayed {self._replay.replayed}" if self._replay is not None else "")
+        return None
+
+    def _exact_leaks(self) -> int:
+        """The exact check's leaks (it runs first): one decides the verdict, whatever the statistics
+        would say later."""
+        return sum(f["leak"] for f in self.taint["findings"]) if self.taint else 0
+
+    def _arrive(self, record: CtSample) -> None:
+        self._arrived.add(record.index)
+        while self._prefix in self._arrived:
+            self._prefix += 1
+        if record.status.timed:
+            self._live.add(record.key_class, record.cycles)
+
+    def _bound_shown(self, result: CtResult) -> bool:
+        """Whether a requested bound holds (no bound requested, or a leak: nothing to show)."""
+        if self.bound is None or result.verdict != leakstats.Verdict.NO_LEAK:
+            return True
+        shown = result.total.bound
+        return shown is not None and shown.share is not None and shown.share <= self.bound
+
+    def _analyse(self, implementation, path, records, meta, profiled, **options) -> CtResult:
+        """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
+        intervals = load_intervals(path) if profiled else None
+        probes = ProbeSet.from_json(meta.probes) if meta.probes else None
+        if probes is not None:
+            # The corrections need their functions' time: without it the verdict would be the uncorrected one.
+            check_probes(probes.names, [*filter(None, [implementation.retry_function]), *implementation.public_functions],
+                         Path(meta.elf or "the image").name)
+        predicted = None
+        if self._replay is not None:
+            model = self._replay.model(max((record.index for record in records), default=-1) + 1)
+            predicted = [model[record.index].cycles for record in records]
+        return analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
+                       probes=probes, looks=len(self.looks), predicted=predicted, **options)
+
+    def _confirm(self, records: list[CtSample], meta) -> list[Confirmation]:
+        """The exact check's findings tested on the board's `records` by the replay's labels (a
+        function the image probes, on its probe's cycles)."""
+        model = self._replay.model(max((record.index for record in records), default=-1) + 1)
+        intervals = read_intervals(self._replay.path, shard_directories(self._replay.path))
+        findings = self.taint["findings"] if self.taint else []
+        timed_by = probes_timing({finding["function"] for finding in findings if finding["leak"]},
+                                 ProbeSet.from_json(meta.probes).names, Path(meta.elf)) if meta.probes else {}
+        return confirm(records, model, intervals, findings, len(self.looks), timed_by)
+
+    def label(self, implementation: Implementation) -> str:
+        return f"ct {super().label(implementation)}"
+
+    def instrumented(self, target) -> bool:
+        if self.exact_check and not target.taints and self.replay is None:
+            raise PqscopeError(f"--taint runs on the virtual board: on {target.board.name}, in the replay (drop "
+                               "--no-replay)")
+        if self.replay is not None and target.taints:
+            raise PqscopeError(f"board {target.board.name} is the virtual board: there is nothing to replay "
+                               "(drop --replay)")
+        # The probed image's probes replace the virtual board's profiler: it measures as a board would.
+        return target.profiles and not self.variant.probed
+
+    def profiling(self, implementation: Implementation, directory: Path) -> Profiling:
+        # Every signature profiled: the localisation and the attempt counts.
+        return Profiling(directory / INTERVALS_FILE, INTERVAL_FUNCTION, implementation.public_functions)
+
+    def keep(self, path: Path, profiled: bool) -> list[CtSample]:
+        return keep_captured(path, self.master_seed, self.samples, with_intervals=profiled)
+
+    def records(self, session, info, kept, shard) -> Iterator[CtSample]:
+        return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
+                          key_refresh=self.key_refresh, random_keys=self.random_keys,
+                          done={record.index for record in kept}, owns=shard.owns,
+                          on_key=self._keys_made.append)
+
+    def update(self, meta) -> None:
+        """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
+        if not self._keys_made:
+            return
+        known = {key["key_id"] for key in meta.keys}
+        while self._keys_made:
+            key = self._keys_made.popleft()
+            if key.key_id not in known:
+                known.add(key.key_id)
+                meta.keys.append(asdict(key))
+
+    def write(self, run_dir: RunDirectory, record: CtSample) -> None:
+        run_dir.write_record(ct_record(record))
+
+    def finish(self, implementation, path, records, meta, profiled) -> Finished:
+        # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
+        # stay in ct.csv, outside the verdict.
+        records = _first(records, self.decided_at or self.samples)
+        self._used = len(records)
+        result = self._analyse(implementation, path, records, meta, profiled)
+        top_functions = result.to_json().get("top_functions", [])
+        leaking = [f["function"] for f in top_functions if f["depends_on_class"] and f["function"] != PUBLIC_TIME]
+        selection = (["--scheme", implementation.scheme, "--impl", implementation.impl]
+                     if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
+        boards = board_summaries(records, meta.boards or {})
+        timed = [s for s in records if s.status.timed]
+        document = {
+            "board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
+            "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
+            "built_with": built_with(meta.toolchain, meta.build), "run_dir": str(path), **result.to_json(),
+            "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
+            **({} if self.bound is None else {
+                "bound_requested": {"share_of_mean": self.bound, "shown": self._bound_shown(result)}}),
+            **({"boards": boards} if len(boards) > 1 else {}),
+            **({} if not meta.probes else {"probe_inflation": probe_inflation(
+                ProbeSet.from_json(meta.probes), [s.probes for s in timed], [s.cycles for s in timed])}),
+            **({} if not (profiled and leaking) else {"confirm_on_board": confirmation(
+                leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
+            **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
+            **({} if self._replay is None else {"replay": self._replay_document(records, meta)}),
+            **headline(result.to_json(), self.taint, exact_on_target=self._replay is None),
+        }
+        sort_by_sample(path / self.samples_name)
+        evidence = result.evidence
+        return Finished(document, (evidence.classes.tolist(), evidence.values.tolist(),
+                                   *(() if evidence.raw is None else (evidence.raw.tolist(),))))
+
+    def _replay_document(self, records: list[CtSample], meta) -> dict:
+        """What the replay gave the board's test: where it is, how it priced the image, the
+        findings confirmed on the board, and the signatures whose replay went otherwise."""
+        model = self._replay.model(max((record.index for record in records), default=-1) + 1)
+        differing = disagreements(records, model)
+        return {"directory": REPLAY_DIRECTORY, **self.replay.to_json(),
+                "confirmations": [item.to_json() | {"text": item.describe()} for item in self._confirm(records, meta)],
+                "disagreements": {"count": len(differing), "first": differing[:10]}}
+
+
+class ReplayCapture(CtCapture):
+    """A board's test as the virtual board replays it: the same schedule, keys and seeds, every
+    signature profiled, handed to the board's test (`Replay`) as it comes; it takes every
+    signature until the board's test says how many it used."""
+
+    def __init__(self, board_test: CtCapture, feed: Replay, code: str):
+        super().__init__(board_test.samples, board_test.master_seed, board_test.msg_len, board_test.key_refresh,
+                         variant=board_test.variant, fixed_n=True, exact_check=board_test.exact_check,
+                         random_keys=board_test.random_keys)
+        self.feed, self.code = feed, code
+
+    def label(self, implementation: Implementation) -> str:
+        return f"replay of {super().label(implementation)}"
+
+    def instrumented(self, target) -> bool:
+        # Profiled even on a probed image: the profile labels the findings the board's probes time.
+        return target.profiles
+
+    def check_image(self, implementation: Implementation, elf: Path) -> None:
+        if code_digest(elf) != self.code:
+            raise PqscopeError(f"the virtual board's image {elf} is not the board's: the replay needs the same code "
+                               "(rebuild both from this tree)")
+
+    def keep(self, path: Path, profiled: bool) -> list[CtSample]:
+        kept = super().keep(path, profiled)
+        for record in kept:
+            self.feed.arrived(record)
+        return kept
+
+    def take_kept(self, path: Path) -> None:
+        """A replay that ended complete: its signatures and exact check, as it kept them."""
+        self.keep(path, profiled=True)
+        exact = path / EXACT_CHECK_DIRECTORY
+        self.take_companion(resume_parameters(exact, kind=TaintCapture.kind).result
+                            if self.exact_check and (exact / "meta.json").is_file() else None)
+
+    def take_companion(self, document: dict | None) -> None:
+        super().take_companion(document)
+        self.feed.exact_checked(document)
+
+    def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
+        self.feed.arrived(records[-1])
+        reason = self.feed.stop_reason()
+        if reason is not None:
+            self.decided_at = self.feed.needed
+        return reason
+
+
+def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
+                       replay: bool = True, replay_flash_timing: str = "modelled",
+                       exact_signatures: int = EXACT_CHECK_SIGNATURES, **options) -> CtCapture:
+    """A constant-time test on `board` (boards.Board): the exact check of `exact_signatures`
+    beside it on the virtual board (unless `taint_check` is False), and on a real board the replay
+    with its exact check (unless `replay` is False); `options` are CtCapture's."""
+    replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
+    exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
+    return CtCapture(samples, master_seed, msg_len, exact_check=exact_signatures if exact else 0,
+                     replay=replayed, **options)
+
+
+def _all_confirmed(confirmations: list[Confirmation]) -> bool:
+    """Every finding the board can test (labelled) confirmed, at least one."""
+    states = {item.state for item in confirmations}
+    return "confirmed" in states and states <= {"confirmed", "unlabelled"}
+
+
+def _first(records: list[CtSample], count: int) -> list[CtSample]:
+    """The schedule's first `count` signatures, in its order."""
+    return sorted((record for record in records if record.index < count), key=lambda record: record.index)
+
+
+def load_intervals(path: Path) -> list[dict]:
+    """The emulator's signing intervals (one JSON line per signature) of every shard of the test at `path`."""
+    files = [directory / INTERVALS_FILE for directory in shard_directories(path)
+             if (directory / INTERVALS_FILE).exists()]
+    if not files:
+        raise PqscopeError(f"cannot read the emulator's intervals: {path} has no {INTERVALS_FILE}")
+    intervals = []
+    for file in files:
+        try:
+            intervals += [json.loads(line) for line in file.read_text().splitlines()]
+        except (OSError, ValueError) as error:
+            raise PqscopeError(f"cannot read the emulator's intervals {file}: {error}") from None
+    return intervals
+
+

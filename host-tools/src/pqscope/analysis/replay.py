@@ -1,0 +1,192 @@
+"""The virtual board as a real board's oracle. The firmware is deterministic given its seeds, so the
+virtual board can replay, exactly, every signature a board measures: the same image, keys,
+messages and signing randomness. The replay runs beside the board's test, an emulator per core,
+into the run's "replay" subdirectory (resumed with it), and gives per signature:
+
+- the model's cycles: a control variate. Regressed out of the board's cycles, the public variance
+  (rejection loops, the sampler) drops out of the board's test, which then needs far fewer
+  signatures (`ct_verdict.ControlVariate`);
+- the model's time in each function: the label by which each finding of the exact check (run on
+  the virtual board, the replay's own) is confirmed or refuted on the board (`ct_verdict.confirm`).
+
+The board measures; the replay never decides a board's timing. What the model itself says of the
+secrets is the exact check's."""
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from ..project.errors import PqscopeError
+
+REPLAY_DIRECTORY = "replay"
+# How far the replay may run ahead of the board, in signatures: enough for each look to find its
+# signatures replayed, few enough that the emulators leave the machine to what runs the board.
+LEAD = 64
+FLASH_TIMINGS = ("modelled", "free")  # the emulator's --flash-timing
+
+
+@dataclass(frozen=True)
+class ReplaySettings:
+    """How the replay prices the image: flash as the image configures it ("modelled"), or free
+    ("free": the 24 MHz model of an image built for 168 MHz, a predictor that lacks the flash)."""
+
+    flash_timing: str = "modelled"
+
+    def emulator_args(self) -> tuple[str, ...]:
+        return ("--flash-timing", self.flash_timing)
+
+    def to_json(self) -> dict:
+        return {"flash_timing": self.flash_timing}
+
+    @classmethod
+    def from_json(cls, data) -> "ReplaySettings | None":
+        if data is None:
+            return None
+        if not (isinstance(data, dict) and data.get("flash_timing") in FLASH_TIMINGS):
+            raise PqscopeError(f"cannot resume: meta.json's 'replay' is damaged ({data!r})")
+        return cls(data["flash_timing"])
+
+
+class Replay:
+    """The replay of one constant-time test, in a thread of its own: `start`, then `model` (waits
+    for the signatures a look needs) and `exact_check`, and `close`; its intervals are read from
+    `path` (`read_intervals`)."""
+
+    def __init__(self, measure, path: Path):
+        """`measure(path, feed)`: runs (or resumes) the replay's measurement into `path`, giving each
+        replayed signature to `feed.arrived` and its exact check to `feed.exact_checked`; returns
+        once it ends."""
+        self._measure, self.path = measure, path
+        self._samples: dict = {}
+        self._prefix = 0  # signatures 0 .. _prefix-1 are all replayed (shards deliver out of order)
+        self._condition = threading.Condition()
+        self._exact: dict | None = None
+        self._exact_done = False
+        self._needed: int | None = None  # set by `close`: the signatures the board's test used
+        self._board = 0  # signatures the board has measured
+        self._abandoned = False
+        self._error: BaseException | None = None
+        self._ended = False
+        self._thread = threading.Thread(target=self._run, daemon=True, name="replay")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            self._measure(self.path, self)
+        except BaseException as error:  # handed to the board's thread at its next wait
+            self._error = error
+        finally:
+            with self._condition:
+                self._ended = True
+                self._exact_done = True
+                self._condition.notify_all()
+
+    # ---- the replay's side (its runner's thread) ----
+    def arrived(self, sample) -> None:
+        with self._condition:
+            self._samples[sample.index] = sample
+            while self._prefix in self._samples:
+                self._prefix += 1
+            self._condition.notify_all()
+
+    def exact_checked(self, document: dict | None) -> None:
+        with self._condition:
+            self._exact, self._exact_done = document, True
+            self._condition.notify_all()
+
+    def stop_reason(self) -> str | None:
+        """Whether the replay can end, once it is at most LEAD signatures ahead of the board (it
+        waits until then); raises KeyboardInterrupt when the board's test was interrupted or
+        failed (the replay then ends "interrupted" and resumes with it). It never waits while it
+        lacks a signature the board has measured: with shards, signatures beyond a gap arrive
+        before it, and the board's next look waits for the gap."""
+        with self._condition:
+            while (self._prefix >= self._board and len(self._samples) >= self._board + LEAD and self._needed is None
+                   and not self._abandoned):
+                self._condition.wait(1.0)
+        if self._abandoned:
+            raise KeyboardInterrupt
+        if self._needed is not None and all(index in self._samples for index in range(self._needed)):
+            return f"the board's test used {self._needed} signatures"
+        return None
+
+    @property
+    def needed(self) -> int | None:
+        return self._needed
+
+    # ---- the board's side ----
+    @property
+    def replayed(self) -> int:
+        return len(self._samples)
+
+    def board_measured(self, count: int) -> None:
+        """The board has measured `count` signatures: the replay may run LEAD beyond them."""
+        with self._condition:
+            self._board = count
+            self._condition.notify_all()
+
+    def model(self, count: int) -> dict:
+        """The replayed signatures 0 .. count-1 by index, once the replay holds them all."""
+        with self._condition:
+            self._board = max(self._board, count)  # the board has them: the replay may go that far
+            self._condition.notify_all()
+            while self._prefix < count:
+                self._raise_if_ended(f"it ended before signature {self._prefix}")
+                self._condition.wait(1.0)
+            return {index: self._samples[index] for index in range(count)}
+
+    def exact_check(self) -> dict | None:
+        """The exact check's document, once it ran (None: the test runs none)."""
+        with self._condition:
+            while not self._exact_done:
+                self._condition.wait(1.0)
+            self._raise_if_ended(None)
+            return self._exact
+
+    def _raise_if_ended(self, why: str | None) -> None:
+        if self._error is not None:
+            detail = str(self._error) or type(self._error).__name__
+            raise PqscopeError(f"the replay on the virtual board failed: {detail} (its files: {self.path})")
+        if why is not None and self._ended:
+            raise PqscopeError(f"the replay on the virtual board {why} (its files: {self.path})")
+
+    def close(self, used: int | None) -> None:
+        """Ends the replay: once it holds the `used` signatures of a complete test (their replayed
+        files stay in the run), or at once (None: the board's test was interrupted or failed)."""
+        with self._condition:
+            if used is None:
+                self._abandoned = True
+            else:
+                self._needed = used
+        self._thread.join()
+        if used is not None:
+            self._raise_if_ended(None)
+
+
+def quiet_console() -> Console:
+    """The replay's runner reports nothing: the board's test shows the progress."""
+    return Console(quiet=True)
+
+
+def read_intervals(path: Path, shard_paths: list[Path]) -> dict[int, dict]:
+    """The replay's intervals by sample id, from its shards' files as they are being written: a
+    line not yet complete is left for the next read."""
+    intervals = {}
+    for directory in shard_paths:
+        file = directory / "intervals.jsonl"
+        if not file.exists():
+            continue
+        for line in file.read_text().splitlines(keepends=True):
+            if not line.endswith("\n"):
+                break
+            try:
+                entry = json.loads(line)
+                intervals[entry["sample_id"]] = entry
+            except (ValueError, KeyError, TypeError):
+                raise PqscopeError(f"the replay's intervals {file} are damaged: {line.strip()[:60]}") from None
+    return intervals

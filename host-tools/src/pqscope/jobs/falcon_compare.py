@@ -1,0 +1,162 @@
+"""Falcon's three floating-point modes side by side (`pqscope compare-falcon`).
+
+For one Falcon parameter set in `fpnative` (C doubles: libgcc soft-float on the Cortex-M4F's
+single-precision FPU), `fpemu-c` (Falcon's integer emulation in C) and `fpemu-m4` (the same in
+Cortex-M4 assembly): key generation, signing and verification cycles and stack, the
+constant-time test with its localisation, and every FP primitive on its own (the `falcon-fp-*`
+catalogue rows: cycles per operation and a fixed-vs-random-operand verdict). The price of
+constant time is the ratio of an emulated mode's median cycles to native doubles'.
+
+The steps that touch a board (a measurement, a constant-time test) come in as callables, so the
+assembly of the document is independent of how they ran.
+"""
+
+import statistics
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+from ..link.protocol import Op
+from ..measure.runner import Runner, SampleCapture
+from ..project.catalogue import Implementation, find_implementation
+from ..project.errors import PqscopeError
+from ..results.runs import load_run, runs_document
+from .suite import MemberResult, falcon_modes, implementation_entry, profile
+
+SCHEMES = ("falcon-512", "falcon-1024")
+MODES = ("fpnative", "fpemu-c", "fpemu-m4")
+NATIVE = "fpnative"
+EMULATED = ("fpemu-c", "fpemu-m4")
+OPS = ("keygen", "sign", "verify")
+FP_OPERATIONS = ("add", "mul", "div", "sqrt", "rint", "floor")
+FP_OP_REPS = 64  # FPOPS_REPS in firmware/schemes/falcon-fpops/fpops.c: operations per signature
+RANDOM_CLASS = 1  # ct.RANDOM: signatures with random keys, i.e. random operands
+TOP_FUNCTIONS = 5
+MSG_LEN = 32
+
+
+def fp_scheme(operation: str) -> str:
+    return f"falcon-fp-{operation}"
+
+
+class Steps(Protocol):
+    """How the comparison runs its parts: `measure(implementation, path)` returns a run document
+    (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the ct
+    verdict document and the timed signatures (ct.CtSample)."""
+
+    def measure(self, implementation: Implementation, path: Path) -> dict: ...
+
+    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]: ...
+
+
+class RunnerSteps:
+    """The parts measured on a target by the runner, all from one master seed."""
+
+    def __init__(self, runner: Runner, master_seed: bytes, samples: int):
+        self.runner, self.master_seed, self.samples = runner, master_seed, samples
+
+    def measure(self, implementation: Implementation, path: Path) -> dict:
+        what = SampleCapture(tuple(Op), self.samples, self.master_seed, MSG_LEN)
+        if self.runner.measure(implementation, path, what).interrupted:
+            raise KeyboardInterrupt
+        return runs_document(path, [load_run(path)])
+
+    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]:
+        from ..analysis.ct import constant_time_test  # numpy/scipy statistics: loaded only for this test
+
+        # With the exact check on the virtual board, which decides every mode in a few signatures.
+        what = constant_time_test(self.runner.target.board, samples, self.master_seed, MSG_LEN)
+        outcome = self.runner.measure(implementation, path, what)
+        if outcome.interrupted:
+            raise KeyboardInterrupt
+        return outcome.result, outcome.records
+
+
+def run_comparison(catalogue: list[Implementation], scheme: str, board: str, path: Path, steps: Steps, *,
+                   ct_samples: int, fp_ct_samples: int) -> dict:
+    """Runs every part into subdirectories of `path` (measure/<mode>, ct/<mode>,
+    fp-ops/<op>-<mode>) and returns the comparison document, with the time it took."""
+    started = time.monotonic()
+    if scheme not in SCHEMES:
+        raise PqscopeError(f"compare-falcon compares Falcon: --scheme must be one of {', '.join(SCHEMES)}, not '{scheme}'")
+    # Every row first, so that a catalogue without the FP-operation rows fails before hours of work.
+    implementations = {mode: find_implementation(catalogue, scheme, mode) for mode in MODES}
+    fp_rows = {(op, mode): find_implementation(catalogue, fp_scheme(op), mode) for op in FP_OPERATIONS for mode in MODES}
+    measurements, ct_documents, tests = {}, {}, []
+    for mode, implementation in implementations.items():
+        measurements[mode] = steps.measure(implementation, path / "measure" / mode)
+        ct_documents[mode], signatures = steps.constant_time(implementation, ct_samples, path / "ct" / mode)
+        tests.append(MemberResult(scheme, mode, ct_documents[mode], [s.cycles for s in signatures if s.status.timed],
+                                  profile(path / "ct" / mode)))
+    fp_operations = []
+    for (op, mode), implementation in fp_rows.items():
+        document, samples = steps.constant_time(implementation, fp_ct_samples, path / "fp-ops" / f"{op}-{mode}")
+        fp_operations.append(fp_operation_entry(op, mode, document, samples))
+    return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations, tests,
+                               wall_seconds=round(time.monotonic() - started, 1))
+
+
+def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> dict:
+    """One primitive in one mode: cycles per operation (median signing cycles with random
+    operands / FP_OP_REPS, including the benchmark loop's few cycles per call) and its verdict."""
+    cycles = [s.cycles for s in samples if s.status.timed and s.key_class == RANDOM_CLASS]
+    leaking = [f["function"] for f in ct_document.get("top_functions", []) if f.get("depends_on_class")]
+    return {"op": op, "mode": mode, "cycles_per_op": statistics.median(cycles) / FP_OP_REPS if cycles else None,
+            "verdict": ct_document["verdict"], "max_abs_t": ct_document["max_abs_t"],
+            "top_function": leaking[0] if leaking else None}
+
+
+def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, dict],
+                        ct_documents: dict[str, dict], fp_operations: list[dict], tests: list[MemberResult],
+                        wall_seconds: float | None = None) -> dict:
+    """The comparison from each mode's run document, ct document and test (its signing cycles and
+    profile), and the FP-operation entries; its "falcon" is the main job's section of the modes."""
+    modes = {}
+    for mode in MODES:
+        results = {result["op"]: result for result in measurements[mode]["results"]}
+        stacks = [results[op]["stack_bytes"] for op in OPS if op in results and results[op]["stack_bytes"] is not None]
+        ct_document = ct_documents[mode]
+        modes[mode] = {
+            **{op: _op_summary(results.get(op)) for op in OPS},
+            "stack_bytes": max(stacks, default=None),
+            "code_bytes": next(iter(results.values()))["code_bytes"] if results else None,
+            "ct": {"verdict": ct_document["verdict"], "reason": ct_document.get("reason", ""),
+                   "max_abs_t": ct_document["max_abs_t"], "n": ct_document.get("n"),
+                   # On the virtual board a function past the thresholds decides the verdict even when the
+                   # total's |t| is small (public randomness elsewhere hides it): show both.
+                   "max_abs_t_function": ct_document.get("max_abs_t_function"),
+                   "run_dir": ct_document.get("run_dir"),
+                   "top_functions": [_function_summary(f) for f in ct_document.get("top_functions", [])[:TOP_FUNCTIONS]]},
+        }
+    clock_hz = next((measurements[mode].get("clock_hz") for mode in MODES if measurements[mode].get("clock_hz")), None)
+    results = [result for mode in MODES for result in measurements[mode]["results"]]
+    falcon = falcon_modes([implementation_entry(test, results) for test in tests], clock_hz or 0)
+    return {"scheme": scheme, "board": board, "clock_hz": clock_hz, "modes": modes, "falcon": falcon,
+            "fp_operations": fp_operations,
+            "price_of_constant_time": price_of_constant_time(modes), "fp_op_reps": FP_OP_REPS, "run_dir": str(path),
+            **({} if wall_seconds is None else {"wall_seconds": wall_seconds})}
+
+
+def _op_summary(result: dict | None) -> dict | None:
+    if result is None or result["cycles"] is None:
+        return None
+    cycles = result["cycles"]
+    return {"n": result["n"], "verified": result["verified"], "median": cycles["median"], "min": cycles["min"],
+            "max": cycles["max"], "stack_bytes": result["stack_bytes"]}
+
+
+def _function_summary(function: dict) -> dict:
+    return {key: function.get(key) for key in ("function", "t", "share", "difference", "depends_on_class")}
+
+
+def price_of_constant_time(modes: dict[str, dict]) -> dict:
+    """Per emulated mode and operation: its median cycles / fpnative's (None if either is missing)."""
+    price = {}
+    for mode in EMULATED:
+        ratios = {}
+        for op in OPS:
+            native, emulated = modes[NATIVE][op], modes[mode][op]
+            ratios[op] = emulated["median"] / native["median"] if native and emulated and native["median"] else None
+        price[f"{mode}/{NATIVE}"] = ratios
+    return price

@@ -1,0 +1,357 @@
+"""The main job's answer (`pqscope run` without --scheme): the default suite's cycles and stack,
+then each member's signing tested for constant time with all the evidence its target gives (the
+exact check and statistics on the virtual board; statistics, and the replay's exact check, on a
+board), gathered into one document: the figures, each verdict with what decided it, where the
+signing time varies and why, Falcon's floating-point modes side by side, and a summary in words.
+
+The document is made from what the suite directory keeps (its runs, each member's constant-time
+test in `<member>/ct/`), so `pqscope report` of a suite makes it again."""
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..analysis.replay import REPLAY_DIRECTORY
+from ..analysis.taint import EXACT_CHECK_SIGNATURES
+from ..measure.runner import Member
+from ..project.errors import PqscopeError
+from ..results import store
+from ..results.rundir import resume_parameters
+from ..results.runs import Run, runs_document
+
+CT_DIRECTORY = "ct"  # a member's constant-time test, inside its run directory
+CT_DOCUMENT = store.FILES["ct"]
+# Statistics beside the exact check, at most: enough for a leak the key shows plainly and for the
+# variance; the virtual board's exact check decides the rest (ct_verdict.headline).
+CT_SIGNATURES = 100
+CT_LEAST_SIGNATURES = 20
+# Each member's test gets about this many cycles of signing and key generation (an eighth of it
+# for the key pool's random keys): some ten seconds of the virtual board on two cores, about a
+# minute and a half of a board at 24 MHz.
+CT_CYCLES = 2.5e9
+# A signing this slow with its key generation (SPHINCS+, Falcon) gets one signature's exact check
+# instead of two: following each instruction's data takes a minute per signature or more.
+EXACT_CHECK_ONE_ABOVE = 1e8
+CLOCKS_HZ = (24_000_000, 168_000_000)  # the Discovery's benchmark clock and its fastest
+# Scheme names as their standards write them: the family's prefix, then its parameters' tokens.
+FAMILY_NAMES = {"ml-dsa": "ML-DSA-", "falcon": "Falcon-", "fndsa_provisional": "FN-DSA-", "sphincs": "SPHINCS+-",
+                "ecdsa": "ECDSA ", "rsa": "RSA-"}
+NAME_TOKENS = {"sha2": "SHA2", "shake": "SHAKE", "p256": "P-256"}
+# Falcon's floating-point modes (catalogue impl names) in the words the report uses.
+FALCON_MODES = {"fpnative": "native double (libgcc soft-float)", "fpemu-c": "constant-time emulation in C",
+                "fpemu-m4": "constant-time emulation in M4 assembly"}
+FALCON_NATIVE = "fpnative"
+# Each FP primitive's function in each mode (libgcc's aliases: the profiler names one of them).
+FP_PRIMITIVES = {
+    "add": ("__aeabi_dadd", "__adddf3", "falcon_inner_fpr_add"),
+    "mul": ("__muldf3", "__aeabi_dmul", "falcon_inner_fpr_mul"),
+    "div": ("__divdf3", "__aeabi_ddiv", "falcon_inner_fpr_div"),
+    "sqrt": ("sqrt", "falcon_inner_fpr_sqrt"),
+}
+# The floating-point arithmetic of a signing: libgcc's soft-float and libm (native double), or
+# Falcon's emulation.
+FP_ROUTINE = re.compile(r"^(__aeabi_(d\w*|[ilu]+2d|ul2d)|__\w*[dt]f\w*|__ieee754_\w+|sqrt|falcon_inner_fpr_\w+)$")
+
+
+def ct_path(member_path: Path) -> Path:
+    return member_path / CT_DIRECTORY
+
+
+def ct_members(members: list[Member]) -> list[Member]:
+    """Each member's constant-time test: new, to go on with, or complete (kept as it is)."""
+    tests = []
+    for member in members:
+        path = ct_path(member.path)
+        meta = resume_parameters(path, kind="ct") if (path / "meta.json").is_file() else None
+        tests.append(Member(member.implementation, path, meta, meta is not None and meta.status == "complete"))
+    return tests
+
+
+def run_medians(run: Run) -> dict[str, float]:
+    """A run's median cycles per operation (of those with timed samples)."""
+    return {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
+
+
+@dataclass(frozen=True)
+class CtSize:
+    """A member's constant-time test: its signatures, the key pool's random keys it signs with,
+    and the signatures of its exact check (on the virtual board)."""
+
+    signatures: int
+    random_keys: int
+    exact_signatures: int
+
+
+def ct_size(run: Run, most: int) -> CtSize:
+    """A member's test sized by the cycles its run measured: signatures even, at least
+    CT_LEAST_SIGNATURES, at most `most`, fewer for a slow signing; 1 to 10 random keys, fewer for a
+    slow key generation; one exact-check signature for a slow signing, else two."""
+    medians = run_medians(run)
+    signing, keygen = medians.get("sign"), medians.get("keygen")
+    signatures = most if not signing else int(min(most, max(CT_LEAST_SIGNATURES, CT_CYCLES / signing))) // 2 * 2
+    keys = 10 if not keygen else int(min(10, max(1, CT_CYCLES / 8 / keygen)))
+    exact = 1 if (signing or 0) + (keygen or 0) > EXACT_CHECK_ONE_ABOVE else EXACT_CHECK_SIGNATURES
+    return CtSize(signatures, keys, exact)
+
+
+# The virtual board runs a constant-time test's signatures more slowly than plain samples (it
+# profiles each one), and the exact check far more slowly (it follows every instruction's data).
+PROFILED_SLOWDOWN = 1.5
+EXACT_CHECK_SLOWDOWN = 6
+
+
+def ct_seconds(run: Run, signatures: int, random_keys: int | None, shards: int, exact_check: int) -> float | None:
+    """About how long a member's constant-time test takes, from the cycles and speed its run
+    measured (the emulator's model cycles per second, or a board's clock); None if unknown."""
+    medians = run_medians(run)
+    stats = run.meta.emulator_stats or {}
+    speed = stats.get("model_cycles_per_second") or (None if stats else run.meta.clock_hz)
+    if not speed or "sign" not in medians:
+        return None
+    keygen = medians.get("keygen", 0.0)
+    per_shard = (1 + (random_keys or 10)) * keygen + signatures / max(shards, 1) * medians["sign"]
+    exact = exact_check * (keygen + medians["sign"]) * EXACT_CHECK_SLOWDOWN
+    return (per_shard * (PROFILED_SLOWDOWN if stats else 1.0) + exact) / speed
+
+
+@dataclass(frozen=True)
+class MemberResult:
+    """What is kept of one implementation's constant-time test (None if it had none, or it did
+    not finish)."""
+
+    scheme: str
+    impl: str
+    ct: dict | None
+    signing_cycles: list[int]  # of the test's signatures, as the board timed them
+    intervals: list[dict]  # the signing profile of the test's signatures (the replay's on a board)
+
+
+def load_members(runs: list[Run]) -> list[MemberResult]:
+    results = []
+    for run in runs:
+        path = ct_path(run.path)
+        document = _load(path / CT_DOCUMENT) if (path / CT_DOCUMENT).is_file() else None
+        results.append(MemberResult(run.meta.scheme, run.meta.impl, document,
+                                    _signing_cycles(path) if document else [], profile(path) if document else []))
+    return results
+
+
+def _signing_cycles(path: Path) -> list[int]:
+    """The timed signatures' cycles in the test's ct.csv (a line cut short left out)."""
+    from ..analysis.ct import STATUS_BY_LABEL
+
+    try:
+        lines = (path / "ct.csv").read_text().splitlines(keepends=True)
+        rows = csv.DictReader(line for line in lines if line.endswith("\n"))
+        return [int(row["cycles"]) for row in rows if STATUS_BY_LABEL[row["status"]].timed]
+    except (OSError, KeyError, ValueError) as error:
+        raise PqscopeError(f"{path / 'ct.csv'} is damaged: {error}") from None
+
+
+def _load(file: Path) -> dict:
+    document = store.read(file)
+    if not isinstance(document, dict) or "verdict" not in document:
+        raise PqscopeError(f"{file} is damaged: it holds no verdict")
+    return document
+
+
+def profile(path: Path) -> list[dict]:
+    """The test's intervals: the virtual board's own, or on a board the replay's."""
+    from ..analysis.ct import load_intervals
+
+    for directory in (path, path / REPLAY_DIRECTORY):
+        try:
+            return load_intervals(directory)
+        except PqscopeError:
+            continue
+    return []
+
+
+def suite_document(path: Path, runs: list[Run]) -> dict:
+    """The main job's document, from the suite's runs and their constant-time tests."""
+    document = runs_document(path, runs)
+    members = load_members(runs)
+    implementations = [implementation_entry(member, document["results"]) for member in members]
+    falcon = falcon_modes(implementations, document["clock_hz"])
+    document |= {"kind": "suite", "clocks_hz": list(CLOCKS_HZ), "implementations": implementations, "falcon": falcon}
+    document["summary"] = summary(implementations, falcon)
+    return document
+
+
+def implementation_entry(member: MemberResult, results: list[dict]) -> dict:
+    """One implementation in the document: its figures (from the runs' `results`), its signing's
+    variance, its verdict and its signing profile."""
+    own = {result["op"]: result for result in results if (result["scheme"], result["impl"]) == (member.scheme,
+                                                                                                 member.impl)}
+    cycles = {op: result["cycles"]["median"] for op, result in own.items() if result["cycles"]}
+    stacks = [result["stack_bytes"] for result in own.values() if result["stack_bytes"] is not None]
+    return {
+        "scheme": member.scheme, "impl": member.impl, "name": display_name(member.scheme, member.impl),
+        "cycles": cycles, "ms": {op: {str(hz): value / hz * 1e3 for hz in CLOCKS_HZ} for op, value in cycles.items()},
+        "stack_bytes": max(stacks, default=None), "code_bytes": next(iter(own.values()))["code_bytes"] if own else None,
+        "variance": variance(member),
+        "constant_time": constant_time(member.ct) if member.ct else None,
+        "profile": signing_profile(member.intervals),
+    }
+
+
+def display_name(scheme: str, impl: str) -> str:
+    """"ML-DSA-44 m4f", "Falcon-512 fpnative", "SPHINCS+-SHA2-128f-simple clean", "ECDSA P-256 mbedtls"."""
+    for prefix, family in FAMILY_NAMES.items():
+        if scheme.startswith(prefix + "-"):
+            parameters = "-".join(NAME_TOKENS.get(token, token) for token in scheme[len(prefix) + 1:].split("-"))
+            return f"{family}{parameters} {impl}".strip()
+    return f"{scheme} {impl}".strip()
+
+
+STEADY = 0.001  # signing times varying less than this (coefficient of variation): no source worth naming
+
+
+def variance(member: MemberResult) -> dict | None:
+    """The spread of signing cycles over the test's signatures and where it comes from: the share
+    of the variance each function's time carries (its covariance with the total), the largest
+    first; and whether the key moves it (the verdict) or only public values do."""
+    cycles = np.array(member.signing_cycles, dtype=float)
+    if len(cycles) < 2:
+        return None
+    spread = {"cv": float(cycles.std(ddof=1) / cycles.mean()), "min": float(cycles.min()), "max": float(cycles.max()),
+              "sources": []}
+    totals = np.array([interval["cycles"] for interval in member.intervals], dtype=float)
+    if len(totals) < 2 or totals.std() == 0 or spread["cv"] < STEADY:
+        return spread
+    for name in {name for interval in member.intervals for name in interval["functions"]}:
+        own = np.array([interval["functions"].get(name, (0, 0, 0))[0] for interval in member.intervals], dtype=float)
+        share = float(np.cov(own, totals)[0, 1] / totals.var(ddof=1))
+        if share > 0.05:
+            spread["sources"].append({"function": name, "share": share})
+    spread["sources"] = sorted(spread["sources"], key=lambda item: -item["share"])[:3]
+    return spread
+
+
+def constant_time(document: dict) -> dict:
+    """A constant-time test's verdict with what decided it and the functions it points at."""
+    taint = document.get("taint") or {}
+    leaks = [finding for finding in taint.get("findings", []) if finding["leak"]]
+    leaking = sorted({finding["function"] or "?" for finding in leaks}, key=lambda name: -sum(
+        finding["count"] for finding in leaks if finding["function"] == name))
+    statistics_part = document.get("statistics") or {"verdict": document["verdict"], "reason": document["reason"]}
+    return {"verdict": document["verdict"], "reason": document["reason"], "scope": document.get("scope"),
+            "signatures": document["n"]["fixed"] + document["n"]["random"], "max_abs_t": document["max_abs_t"],
+            "statistics": statistics_part["verdict"],
+            "exact_check": None if not taint else {"verdict": taint["verdict"], "signatures": taint["signatures"],
+                                                   "leaking_instructions": len(leaks), "leaking_functions": leaking},
+            "localised": [function["function"] for function in document.get("top_functions", [])
+                          if function.get("depends_on_class")][:5],
+            "run_dir": document.get("run_dir")}
+
+
+def signing_profile(intervals: list[dict]) -> dict | None:
+    """Where a signing's time goes: the FP arithmetic's share (soft-float or emulation), and each FP
+    primitive's mean cycles per call (callees included), over the test's signatures."""
+    if not intervals:
+        return None
+    total = sum(interval["cycles"] for interval in intervals)
+    fp = sum(entry[0] for interval in intervals for name, entry in interval["functions"].items()
+             if FP_ROUTINE.match(name))
+    primitives = {}
+    for primitive, names in FP_PRIMITIVES.items():
+        for name in names:
+            calls = sum(interval["functions"].get(name, (0, 0, 0))[1] for interval in intervals)
+            if calls:
+                inclusive = sum(interval["functions"].get(name, (0, 0, 0))[2] for interval in intervals)
+                primitives[primitive] = {"function": name, "cycles_per_call": inclusive / calls,
+                                         "calls_per_signature": calls / len(intervals)}
+                break
+    return {"fp_share": fp / total if total else 0.0, "fp_primitives": primitives}
+
+
+def falcon_modes(implementations: list[dict], clock_hz: int) -> list[dict]:
+    """Falcon's floating-point modes side by side, per parameter set whose native mode the suite
+    has: each mode's cycles, its price over native double, its verdict and its FP arithmetic."""
+    sets = []
+    by_name = {(item["scheme"], item["impl"]): item for item in implementations}
+    for (scheme, impl), native in by_name.items():
+        if impl != FALCON_NATIVE:
+            continue
+        modes = []
+        for mode, words in FALCON_MODES.items():
+            item = by_name.get((scheme, mode))
+            if item is None:
+                continue
+            price = {op: (item["cycles"][op] / native["cycles"][op] - 1.0 if op in item["cycles"] and
+                          native["cycles"].get(op) else None) for op in ("keygen", "sign", "verify")}
+            extra_ms = {op: ((item["cycles"][op] - native["cycles"][op]) / clock_hz * 1e3 if price[op] is not None
+                             and clock_hz else None) for op in price}
+            modes.append({"impl": mode, "words": words, "cycles": item["cycles"], "price": price,
+                          "extra_ms": extra_ms, "verdict": (item["constant_time"] or {}).get("verdict"),
+                          "leaking_functions": ((item["constant_time"] or {}).get("exact_check") or {}).get(
+                              "leaking_functions", []),
+                          "profile": item["profile"]})
+        if len(modes) > 1:
+            sets.append({"scheme": scheme, "name": display_name(scheme, ""), "modes": modes})
+    return sets
+
+
+def summary(implementations: list[dict], falcon: list[dict]) -> list[str]:
+    """The findings in words, from the document's data."""
+    sentences = []
+    verdicts = {item["name"]: (item["constant_time"] or {}).get("verdict") for item in implementations}
+    leaking = [item for item in implementations if verdicts[item["name"]] == "leak"]
+    for item in leaking:
+        functions = _leaking_functions(item)
+        through = (" through the soft-float and libm routines" if functions and all(
+            FP_ROUTINE.match(name) for name in functions) else "")
+        sentences.append(f"{item['name']} leaks: its signing time depends on a secret{through}"
+                         + (f" ({', '.join(f'`{name}`' for name in functions[:4])}"
+                            + (", ..." if len(functions) > 4 else "") + ")" if functions else "") + ".")
+    clean = [name for name, verdict in verdicts.items() if verdict == "no-leak"]
+    if clean:
+        sentences.append(f"No leak found in {_listed(clean)}.")
+    undecided = [name for name, verdict in verdicts.items() if verdict not in ("leak", "no-leak")]
+    if undecided:
+        sentences.append(f"Not decided: {_listed(undecided)} (" + ("no test" if None in verdicts.values() else
+                                                                  "more signatures needed") + ").")
+    for falcon_set in falcon:
+        native = next(mode for mode in falcon_set["modes"] if mode["impl"] == FALCON_NATIVE)
+        emulated = [mode for mode in falcon_set["modes"] if mode["impl"] != FALCON_NATIVE and
+                    mode["price"].get("sign") is not None]
+        if not emulated:
+            continue
+        costs = " and ".join(f"{mode['price']['sign']:+.0%} ({'M4 assembly' if mode['impl'].endswith('m4') else 'C'}"
+                             + ("" if mode["extra_ms"]["sign"] is None else f", {mode['extra_ms']['sign']:+,.0f} ms")
+                             + ")" for mode in sorted(emulated, key=lambda mode: mode["price"]["sign"]))
+        emulated_verdicts = {mode["verdict"] for mode in emulated}
+        sentences.append(f"{falcon_set['name']}'s constant-time emulations cost {costs} signing cycles over native "
+                         f"double, which {'leaks' if native['verdict'] == 'leak' else 'is ' + str(native['verdict'])}; "
+                         + ("the emulations leak nothing found." if emulated_verdicts == {"no-leak"} else
+                            "the emulations: " + ", ".join(f"{mode['impl']} {mode['verdict']}" for mode in emulated)
+                            + "."))
+    signing = [item for item in implementations if "sign" in item["cycles"]]
+    if len(signing) > 1:
+        fastest = min(signing, key=lambda item: item["cycles"]["sign"])
+        slowest = max(signing, key=lambda item: item["cycles"]["sign"])
+        sentences.append(f"Fastest signing: {fastest['name']}, {_ms(fastest, 'sign')}; slowest: {slowest['name']}, "
+                         f"{_ms(slowest, 'sign')}.")
+    stacks = [item for item in implementations if item["stack_bytes"]]
+    if stacks:
+        deepest = max(stacks, key=lambda item: item["stack_bytes"])
+        sentences.append(f"Largest stack: {deepest['name']}, {deepest['stack_bytes'] / 1024:,.1f} KiB.")
+    return sentences
+
+
+def _leaking_functions(item: dict) -> list[str]:
+    ct = item["constant_time"]
+    exact = (ct.get("exact_check") or {}).get("leaking_functions", [])
+    return exact or ct.get("localised", [])
+
+
+def _listed(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _ms(item: dict, op: str) -> str:
+    at = item["ms"][op]
+    return f"{at[str(CLOCKS_HZ[0])]:,.1f} ms at 24 MHz ({at[str(CLOCKS_HZ[1])]:,.1f} ms at 168 MHz)"

@@ -1,0 +1,296 @@
+"""A session with the harness firmware: send commands, collect the records that answer them."""
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import serial
+
+from ..project.errors import PqscopeError
+from .frames import DELIMITER, Frame, FrameDecoder
+from .protocol import (RUN_FLAG_DIGEST, Command, Digest, Done, ErrorCode, ErrorRecord, Hello, Info, KeygenSlot, Op,
+                       Probe, ProbeName, ProtocolError, Record, Run, Sample, SignSlot, decode_message, encode_message)
+from .transport import TransportError
+
+
+class DeviceTimeout(PqscopeError):
+    pass
+
+
+class DeviceError(PqscopeError):
+    """The device reported an error or broke the protocol."""
+
+
+class Cancelled(Exception):
+    """The session was cancelled (`DeviceSession.cancel`) while it waited for an answer."""
+
+
+@dataclass(frozen=True)
+class SampleResult:
+    samples: list[Sample]
+    done: Done
+    digest: bytes | None = None  # the transcript digest, when asked for
+
+
+class _Rejected(Exception):
+    """The device answered BAD_FRAME: our command arrived corrupted."""
+
+
+class _Silent(Exception):
+    """No answer before the deadline, or none to come: the device waits for input."""
+
+    def __init__(self, device_waiting: bool):
+        self.device_waiting = device_waiting
+
+
+class _Reset(Exception):
+    """The device announced itself (boot INFO) in the middle of a command: it was reset."""
+
+    def __init__(self, info: Info):
+        self.info = info
+
+
+class DeviceSession:
+    """Talks to one device over an open port.
+
+    Every attempt of a command gets a fresh `seq`, so late records from an abandoned attempt are
+    recognised and ignored, and a record received twice within an answer is dropped. A command is
+    sent again when the device reports BAD_FRAME, when its answer broke the protocol (records lost,
+    duplicated or out of order: a sample is replayed exactly from its seed), when the device reset
+    in the middle of a sample (RUN only: the key slots of KEYGEN_SLOT/SIGN_SLOT die with a reset),
+    or when it went silent after the host dropped corrupted frames; it is never repeated after a
+    clean silence, which means the device is not answering. `retries`, `duplicates` and `resets`
+    count what was recovered, besides `bad_frames` and `stale`.
+    """
+
+    def __init__(
+        self,
+        port: serial.SerialBase,
+        *,
+        on_receive: Callable[[bytes], object] | None = None,
+        answer_timeout: float = 2.0,
+        sample_timeout: float = 60.0,
+        attempts: int = 3,
+    ):
+        self._port = port
+        self._on_receive = on_receive
+        self._decoder = FrameDecoder()
+        self._frames: deque[Frame] = deque()
+        self._seq = 0
+        self._answered = False  # a boot INFO after the first answer means the device reset
+        self._info: Info | None = None  # what HELLO returned: a reset must bring back the same image
+        self.probe_names: tuple[str, ...] = ()  # the image's probed functions, in SAMPLE order
+        self.retries = 0
+        self.duplicates = 0
+        self.resets = 0
+        self.stale = 0  # records answering an earlier attempt or command (late, or received twice)
+        self.answer_timeout = answer_timeout
+        self.sample_timeout = sample_timeout
+        self.attempts = attempts
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Makes the command waiting for its answer (in another thread) raise Cancelled within one
+        read's timeout, and so every later command."""
+        self._cancelled.set()
+
+    @property
+    def bad_frames(self) -> int:
+        return self._decoder.bad_count
+
+    def hello(self) -> Info:
+        """The device's INFO; the names of its probes (if any) are then in `probe_names`."""
+        # HELLO is retried on silence too: a board that was resetting may have missed it.
+        records = self._command(
+            Hello(), Info, self.answer_timeout, retry_on_silence=True, what="INFO in answer to HELLO"
+        )
+        self._info = records[-1]
+        self.probe_names = tuple(self._probe_name(index) for index in range(self._info.probes))
+        return records[-1]
+
+    def _probe_name(self, index: int) -> str:
+        records = self._command(
+            Probe(index), ProbeName, self.answer_timeout, retry_on_silence=False, what=f"name of probe {index}",
+            check=lambda answer: None if answer[-1].index == index else
+            f"device named probe {answer[-1].index} when asked for probe {index}")
+        return records[-1].name
+
+    def run_sample(
+        self, seed: bytes, msg_len: int, ops: tuple[Op, ...], sample_id: int, *, digest: bool = False
+    ) -> SampleResult:
+        """One sample; with `digest`, the device also sends the transcript digest."""
+        ops = tuple(sorted(set(ops)))
+        records = self._command(
+            Run(ops, msg_len, sample_id, seed, RUN_FLAG_DIGEST if digest else 0),
+            Done,
+            self.sample_timeout,
+            retry_on_silence=False,
+            retry_on_reset=True,
+            what=f"record of sample {sample_id}",
+            check=lambda answer: _check_sample(answer, ops, sample_id, digest, len(self.probe_names)),
+        )
+        digests = [r.digest for r in records if isinstance(r, Digest)]
+        return SampleResult([r for r in records if isinstance(r, Sample)], records[-1],
+                            digests[0] if digests else None)
+
+    def keygen_slot(self, slot: int, seed: bytes, sample_id: int) -> Sample:
+        """A key pair from `seed` into `slot` of the device's key pool (its keygen SAMPLE)."""
+        return self._slot_command(KeygenSlot(slot, sample_id, seed), Op.KEYGEN)
+
+    def sign_slot(self, slot: int, seed: bytes, msg_len: int, sample_id: int) -> Sample:
+        """One timed signature with the key of `slot` (its status covers the verification)."""
+        return self._slot_command(SignSlot(slot, sample_id, seed, msg_len), Op.SIGN)
+
+    def _slot_command(self, command: KeygenSlot | SignSlot, op: Op) -> Sample:
+        records = self._command(
+            command, Done, self.sample_timeout, retry_on_silence=False,
+            what=f"record of sample {command.sample_id}",
+            check=lambda answer: _check_sample(answer, (op,), command.sample_id, False, len(self.probe_names)),
+        )
+        return records[0]
+
+    def _command(
+        self,
+        command: Command,
+        final: type,
+        timeout: float,
+        *,
+        retry_on_silence: bool,
+        retry_on_reset: bool = False,
+        what: str,
+        check: Callable[[list[Record]], str | None] = lambda answer: None,
+    ) -> list[Record]:
+        failure: PqscopeError | None = None
+        for attempt in range(self.attempts):
+            self.retries += attempt > 0
+            self._seq = self._seq % 0xFFFF + 1  # 0 is reserved for unsolicited records
+            seq = self._seq
+            bad_before = self.bad_frames
+            # Delimiters on both sides: noise before the command, or its own delimiter lost on
+            # the line, cannot merge it with other bytes.
+            self._write(bytes([DELIMITER]) + encode_message(command, seq) + bytes([DELIMITER]))
+            try:
+                answer = self._collect(seq, final, timeout)
+            except _Rejected:
+                failure = DeviceError(f"the device received {command.TYPE.name} corrupted")
+                continue
+            except _Silent as silence:
+                self._decoder.drop_partial()
+                when = ", and it waits for input" if silence.device_waiting else f" within {timeout:g} s"
+                failure = DeviceTimeout(f"device not answering on {self._port.port}: no {what}{when}")
+                if retry_on_silence or self.bad_frames > bad_before:
+                    continue
+                raise failure from None
+            except _Reset as reset:
+                failure = DeviceError("the device reset during a sample (it announced itself again)")
+                if not retry_on_reset:
+                    raise failure from None
+                if self._info is not None and reset.info != self._info:
+                    raise DeviceError(f"the device reset and now runs another image ({reset.info.board}/"
+                                      f"{reset.info.scheme}/{reset.info.impl}, build {reset.info.build_id})") from None
+                self.resets += 1
+                continue
+            problem = check(answer)
+            if problem is None:
+                return answer
+            failure = DeviceError(problem)
+        if isinstance(failure, DeviceTimeout) and not self.bad_frames:
+            hint = "is the pqscope image flashed and the board running?"
+        else:
+            hint = f"check the baud rate and the wiring; {self.bad_frames} corrupted frames received"
+        raise type(failure)(f"{failure} ({self.attempts} tries; {hint})")
+
+    def _collect(self, seq: int, final: type, timeout: float) -> list[Record]:
+        """Records answering `seq`, up to and including the first of type `final`."""
+        answer: list[Record] = []
+        received: set[Frame] = set()
+        deadline = time.monotonic() + timeout
+        while True:
+            frame = self._next_frame(deadline)
+            record = decode_message(frame)
+            if frame.seq == 0:
+                self._unsolicited(record, during_hello=final is Info, answered=bool(answer))
+            elif frame.seq != seq:
+                self.stale += 1
+            elif frame in received:
+                self.duplicates += 1
+            else:
+                received.add(frame)
+                if isinstance(record, ErrorRecord):
+                    raise DeviceError(f"device error {record.describe()}")
+                self._answered = True
+                answer.append(record)
+                if isinstance(record, final):
+                    return answer
+                deadline = time.monotonic() + timeout  # the timeout is per record: samples are slow
+
+    def _unsolicited(self, record: Record, *, during_hello: bool, answered: bool) -> None:
+        if isinstance(record, Info):
+            if during_hello or not self._answered:
+                return  # the boot announcement; a reset before HELLO is harmless too
+            raise _Reset(record)
+        if isinstance(record, ErrorRecord):
+            if record.code == ErrorCode.BAD_FRAME:
+                if not answered:
+                    raise _Rejected
+                return  # our command got through: the corrupted frame was something else
+            raise DeviceError(f"device error {record.describe()}")
+        raise ProtocolError(f"unexpected {record.TYPE.name} record with seq 0")
+
+    def _next_frame(self, deadline: float) -> Frame:
+        while not self._frames:
+            if self._cancelled.is_set():
+                raise Cancelled
+            data = self._read()
+            if data:
+                if self._on_receive:
+                    self._on_receive(data)
+                self._frames.extend(self._decoder.feed(data))
+            elif self._device_waiting():
+                raise _Silent(device_waiting=True)
+            elif time.monotonic() >= deadline:  # checked after a read: a stalled host is no silence
+                raise _Silent(device_waiting=False)
+        return self._frames.popleft()
+
+    def _device_waiting(self) -> bool:
+        """Whether the port knows that nothing will come until we write (the virtual board's
+        UART does: the emulator reports when the firmware waits for input). A real board's port
+        does not; there the deadline decides."""
+        waiting = getattr(self._port, "device_waiting", None)
+        return waiting is not None and waiting()
+
+    def _read(self) -> bytes:
+        try:
+            return self._port.read(max(1, self._port.in_waiting))
+        except (serial.SerialException, OSError) as error:
+            raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
+
+    def _write(self, data: bytes) -> None:
+        try:
+            self._port.write(data)
+            self._port.flush()
+        except (serial.SerialException, OSError) as error:
+            raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
+
+
+def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int, digest: bool,
+                  probes: int) -> str | None:
+    samples = [r for r in answer if isinstance(r, Sample)]
+    digests = [r for r in answer if isinstance(r, Digest)]
+    got = tuple(s.op for s in samples)
+    ids = {r.sample_id for r in samples + digests} | {answer[-1].sample_id}
+    expected_types = [Sample] * len(samples) + [Digest] * digest + [Done]
+    if [type(r) for r in answer] != expected_types:
+        wanted = "SAMPLE records, DIGEST, DONE" if digest else "SAMPLE records, DONE"
+        return f"device answered sample {sample_id} with unexpected records (expected {wanted})"
+    if got != ops:
+        expected = ",".join(op.label for op in ops)
+        reported = ",".join(op.label for op in got) or "nothing"
+        return f"device reported {reported} for sample {sample_id}, expected {expected}"
+    if ids != {sample_id}:
+        return f"device answered sample {sample_id} with records for sample ids {sorted(ids)}"
+    if len({len(s.probes) for s in samples} | {probes}) > 1:
+        return f"device reported {sorted({len(s.probes) for s in samples})} probes for sample {sample_id}, expected {probes}"
+    return None

@@ -1,0 +1,326 @@
+"""Building images and the emulator with the project's CMake presets, and sizing images."""
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.constants import SH_FLAGS
+from elftools.elf.elffile import ELFFile
+
+from .boards import Board
+from .errors import PqscopeError
+
+HOST_PRESET = "host"
+EMULATOR_TARGET = "pqscope-vboard"
+EMULATOR_PATH = Path("boards/virtual/emulator") / EMULATOR_TARGET
+CROSS_COMPILER = "arm-none-eabi-gcc"
+SETUP_HINT = "run host-tools/setup.sh (README.md, "Set up and run")"
+
+
+class BuildError(PqscopeError):
+    pass
+
+
+# The harness's bulk data (firmware/include/pqscope/hal.h): boards place it in a second RAM.
+BULK_SECTION = ".pqscope_bulk"
+
+
+@dataclass(frozen=True)
+class ImageSize:
+    """Section sizes as GNU `size` (Berkeley format) reports them, except that the harness's bulk
+    section (in a second RAM on boards that have one) is counted apart from bss."""
+
+    text: int
+    data: int
+    bss: int
+    bulk: int = 0
+
+    @property
+    def flash_bytes(self) -> int:
+        return self.text + self.data  # .data's initial values live in flash
+
+    def ram_bytes(self, stack_bytes: int) -> int:
+        return self.data + self.bss + stack_bytes
+
+
+def build_dir(root: Path, tree: str) -> Path:
+    return root / _tree_dir(tree)
+
+
+def _tree_dir(tree: str) -> Path:
+    """A tree's directory relative to the repository, where CMake runs (so that a failed command
+    reads as one would type it)."""
+    return Path("build") / tree
+
+
+# The CMake cache entry naming functions every probed image probes besides its row's (--probe).
+EXTRA_PROBES = "PQSCOPE_EXTRA_PROBES"
+
+
+@dataclass(frozen=True)
+class Variant:
+    """Which image of an implementation: the plain one, or the probed one (its functions timed on
+    the device; firmware/PROTOCOL.md) with `extra_probes` besides those its catalogue row names."""
+
+    probed: bool = False
+    extra_probes: tuple[str, ...] = ()
+
+    def target(self, scheme: str, impl: str) -> str:
+        return f"image.{scheme}.{impl}" + (".probed" if self.probed else "")
+
+    def file_name(self, impl: str) -> str:
+        return f"{impl}.probed.elf" if self.probed else f"{impl}.elf"
+
+
+PLAIN = Variant()
+
+
+@dataclass(frozen=True)
+class _Tree:
+    """A build tree: its CMake preset, its directory's name under build/ and the options that
+    configure it beyond the preset's."""
+
+    preset: str
+    name: str
+    options: tuple[str, ...] = ()
+
+
+HOST_TREE = _Tree(HOST_PRESET, HOST_PRESET)
+
+
+def _board_tree(root: Path, board: Board) -> _Tree:
+    """The tree of the board's images at its clock and toolchain. Another toolchain's tree takes
+    the dependencies' sources the default tree fetched, where it has them: they do not depend on the
+    compiler, and fetching pqm4 with its submodules again (and building libopencm3 in it) would
+    take minutes per tree."""
+    options = board.toolchain.cmake_options()
+    if not board.toolchain.is_default:
+        fetched = build_dir(root, board.cmake_preset) / "_deps"
+        options += [f"-DFETCHCONTENT_SOURCE_DIR_{source.name.removesuffix('-src').upper()}={source}"
+                    for source in sorted(fetched.glob("*-src")) if source.is_dir()]
+    return _Tree(board.cmake_preset, board.build_tree, tuple(options))
+
+
+def image_path(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
+    return build_dir(root, board.build_tree) / "images" / scheme / variant.file_name(impl)
+
+
+def build_image(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
+    _build(root, _board_tree(root, board), variant.target(scheme, impl), _probe_options(root, board, variant))
+    return _built(image_path(root, board, scheme, impl, variant))
+
+
+def build_images(root: Path, board: Board, rows: list[tuple[str, str]], log: Path) -> dict[tuple[str, str], Path | str]:
+    """Every (scheme, impl) row's plain image in one build of the board's tree, which goes on past a
+    row that does not compile (ninja -k 0); the build's output is kept in `log`. Returns each row's
+    image, or the first error its build printed."""
+    tree = _board_tree(root, board)
+    _check_tools(tree)
+    targets = [PLAIN.target(scheme, impl) for scheme, impl in rows]
+    with _tree_lock(root, tree):
+        if not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+            _configure(root, tree, [])
+        result = subprocess.run(["cmake", "--build", str(_tree_dir(tree.name)), "--target", *targets, "--", "-k", "0"],
+                                cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    log.write_text(result.stdout)
+    failed = result.stdout.split("FAILED: ")[1:]
+    built: dict[tuple[str, str], Path | str] = {}
+    for (scheme, impl), target in zip(rows, targets):
+        own = [block for block in failed if f"/{target}.objects.dir/" in block.splitlines()[0]
+               or block.startswith(f"images/{scheme}/{impl}.elf")]
+        if own:
+            errors = [line for block in own for line in block.splitlines() if "error" in line]
+            built[(scheme, impl)] = (errors or own[0].splitlines()[:1])[0].strip()
+        elif result.returncode != 0 and not image_path(root, board, scheme, impl).is_file():
+            built[(scheme, impl)] = f"not built (the tree's build failed; {log})"
+        else:
+            built[(scheme, impl)] = image_path(root, board, scheme, impl)
+    return built
+
+
+def build_test_image(root: Path, board: Board, name: str) -> Path:
+    """An image of the board's on-target tests (tests/vboard, e.g. vboard-trm), which sets up
+    its own clock."""
+    _build(root, _board_tree(root, board), name)
+    return _built(build_dir(root, board.build_tree) / "tests" / "vboard" / f"{name}.elf")
+
+
+def _probe_options(root: Path, board: Board, variant: Variant) -> list[str]:
+    """The configure options that set the tree's extra probes to the variant's, if they differ."""
+    if not variant.probed:
+        return []
+    wanted = ";".join(variant.extra_probes)
+    cache = build_dir(root, board.build_tree) / "CMakeCache.txt"
+    entries = cache.read_text().splitlines() if cache.exists() else []
+    current = next((line.split("=", 1)[1] for line in entries if line.startswith(f"{EXTRA_PROBES}:")), "")
+    return [] if current == wanted and entries else [f"-D{EXTRA_PROBES}={wanted}"]
+
+
+def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: str, stack_bytes: int,
+                   variant: Variant = PLAIN) -> Path:
+    """Builds an image of a directory implementing the pqm4/NIST signature API (not in the
+    catalogue), through CMake's PQSCOPE_IMPL_DIR, then configures the tree back without it so
+    that the directory is not needed again."""
+    if not (impl_dir / "api.h").is_file():
+        raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
+    tree = _board_tree(root, board)
+    _check_tools(tree)
+    options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
+               f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}",
+               *([f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}"] if variant.probed else [])]
+    with _tree_lock(root, tree):
+        try:
+            _configure(root, tree, options)
+            _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", variant.target(scheme, impl)])
+        finally:
+            _configure(root, tree, ["-DPQSCOPE_IMPL_DIR="])
+    return _built(image_path(root, board, scheme, impl, variant))
+
+
+def build_info(root: Path, board: Board) -> dict | None:
+    """The compiler, flags and dependency pins of the board's build tree (CMake's build-info.json)."""
+    path = build_dir(root, board.build_tree) / "build-info.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def build_emulator(root: Path) -> Path:
+    _build(root, HOST_TREE, EMULATOR_TARGET)
+    return _built(build_dir(root, HOST_PRESET) / EMULATOR_PATH)
+
+
+def _check_tools(tree: _Tree) -> None:
+    for tool in ["cmake"] + ([] if tree.preset == HOST_PRESET else [CROSS_COMPILER]):
+        if shutil.which(tool) is None:
+            raise BuildError(f"{tool} not found on PATH; {SETUP_HINT}")
+
+
+def _build(root: Path, tree: _Tree, target: str, configure_options: list[str] | None = None) -> None:
+    _check_tools(tree)
+    # Configuring again would be slow and is CMake's job once a cache exists (unless an option changes).
+    with _tree_lock(root, tree):
+        if configure_options or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+            _configure(root, tree, configure_options or [])
+        _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", target])
+
+
+def _configure(root: Path, tree: _Tree, options: list[str]) -> None:
+    _run(root, ["cmake", "--preset", tree.preset, "-B", str(_tree_dir(tree.name)), *tree.options, *options])
+
+
+@contextlib.contextmanager
+def _tree_lock(root: Path, tree: _Tree):
+    """One pqscope at a time configures or builds a tree: two ninjas in one build directory
+    (two commands at once, or tests in parallel) can trip over each other's files."""
+    lock_path = build_dir(root, tree.name).parent / f".{tree.name}.lock"
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+# Link failures that mean "does not fit", explained in one line instead of a linker log.
+FIT_DIAGNOSES = (
+    ("image too big for RAM", "image too big for RAM: its static data plus the stack it needs (catalogue "
+                              "stack_bytes) exceed the board's RAM"),
+    ("region `rom' overflowed", "image too big for flash: its code and constants exceed the board's flash"),
+    ("region `ram' overflowed", "image too big for RAM: its static data alone exceed the board's RAM"),
+)
+
+
+def _run(root: Path, command: list[str]) -> None:
+    result = subprocess.run(command, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        for needle, diagnosis in FIT_DIAGNOSES:
+            if needle in result.stdout:
+                raise BuildError(f"{command[-1]}: {diagnosis}")
+        raise BuildError(
+            f"`{' '.join(command)}` failed with exit code {result.returncode} (log above)",
+            details=result.stdout,
+        )
+
+
+def _built(path: Path) -> Path:
+    if not path.is_file():
+        raise BuildError(f"the build succeeded but did not produce {path}")
+    return path
+
+
+def read_size(elf: Path) -> ImageSize:
+    text = data = bss = bulk = 0
+    try:
+        with elf.open("rb") as stream:
+            for section in ELFFile(stream).iter_sections():
+                flags = section["sh_flags"]
+                if not flags & SH_FLAGS.SHF_ALLOC:
+                    continue
+                if section.name == BULK_SECTION:
+                    bulk += section["sh_size"]
+                    continue
+                if flags & SH_FLAGS.SHF_EXECINSTR or not flags & SH_FLAGS.SHF_WRITE:
+                    text += section["sh_size"]
+                elif section["sh_type"] != "SHT_NOBITS":
+                    data += section["sh_size"]
+                else:
+                    bss += section["sh_size"]
+    except (OSError, ELFError) as error:
+        raise BuildError(f"cannot read {elf}: {error}") from None
+    return ImageSize(text, data, bss, bulk)
+
+
+# The firmware's build id (pqscope/harness.h): fixed-size bytes that change with every commit.
+BUILD_ID_SYMBOL = "pqs_build_id"
+
+
+def code_digest(elf: Path) -> str:
+    """SHA-256 over the image's executable sections (names, addresses and bytes) with the build id's
+    bytes blanked: equal digests mean the same code at the same addresses, whatever commit it was
+    built at (the linker puts constants, the build id among them, in .text)."""
+    digest = hashlib.sha256()
+    try:
+        with elf.open("rb") as stream:
+            image = ELFFile(stream)
+            build_id = _symbol_span(image, BUILD_ID_SYMBOL)
+            for section in image.iter_sections():
+                if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] != "SHT_NOBITS":
+                    data = bytearray(section.data())
+                    if build_id:
+                        start = max(build_id[0] - section["sh_addr"], 0)
+                        end = min(build_id[1] - section["sh_addr"], len(data))
+                        if start < end:
+                            data[start:end] = bytes(end - start)
+                    digest.update(f"{section.name}@{section['sh_addr']:#x}:".encode() + data)
+    except (OSError, ELFError) as error:
+        raise BuildError(f"cannot read {elf}: {error}") from None
+    return digest.hexdigest()
+
+
+def _symbol_span(image: ELFFile, name: str) -> tuple[int, int] | None:
+    """[start, end) of a data symbol, or None if the image has no such symbol."""
+    symbols = image.get_section_by_name(".symtab")
+    found = symbols.get_symbol_by_name(name) if symbols else None
+    if not found:
+        return None
+    return found[0]["st_value"], found[0]["st_value"] + found[0]["st_size"]
+
+
+def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:
+    if size.flash_bytes > board.flash_bytes:
+        raise BuildError(
+            f"{elf.name} needs {size.flash_bytes} bytes of flash (text+data), "
+            f"board {board.name} has {board.flash_bytes}"
+        )
+    ram = size.ram_bytes(stack_bytes)
+    if ram > board.ram_bytes:
+        raise BuildError(
+            f"{elf.name} needs {ram} bytes of RAM (data+bss+{stack_bytes} bytes of stack), "
+            f"board {board.name} has {board.ram_bytes}"
+        )
