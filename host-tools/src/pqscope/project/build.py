@@ -20,7 +20,7 @@ HOST_PRESET = "host"
 EMULATOR_TARGET = "pqscope-vboard"
 EMULATOR_PATH = Path("boards/virtual/emulator") / EMULATOR_TARGET
 CROSS_COMPILER = "arm-none-eabi-gcc"
-SETUP_HINT = "run host-tools/setup.sh (README.md, "Set up and run")"
+SETUP_HINT = "run host-tools/setup.sh (README.md, 'Set up and run')"
 
 
 class BuildError(PqscopeError):
