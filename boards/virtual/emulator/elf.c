@@ -12,7 +12,7 @@ static int fail(const char *path, const char *what)
 }
 
 /* Aliases (libgcc's __aeabi_l2d is __floatdidf) share an address: ordered by size and name, the
- * same order as the host tool's (pqscope.taint.Symbolizer), so that both name the last one. */
+ * same order as the host tool's (pqscope.project.elf.Symbolizer), so that both name the last one. */
 static int by_addr(const void *a, const void *b)
 {
 	const struct elf_func *x = a, *y = b;

@@ -43,7 +43,7 @@ static void write_image(const char *path)
 	fclose(file);
 }
 
-/* The host tool (pqscope.taint.Symbolizer) orders by address, size and name and takes the last
+/* The host tool (pqscope.project.elf.Symbolizer) orders by address, size and name and takes the last
  * name at an address: the profiler must name the same function, or the replay cannot find the
  * exact check's findings in the profile. */
 static void test_aliases_are_ordered_by_name_whatever_the_symbol_table_order(void)

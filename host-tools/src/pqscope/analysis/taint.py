@@ -4,19 +4,16 @@ through every executed instruction of the signature and reports each one whose t
 Cortex-M4 can depend on it (docs/pages/virtual-board.md, "Secret-taint tracking"); this module runs a few
 signatures under it and names each finding's function and source line from the image."""
 
-import bisect
 import csv
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from ..link.protocol import Status
-from ..measure.runner import Capture, Finished, shard_directories
+from ..measure.capture import Capture, Finished, shard_directories
 from ..project.catalogue import Declassification, Implementation
+from ..project.elf import Symbolizer, read_symbols
 from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..project.toolchain import built_with
@@ -118,98 +115,6 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
     return attributed
 
 
-class Symbolizer:
-    """Function and source line of code addresses in an ELF (its symbol table and DWARF lines):
-    of every address, or only of `addresses` (the line tables of their compilation units alone,
-    found through .debug_aranges: decoding them all costs a second of Python per image)."""
-
-    def __init__(self, elf: Path, addresses: Iterable[int] | None = None):
-        try:
-            with elf.open("rb") as stream:
-                image = ELFFile(stream)
-                symbols = image.get_section_by_name(".symtab")
-                functions = sorted((symbol["st_value"] & ~1, symbol["st_size"], symbol.name)
-                                   for symbol in (symbols.iter_symbols() if symbols else ())
-                                   if symbol["st_info"]["type"] == "STT_FUNC" and symbol["st_size"])
-                self._lines = self._line_table(image, addresses) if image.has_dwarf_info() else []
-        except (OSError, ELFError) as error:
-            raise PqscopeError(f"cannot read {elf}: {error}") from None
-        self._starts = [start for start, _, _ in functions]
-        self._functions = functions
-        self._line_starts = [address for address, _, _ in self._lines]
-
-    @staticmethod
-    def _units(dwarf, addresses: Iterable[int] | None) -> Iterator:
-        """The compilation units that may hold `addresses`: those .debug_aranges places them in,
-        and any it does not list (all of them without `addresses` or .debug_aranges). An address
-        in none of them has no line (libgcc's code)."""
-        ranges = dwarf.get_aranges() if addresses is not None else None
-        if not ranges:
-            yield from dwarf.iter_CUs()
-            return
-        holding = {ranges.cu_offset_at_addr(address) for address in addresses}
-        listed = {entry.info_offset for entry in ranges.entries}
-        for unit in dwarf.iter_CUs():
-            if unit.cu_offset in holding or unit.cu_offset not in listed:
-                yield unit
-
-    @classmethod
-    def _line_table(cls, image: ELFFile, addresses: Iterable[int] | None) -> list[tuple[int, str | None, int | None]]:
-        rows = []
-        dwarf = image.get_dwarf_info()
-        for unit in cls._units(dwarf, addresses):
-            program = dwarf.line_program_for_CU(unit)
-            if program is None:
-                continue
-            files = program["file_entry"]
-            directories = program["include_directory"]
-            version = program["version"]
-            for entry in program.get_entries():
-                state = entry.state
-                if state is None:
-                    continue
-                if state.end_sequence:  # the code after a sequence (assembly, libgcc) has no line
-                    rows.append((state.address, None, None))
-                    continue
-                index = state.file if version >= 5 else state.file - 1
-                if not 0 <= index < len(files):
-                    continue
-                name = files[index].name.decode(errors="replace")
-                directory = files[index].dir_index if version >= 5 else files[index].dir_index - 1
-                if 0 <= directory < len(directories) and not name.startswith("/"):
-                    name = f"{directories[directory].decode(errors='replace')}/{name}"
-                rows.append((state.address, name, state.line))
-        # Where a sequence ends at the address the next one starts, the next one's row counts.
-        return sorted(rows, key=lambda row: (row[0], row[1] is not None))
-
-    def function(self, address: int) -> str | None:
-        at = bisect.bisect_right(self._starts, address) - 1
-        if at >= 0:
-            start, size, name = self._functions[at]
-            if address < start + size:
-                return name
-        return None
-
-    def code_of(self, place: str) -> list[tuple[int, int]]:
-        """The code ranges [lo, hi) of a source line, "file.c:N" (the file by its basename)."""
-        file, _, line = place.rpartition(":")
-        ranges: list[tuple[int, int]] = []
-        for (address, name, number), (following, _, _) in zip(self._lines, self._lines[1:]):
-            if number == int(line) and name and Path(name).name == file and following > address:
-                if ranges and ranges[-1][1] == address:
-                    ranges[-1] = (ranges[-1][0], following)
-                else:
-                    ranges.append((address, following))
-        return ranges
-
-    def line(self, address: int) -> tuple[str | None, int | None]:
-        at = bisect.bisect_right(self._line_starts, address) - 1
-        if at < 0:
-            return None, None
-        _, name, line = self._lines[at]
-        return name, line
-
-
 def _decides(item: Declassification, place: str, function: str) -> bool:
     """Whether a decision declassification covers a finding at `place` in `function`: at one of
     its lines (any function: a compiler may inline them), or at a line 0 it names (code a compiler
@@ -224,13 +129,7 @@ def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None
     """A decision names a function of the image (or one GCC cloned), or source lines the image has
     code for (their function may be inlined): else it would declassify nothing, silently. (The
     emulator refuses a value declassification's unknown function.)"""
-    try:
-        with elf.open("rb") as stream:
-            symbols = ELFFile(stream).get_section_by_name(".symtab")
-            present = {_unclone(symbol.name) for symbol in (symbols.iter_symbols() if symbols else ())
-                       if symbol["st_info"]["type"] == "STT_FUNC"}
-    except (OSError, ELFError) as error:
-        raise PqscopeError(f"cannot read {elf}: {error}") from None
+    present = {_unclone(symbol.name) for symbol in read_symbols(elf) if symbol.function}
     missing = sorted({item.function for item in declassify if item.kind == "decision" and not item.lines} - present)
     if missing:
         raise PqscopeError(f"the catalogue declassifies decisions of {', '.join(missing)}, which {elf} lacks")

@@ -9,11 +9,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.constants import SH_FLAGS
-from elftools.elf.elffile import ELFFile
-
 from .boards import Board
+from .elf import ElfError, read_code, read_sections, read_symbols
 from .errors import PqscopeError
 
 HOST_PRESET = "host"
@@ -256,23 +253,20 @@ def _built(path: Path) -> Path:
 
 def read_size(elf: Path) -> ImageSize:
     text = data = bss = bulk = 0
-    try:
-        with elf.open("rb") as stream:
-            for section in ELFFile(stream).iter_sections():
-                flags = section["sh_flags"]
-                if not flags & SH_FLAGS.SHF_ALLOC:
-                    continue
-                if section.name == BULK_SECTION:
-                    bulk += section["sh_size"]
-                    continue
-                if flags & SH_FLAGS.SHF_EXECINSTR or not flags & SH_FLAGS.SHF_WRITE:
-                    text += section["sh_size"]
-                elif section["sh_type"] != "SHT_NOBITS":
-                    data += section["sh_size"]
-                else:
-                    bss += section["sh_size"]
-    except (OSError, ELFError) as error:
-        raise BuildError(f"cannot read {elf}: {error}") from None
+    with _unreadable_is_build_error():
+        sections = read_sections(elf)
+    for section in sections:
+        if not section.allocated:
+            continue
+        if section.name == BULK_SECTION:
+            bulk += section.size
+            continue
+        if section.executable or not section.writable:
+            text += section.size
+        elif section.in_file:
+            data += section.size
+        else:
+            bss += section.size
     return ImageSize(text, data, bss, bulk)
 
 
@@ -285,31 +279,27 @@ def code_digest(elf: Path) -> str:
     bytes blanked: equal digests mean the same code at the same addresses, whatever commit it was
     built at (the linker puts constants, the build id among them, in .text)."""
     digest = hashlib.sha256()
-    try:
-        with elf.open("rb") as stream:
-            image = ELFFile(stream)
-            build_id = _symbol_span(image, BUILD_ID_SYMBOL)
-            for section in image.iter_sections():
-                if section["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and section["sh_type"] != "SHT_NOBITS":
-                    data = bytearray(section.data())
-                    if build_id:
-                        start = max(build_id[0] - section["sh_addr"], 0)
-                        end = min(build_id[1] - section["sh_addr"], len(data))
-                        if start < end:
-                            data[start:end] = bytes(end - start)
-                    digest.update(f"{section.name}@{section['sh_addr']:#x}:".encode() + data)
-    except (OSError, ELFError) as error:
-        raise BuildError(f"cannot read {elf}: {error}") from None
+    with _unreadable_is_build_error():
+        code = read_code(elf)
+        build_id = next((symbol.span for symbol in read_symbols(elf) if symbol.name == BUILD_ID_SYMBOL), None)
+    for section, contents in code:
+        data = bytearray(contents)
+        if build_id:
+            start = max(build_id[0] - section.address, 0)
+            end = min(build_id[1] - section.address, len(data))
+            if start < end:
+                data[start:end] = bytes(end - start)
+        digest.update(f"{section.name}@{section.address:#x}:".encode() + data)
     return digest.hexdigest()
 
 
-def _symbol_span(image: ELFFile, name: str) -> tuple[int, int] | None:
-    """[start, end) of a data symbol, or None if the image has no such symbol."""
-    symbols = image.get_section_by_name(".symtab")
-    found = symbols.get_symbol_by_name(name) if symbols else None
-    if not found:
-        return None
-    return found[0]["st_value"], found[0]["st_value"] + found[0]["st_size"]
+@contextlib.contextmanager
+def _unreadable_is_build_error():
+    """An image the build made that cannot be read (sized, digested) fails as the build."""
+    try:
+        yield
+    except ElfError as error:
+        raise BuildError(str(error)) from None
 
 
 def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:

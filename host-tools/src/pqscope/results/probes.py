@@ -10,10 +10,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-
 from ..link.protocol import Info, ProbeReading
+from ..project.elf import read_symbols
 from ..project.errors import PqscopeError
 
 COLUMN_PREFIX = "probe:"
@@ -97,14 +95,7 @@ def probe_profile(names: Sequence[str], readings: Sequence[ProbeReading], public
 def _function_symbols(elf: Path) -> dict[str, tuple[str, int]]:
     """Function name -> its symbol binding (STB_GLOBAL, STB_WEAK, STB_LOCAL) and address (without
     the Thumb bit) in the image."""
-    try:
-        with elf.open("rb") as stream:
-            symbols = ELFFile(stream).get_section_by_name(".symtab")
-            return {symbol.name: (symbol["st_info"]["bind"], symbol["st_value"] & ~1)
-                    for symbol in (symbols.iter_symbols() if symbols else ())
-                    if symbol["st_info"]["type"] == "STT_FUNC"}
-    except (OSError, ELFError) as error:
-        raise PqscopeError(f"cannot read {elf}: {error}") from None
+    return {symbol.name: (symbol.binding, symbol.address) for symbol in read_symbols(elf) if symbol.function}
 
 
 def probes_timing(functions: Iterable[str], names: Sequence[str], elf: Path) -> dict[str, tuple[str, int]]:
