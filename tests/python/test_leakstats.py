@@ -6,22 +6,23 @@ import pytest
 import scipy.stats
 
 from pqscope.analysis.leakstats import (
-    CROP_QUANTILES,
-    DEFINITE_LEAK_T,
-    LEAK_EVIDENCE_T,
     MIN_SAMPLES_PER_CLASS,
-    MIN_SAMPLES_PER_TEST,
     Verdict,
     analyse,
     bootstrap_differences,
     class_ecdfs,
     cohens_d,
-    function_thresholds,
     leak_bound,
-    rank_functions,
     samples_needed,
+)
+from pqscope.analysis.localisation import function_thresholds, rank_functions
+from pqscope.analysis.sequential import t_against_n
+from pqscope.analysis.ttests import (
+    CROP_QUANTILES,
+    DEFINITE_LEAK_T,
+    LEAK_EVIDENCE_T,
+    MIN_SAMPLES_PER_TEST,
     split_classes,
-    t_against_n,
     t_tests,
     welch_t,
 )
@@ -300,7 +301,7 @@ def test_the_leak_bound_is_the_far_end_of_the_90_percent_interval_of_the_differe
 
 
 def test_the_online_t_equals_welchs_on_the_same_samples():
-    from pqscope.analysis.leakstats import OnlineT
+    from pqscope.analysis.sequential import OnlineT
     rng = np.random.default_rng(9)
     classes, values = rng.integers(0, 2, 500), rng.normal(1000, 30, 500) + 5 * np.arange(500) % 3
     online = OnlineT()

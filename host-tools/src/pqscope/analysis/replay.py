@@ -5,9 +5,9 @@ into the run's "replay" subdirectory (resumed with it), and gives per signature:
 
 - the model's cycles: a control variate. Regressed out of the board's cycles, the public variance
   (rejection loops, the sampler) drops out of the board's test, which then needs far fewer
-  signatures (`ct_verdict.ControlVariate`);
+  signatures (`ct_analysis.ControlVariate`);
 - the model's time in each function: the label by which each finding of the exact check (run on
-  the virtual board, the replay's own) is confirmed or refuted on the board (`ct_verdict.confirm`).
+  the virtual board, the replay's own) is confirmed or refuted on the board (`confirmation.confirm`).
 
 The board measures; the replay never decides a board's timing. What the model itself says of the
 secrets is the exact check's."""

@@ -181,7 +181,7 @@ def _boards(boards: list[dict]) -> Section:
 
 
 def page(document: dict, evidence: tuple[Sequence, ...]) -> Page:
-    from ..analysis import leakstats
+    from ..analysis import sequential
     from . import plots  # numpy/matplotlib: loaded only when a figure is drawn
 
     sections = [section for section in (_localisation(document),) if section]
@@ -201,7 +201,7 @@ def page(document: dict, evidence: tuple[Sequence, ...]) -> Page:
     classes, values, *raw = evidence
     sections += [
         Section(f"|t| against the number of samples: {plotted}", [Figure(
-            lambda: plots.plot_t_vs_n(leakstats.t_against_n(classes, values)), T_CAPTION)]),
+            lambda: plots.plot_t_vs_n(sequential.t_against_n(classes, values)), T_CAPTION)]),
         Section(f"{plotted} per key class", [Figure(
             lambda: plots.class_ecdfs_png(classes, values, plotted), CLASSES_CAPTION)])]
     if raw:

@@ -12,7 +12,9 @@ matplotlib.rcParams["figure.constrained_layout.use"] = True
 import matplotlib.pyplot as plt  # noqa: E402  (the backend must be chosen first)
 import numpy as np  # noqa: E402
 
-from ..analysis.leakstats import DEFINITE_LEAK_T, LEAK_EVIDENCE_T, TPoint, class_ecdfs  # noqa: E402
+from ..analysis.leakstats import class_ecdfs  # noqa: E402
+from ..analysis.sequential import TPoint  # noqa: E402
+from ..analysis.ttests import DEFINITE_LEAK_T, LEAK_EVIDENCE_T  # noqa: E402
 from ..results.runs import Run  # noqa: E402
 from ..results.tls import INITCWND_SEGMENTS, MSS_BYTES, TARGET_BYTES  # noqa: E402
 

@@ -1,0 +1,273 @@
+"""The constant-time test's analysis: the signatures' time, corrected for the public-input
+functions, the signing attempts and (a board's test) the replay's prediction, its leak statistics
+and those of each function's time (the localisation), in a `CtResult`."""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..link.protocol import Status
+from ..project.errors import PqscopeError
+from ..results.probes import ProbeSet, probe_profile
+from . import leakstats, localisation
+from .ct_verdict import decide
+from .ttests import FIXED, RANDOM, json_number
+
+TOP_FUNCTIONS = 10
+# The emulator's name for the time spent in public-input functions (--public-function).
+PUBLIC_TIME = "(public-input functions)"
+
+
+@dataclass(frozen=True)
+class PublicTime:
+    """The time of the public-input functions, subtracted from each signature's total."""
+
+    functions: tuple[str, ...]
+    mean_fixed: float
+    mean_random: float
+
+    def to_json(self) -> dict:
+        return {"functions": list(self.functions), "mean_cycles": {"fixed": self.mean_fixed, "random": self.mean_random}}
+
+
+@dataclass(frozen=True)
+class AttemptCorrection:
+    """The cost of each signing attempt, removed from the totals and from every function."""
+
+    retry_function: str
+    cycles_per_attempt: float
+    mean_attempts_fixed: float
+    mean_attempts_random: float
+
+    def to_json(self) -> dict:
+        return {"retry_function": self.retry_function, "cycles_per_attempt": self.cycles_per_attempt,
+                "mean_attempts": {"fixed": self.mean_attempts_fixed, "random": self.mean_attempts_random}}
+
+
+@dataclass(frozen=True)
+class ControlVariate:
+    """The replay's model cycles regressed out of a board's cycles (least squares over both
+    classes): what the model predicts of each signature, its public path above all, leaves the
+    test, and a difference between the classes stays in the residuals unless the model has it
+    too — the model's own dependence on a secret is the exact check's to find. The residuals keep
+    the board's mean, so that a bound's share of the mean time stays the board's."""
+
+    slope: float
+    raw_variance: float  # of the board's cycles
+    residual_variance: float  # of what the prediction leaves
+    replay_mean_cycles: float
+
+    @property
+    def variance_removed(self) -> float:
+        """The share of the board's variance the model explains."""
+        return 0.0 if self.raw_variance == 0 else 1 - self.residual_variance / self.raw_variance
+
+    @property
+    def signatures_factor(self) -> float:
+        """How many times the signatures the same power takes without the replay: the ratio of
+        the variances (a mean difference's standard error goes with variance / signatures)."""
+        if self.residual_variance == 0:
+            return 1.0 if self.raw_variance == 0 else math.inf
+        return self.raw_variance / self.residual_variance
+
+    def to_json(self) -> dict:
+        return {"slope": self.slope, "variance_removed": self.variance_removed,
+                "signatures_factor": json_number(self.signatures_factor),
+                "replay_mean_cycles": self.replay_mean_cycles}
+
+
+def control_variate(cycles: np.ndarray, predicted: np.ndarray) -> tuple[ControlVariate, np.ndarray]:
+    """The fit and the board's residual cycles (about the board's mean)."""
+    spread = predicted - predicted.mean()
+    slope = float(spread @ (cycles - cycles.mean()) / (spread @ spread)) if spread.any() else 0.0
+    residual = np.round(cycles - slope * spread, 6)  # an exact fit comes out exactly constant
+    return ControlVariate(slope, float(cycles.var()), float(residual.var()), float(predicted.mean())), residual
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """The values that decided the verdict, per usable signature in test order: the (corrected)
+    total, or the function whose time decided it. The report plots them."""
+
+    classes: np.ndarray
+    values: np.ndarray
+    label: str
+    raw: np.ndarray | None = None  # a board's cycles before the replay's prediction was regressed out
+
+
+@dataclass(frozen=True)
+class CtResult:
+    """A constant-time test's outcome: the statistics of the (corrected) total, the corrections,
+    the functions ranked by how their time depends on the key class (virtual board), and the
+    verdict that weighs both (`decide`)."""
+
+    total: leakstats.LeakResult
+    verdict: leakstats.Verdict
+    reason: str
+    failed_samples: int
+    corrupt_accepted: int
+    public_time: PublicTime | None = None
+    attempts: AttemptCorrection | None = None
+    control_variate: ControlVariate | None = None
+    uncorrected: leakstats.LeakResult | None = None  # the total before the corrections
+    functions: tuple[localisation.FunctionLeak, ...] | None = None  # None: no profile
+    # Where the functions' cycles come from: the emulator's profiler (exclusive cycles of every
+    # function) or the device's probes (inclusive cycles of the probed ones).
+    localised_by: str | None = None
+    evidence: Evidence | None = None  # not in ct.json: the report's plots
+
+    def to_json(self) -> dict:
+        document = self.total.to_json() | {"verdict": str(self.verdict), "reason": self.reason}
+        if self.public_time:
+            document["public_time"] = self.public_time.to_json()
+        if self.attempts:
+            document["correction"] = self.attempts.to_json()
+        if self.control_variate:
+            document["control_variate"] = self.control_variate.to_json()
+        if self.uncorrected:
+            document["uncorrected"] = self.uncorrected.to_json()
+        document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
+        if self.evidence is not None:
+            document["plotted"] = self.evidence.label
+        if self.functions is not None:
+            document["localised_by"] = self.localised_by
+            document["top_functions"] = [leak.to_json() for leak in self.functions[:TOP_FUNCTIONS]]
+            worst = localisation.strongest_function(self.functions)
+            if worst:
+                document["max_abs_t_function"] = {"function": worst.name, "t": json_number(worst.t)}
+        return document
+
+
+def join_intervals(samples: list, intervals: list[dict]) -> list[dict]:
+    """Each signature's emulator interval, joined by sample id (intervals of emulators that wrote
+    no ids: by position, if their numbers agree). A signature without its interval is an error
+    naming it: a localisation must never vanish or shift silently. A signature the device ran
+    twice (its answer was lost) has two intervals of the same code: the last one counts."""
+    if all("sample_id" in line for line in intervals):
+        by_id = {line["sample_id"]: line for line in intervals}
+    elif len(intervals) == len(samples):
+        by_id = {sample.index: line for sample, line in zip(samples, intervals)}
+    else:
+        raise PqscopeError(f"the emulator wrote {len(intervals)} intervals for {len(samples)} signatures, "
+                           "without sample ids to join them by")
+    missing = [sample.index for sample in samples if sample.index not in by_id]
+    if missing:
+        raise PqscopeError(f"the emulator's intervals lack signature {missing[0]}"
+                           + (f" and {len(missing) - 1} more" if len(missing) > 1 else "")
+                           + ": its localisation would be lost")
+    return [by_id[sample.index] for sample in samples]
+
+
+def analyse_ct(samples: list, intervals: list[dict] | None, retry_function: str | None,
+               public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0) -> dict:
+    """The verdict document of `analyse` (ct.json)."""
+    return analyse(samples, intervals, retry_function, public_functions, probes=probes, seed=seed).to_json()
+
+
+PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probes (inclusive cycles)"
+
+
+def analyse(samples: list, intervals: list[dict] | None, retry_function: str | None,
+            public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0, looks: int = 1,
+            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES, predicted: list[float] | None = None
+            ) -> CtResult:
+    """Leak statistics of the verified signatures' time and, with the emulator's intervals or the
+    device's `probes`, of each function's time (the localisation).
+
+    With a `retry_function` (called once per signing attempt, e.g. ML-DSA's challenge sampling),
+    times are corrected for the number of attempts first: how often a rejection loop repeats is
+    public randomness (its rate may differ slightly between keys, which says nothing about how
+    the key is used), so each attempt's cost, fitted over all samples, is removed from the total
+    and from every function. The analysis of the uncorrected total stays under "uncorrected".
+
+    Likewise, the time of `public_functions` (booked apart by the emulator) depends only on public
+    data — the public key changes with the key class too — so it is subtracted from the total and
+    left out of the ranking.
+
+    `predicted`: per signature, the cycles the replay on the virtual board took for it (a board's
+    test): regressed out of the (corrected) time as a control variate, last.
+
+    `looks`: the number of looks of a sequential test (sequential.sequential_looks), which raises
+    the leak thresholds so that looking often does not make leaks of chance.
+    """
+    usable = [i for i, s in enumerate(samples) if s.status.timed]
+    classes = np.array([samples[i].key_class for i in usable])
+    raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
+    cycles = raw_cycles
+    if probes is not None:
+        profile = [probe_profile(probes.names, sample.probes, public_functions, PUBLIC_TIME) for sample in samples]
+    else:
+        profile = join_intervals(samples, intervals) if intervals is not None else None
+    public_time = attempt_correction = attempts = None
+    if public_functions and profile is not None:
+        public = np.array([profile[i]["functions"].get(PUBLIC_TIME, (0, 0))[0] for i in usable], dtype=float)
+        public_time = PublicTime(tuple(public_functions), float(public[classes == FIXED].mean()),
+                                 float(public[classes == RANDOM].mean()))
+        cycles = cycles - public
+    if retry_function and profile is not None:
+        attempts = np.array([profile[i]["functions"].get(retry_function, (0, 0))[1] for i in usable], dtype=float)
+        attempt_correction = AttemptCorrection(retry_function, _attempt_slope(attempts, cycles),
+                                               float(attempts[classes == FIXED].mean()),
+                                               float(attempts[classes == RANDOM].mean()))
+        cycles = _without_attempts(attempts, cycles)
+    fit = None
+    if predicted is not None:
+        fit, cycles = control_variate(cycles, np.array([predicted[i] for i in usable], dtype=np.float64))
+    corrected = public_time is not None or attempt_correction is not None or fit is not None
+    total = leakstats.analyse(classes, cycles, seed=seed, looks=looks, bootstrap_resamples=bootstrap_resamples)
+    series = _function_series(profile, usable, attempts) if profile is not None else None
+    functions = None if series is None else tuple(localisation.rank_functions(
+        {name: values[classes == FIXED] for name, values in series.items()},
+        {name: values[classes == RANDOM] for name, values in series.items()}, looks))
+    verdict, reason, deciding = decide(total, functions)
+    evidence = Evidence(classes, series[deciding], f"{deciding} cycles") if deciding else Evidence(
+        classes, cycles, "signing cycles" + (" less the replay's prediction" if fit else
+                                             " (corrected)" if public_time or attempt_correction else ""),
+        raw_cycles if fit else None)
+    return CtResult(total, verdict, reason, failed_samples=len(samples) - len(usable),
+                    corrupt_accepted=sum(s.status == Status.CORRUPT_ACCEPTED for s in samples),
+                    public_time=public_time, attempts=attempt_correction, control_variate=fit,
+                    uncorrected=leakstats.analyse(classes, raw_cycles, seed=seed, looks=looks,
+                                                  bootstrap_resamples=bootstrap_resamples) if corrected else None,
+                    functions=functions,
+                    localised_by=None if profile is None else PROBES if probes is not None else PROFILER,
+                    evidence=evidence)
+
+
+def _function_series(profile: list[dict], usable: list[int], attempts: np.ndarray | None) -> dict[str, np.ndarray]:
+    """Every function's cycles per usable signature, in test order (less each attempt's cost)."""
+    rows = [profile[i]["functions"] for i in usable]
+    series = {}
+    for name in sorted(set().union(*rows) - {PUBLIC_TIME}):
+        values = np.array([functions.get(name, (0, 0))[0] for functions in rows], dtype=float)
+        series[name] = _without_attempts(attempts, values) if attempts is not None else values
+    return series
+
+
+def _attempt_slope(attempts: np.ndarray, values: np.ndarray) -> float:
+    """Cycles per attempt, by least squares; 0 when it moves the values by less than half a
+    cycle over the attempts seen (cycle counts are integers: anything smaller is rounding)."""
+    if np.ptp(attempts) == 0:
+        return 0.0
+    slope = float(np.polyfit(attempts, values, 1)[0])
+    return slope if abs(slope) * np.ptp(attempts) >= 0.5 else 0.0
+
+
+def _without_attempts(attempts: np.ndarray, values: np.ndarray, slope: float | None = None) -> np.ndarray:
+    """The values less their attempts' cost, rounded to 1e-6 cycles: an exactly linear function
+    must come out exactly constant, not with floating-point residue a t-test would read."""
+    slope = _attempt_slope(attempts, values) if slope is None else slope
+    return np.round(values - slope * attempts, 6)
+
+
+def look_summary(result: CtResult, count: int) -> str:
+    """What the progress line says after a look: max |t|, the leading function, the samples needed."""
+    max_abs_t = json_number(result.total.max_abs_t)
+    text = f"at {count}: max |t| {max_abs_t:.1f}" if isinstance(max_abs_t, float) else f"at {count}: max |t| {max_abs_t}"
+    worst = localisation.strongest_function(result.functions or ())
+    if worst is not None:
+        text += f", {worst.name} |t| {abs(worst.t):.1f}"
+    if result.total.samples_needed:
+        text += f", a leak this size needs {2 * result.total.samples_needed:,}"
+    return text

@@ -1,0 +1,136 @@
+"""Which functions' time depends on the key class, and how much of the difference each explains:
+each function's t-tests with thresholds raised for the number of functions tested, and their
+ranking (`rank_functions`)."""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .leakstats import LeakBound, leak_bound, nonparametric_tests
+from .ttests import DEFINITE_LEAK_T, FIXED, LEAK_EVIDENCE_T, RANDOM, adjusted_threshold, json_number, strongest, t_tests
+
+
+def function_thresholds(functions: int, looks: int = 1) -> tuple[float, float]:
+    """The evidence and definite |t| thresholds for one of `functions` functions tested at once,
+    at one of `looks` looks of a sequential test.
+
+    Bonferroni across the functions (and looks): each function's strongest test must reach the
+    per-test p-value of the total's threshold divided by their number, so that the chance that
+    any function of a constant-time implementation crosses it stays that of the total alone
+    (each function's own 102 tests are covered as the total's are). With 100 functions: 5.4 and
+    10.4 instead of 4.5 and 10."""
+    return adjusted_threshold(LEAK_EVIDENCE_T, functions * looks), adjusted_threshold(DEFINITE_LEAK_T, functions * looks)
+
+
+@dataclass(frozen=True)
+class FunctionLeak:
+    """A function's cycles against the key class: its strongest test (of the total's: raw, cropped,
+    second order) with the thresholds for the number of functions tested, and the nonparametric
+    tests (Mann-Whitney, Kolmogorov-Smirnov, Holm-adjusted over the functions)."""
+
+    name: str
+    t: float | None
+    p: float | None
+    mean_fixed: float
+    mean_random: float
+    share: float | None  # of the total mean difference; None when the totals do not differ
+    test: str | None = None  # which test gave t
+    evidence_t: float = LEAK_EVIDENCE_T
+    definite_t: float = DEFINITE_LEAK_T
+    nonparametric: dict | None = None
+    bound: LeakBound | None = None
+
+    @property
+    def difference(self) -> float:
+        return self.mean_random - self.mean_fixed
+
+    @property
+    def depends_on_class(self) -> bool:
+        return self.t is not None and abs(self.t) > self.evidence_t
+
+    def describe(self) -> str:
+        """E.g. "__aeabi_dmul: 63% of the difference, +412.0 cycles per sample (t = 38.2)"."""
+        share = "" if self.share is None else f"{100 * self.share:.0f}% of the difference, "
+        t = "too few samples" if self.t is None else f"t = {self.t:.1f}"
+        return f"{self.name}: {share}{self.difference:+.1f} cycles per sample ({t})"
+
+    def to_json(self) -> dict:
+        return {"function": self.name, "t": json_number(self.t), "p": self.p, "test": self.test,
+                "thresholds": {"evidence": self.evidence_t, "definite": self.definite_t},
+                "mean_fixed": self.mean_fixed, "mean_random": self.mean_random, "difference": self.difference,
+                "share": self.share, "depends_on_class": self.depends_on_class, "nonparametric": self.nonparametric,
+                "bound": self.bound.to_json() if self.bound else None}
+
+
+def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike], looks: int = 1) -> list[FunctionLeak]:
+    """Which functions' time depends on the class, and how much of the difference each explains.
+
+    `fixed` and `random` map a function name to its cycles in each sample of that class (one
+    array per function, the class's sample count long). Use *exclusive* cycles, so that the
+    functions add up to the sample's total and the shares, (mean difference of the function) /
+    (sum of all functions' mean differences), add up to 1; a share is negative for a function
+    faster with random keys. A function absent from a class took 0 cycles in each of its samples.
+
+    Order: functions with |t| > LEAK_EVIDENCE_T first, then by |share| (what fixing it would
+    remove), then by |t|.
+    """
+    n_fixed, n_random = _profile_samples(fixed, "fixed"), _profile_samples(random, "random")
+    functions = list(dict.fromkeys([*fixed, *random]))
+    columns = {name: (np.asarray(fixed.get(name, np.zeros(n_fixed)), dtype=np.float64),
+                      np.asarray(random.get(name, np.zeros(n_random)), dtype=np.float64)) for name in functions}
+    differences = {name: cycles_random.mean() - cycles_fixed.mean() for name, (cycles_fixed, cycles_random) in columns.items()}
+    total_difference = sum(differences.values())
+    evidence_t, definite_t = function_thresholds(len(columns), looks)
+    nonparametric = {name: _function_nonparametric(*pair) for name, pair in columns.items()}
+    for key in ("mann_whitney", "kolmogorov_smirnov"):
+        tested = [name for name in columns if nonparametric[name] is not None]
+        adjusted = _holm([nonparametric[name][key]["p"] for name in tested])
+        for name, p in zip(tested, adjusted):
+            nonparametric[name][key]["p_holm"] = p
+    ranking = []
+    for name, (cycles_fixed, cycles_random) in columns.items():
+        classes = np.concatenate([np.full(len(cycles_fixed), FIXED), np.full(len(cycles_random), RANDOM)])
+        tests = t_tests(classes, np.concatenate([cycles_fixed, cycles_random]))
+        test_name, _ = strongest(tests) or (None, None)
+        test = tests[test_name] if test_name else tests["raw"]
+        ranking.append(FunctionLeak(name, test.t, test.p, float(cycles_fixed.mean()), float(cycles_random.mean()),
+                                    None if total_difference == 0 else float(differences[name] / total_difference),
+                                    test_name, evidence_t, definite_t, nonparametric[name],
+                                    leak_bound(cycles_fixed, cycles_random) if min(len(cycles_fixed), len(cycles_random)) > 1
+                                    else None))
+    ranking.sort(key=lambda leak: (not leak.depends_on_class, -abs(leak.share or 0.0), -abs(leak.t or 0.0)))
+    return ranking
+
+
+def strongest_function(functions) -> FunctionLeak | None:
+    """The function whose |t| is largest; None when no function has a t (too few samples)."""
+    with_t = [leak for leak in functions if leak.t is not None]
+    return max(with_t, key=lambda leak: abs(leak.t)) if with_t else None
+
+
+def _function_nonparametric(fixed: np.ndarray, random: np.ndarray) -> dict | None:
+    """Mann-Whitney and Kolmogorov-Smirnov of a function; None where both classes are one constant
+    (nothing to rank)."""
+    if np.ptp(np.concatenate([fixed, random])) == 0:
+        return None
+    return nonparametric_tests(fixed, random)
+
+
+def _holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of p-values tested together (controls the family-wise error)."""
+    order = np.argsort(p_values)
+    adjusted = np.empty(len(p_values))
+    running = 0.0
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (len(p_values) - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted.tolist()
+
+
+def _profile_samples(profile: Mapping[str, ArrayLike], label: str) -> int:
+    lengths = {len(np.asarray(cycles)) for cycles in profile.values()}
+    if len(lengths) != 1 or 0 in lengths:
+        raise ValueError(f"the {label} profile needs arrays of one common, non-zero sample count, got lengths {sorted(lengths)}")
+    return lengths.pop()
