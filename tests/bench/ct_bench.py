@@ -147,7 +147,8 @@ def bench_controls(args) -> None:
 def bench_analysis(args) -> None:
     import numpy as np
 
-    from pqscope.analysis.ct import CtSample, analyse
+    from pqscope.analysis.ct_analysis import analyse
+    from pqscope.analysis.ct_schedule import CtSample
     from pqscope.link.protocol import Status
 
     rng = np.random.default_rng(1)

@@ -11,9 +11,10 @@ from click.testing import CliRunner
 from test_cli import assert_one_line_error
 from conftest import without_board
 from fakedevice import KEY_SLOTS, Behaviour
-from pqscope.cli.commands import cli
-from pqscope.analysis.ct import FIXED, PUBLIC_TIME, RANDOM, CtSample, capture_ct, schedule
-from pqscope.analysis.ct_verdict import analyse, analyse_ct, join_intervals
+from pqscope.cli import cli
+from pqscope.analysis.ct_schedule import CtSample, capture_ct, schedule
+from pqscope.analysis.ttests import FIXED, RANDOM
+from pqscope.analysis.ct_analysis import PUBLIC_TIME, analyse, analyse_ct, join_intervals
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
 

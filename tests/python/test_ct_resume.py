@@ -15,9 +15,10 @@ from click.testing import CliRunner
 
 from conftest import without_board
 from fakedevice import Behaviour, make_info
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from pqscope.project.errors import PqscopeError
-from pqscope.analysis.ct import CT_FIELDS, KEYGEN_ID_BASE, capture_ct, derive_seed, keep_captured
+from pqscope.analysis.ct_schedule import CT_FIELDS, capture_ct, keep_captured
+from pqscope.results.records import KEYGEN_ID_BASE, derive_seed
 from pqscope.link.protocol import Status
 from test_ct import FakeSession
 from test_cli import assert_one_line_error

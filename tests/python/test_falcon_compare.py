@@ -13,8 +13,8 @@ from pqscope.jobs import falcon_compare
 from pqscope.views import falcon as falcon_view
 from pqscope.views.page import to_html
 from pqscope.project.catalogue import load_catalogue
-from pqscope.cli.commands import cli
-from pqscope.analysis.ct import CtSample
+from pqscope.cli import cli
+from pqscope.analysis.ct_schedule import CtSample
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
 from test_cli import assert_one_line_error

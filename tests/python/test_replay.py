@@ -8,10 +8,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pqscope.analysis.ct import CtCapture, CtSample
-from pqscope.analysis.ct_verdict import FIXED, analyse, confirm, control_variate, disagreements
+from pqscope.analysis.ct import CtCapture
+from pqscope.analysis.ct_schedule import CtSample
+from pqscope.analysis.confirmation import confirm, disagreements
+from pqscope.analysis.ct_analysis import analyse, control_variate
+from pqscope.analysis.ttests import FIXED
 from pqscope.project.errors import PqscopeError
-from pqscope.link.protocol import ProbeReading, Status
+from pqscope.link.messages import ProbeReading
+from pqscope.link.protocol import Status
 from pqscope.analysis.replay import LEAD, Replay, ReplaySettings
 
 N = 2400

@@ -8,7 +8,7 @@ import pytest
 
 from pqscope.project.catalogue import Declassification
 from pqscope.project.errors import PqscopeError
-from pqscope.analysis.taint import Finding, attribute, check_decisions, emulator_options
+from pqscope.analysis.taint_findings import Finding, attribute, check_decisions, emulator_options
 from pqscope.views.taint import taint_source
 
 SAMPLER = Declassification("decision", "sampler", "sampler", "acceptance is public", ("sign.c:1343",))

@@ -18,9 +18,10 @@ from conftest import EMULATOR, ROOT
 from pqscope.project.boards import get_board
 from pqscope.project.build import Variant, build_image
 from pqscope.project.console import stderr
-from pqscope.analysis.ct import capture_ct, load_intervals
-from pqscope.analysis.ct_verdict import join_intervals
-from pqscope.targets.target import Link, Profiling, VirtualTarget
+from pqscope.analysis.ct_schedule import capture_ct, load_intervals
+from pqscope.analysis.ct_analysis import join_intervals
+from pqscope.targets.target import Link, Profiling
+from pqscope.targets.virtual import VirtualTarget
 
 SIGNATURES = 12
 # A probe's cycles leave out the body of an empty function (its self cost is calibrated on one),

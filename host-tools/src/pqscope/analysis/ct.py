@@ -1,216 +1,37 @@
-"""Constant-time signing test, dudect style: signatures with one *fixed* secret key (class 0)
-against signatures with *random* secret keys (class 1), in random interleaved order.
-
-Why the design separates key leaks from public randomness: both classes sign fresh random
-messages with fresh signing randomness (every sample has its own seed), so whatever varies with
-the message or the randomness — ML-DSA's rejection retries, Falcon's sampler — varies the same
-way in both classes and widens both distributions alike. Only a dependence on the *key* can make
-the classes differ, and that is what the statistics test. Keys come from the device's key pool,
-generated before (outside the timed region of) any signature: slot 0 holds the fixed key, the
-other slots random keys, optionally regenerated every `key_refresh` uses.
-"""
+"""`pqscope ct`: the constant-time test's capture (CtCapture), which stops at the first look with a
+definite verdict and finishes with the verdict's document, with the exact check beside it and, for
+a board's test, its replay on the virtual board (ReplayCapture)."""
 
 import contextlib
-import csv
-import json
-import random
 from collections import deque
-from collections.abc import Callable, Collection, Iterator
-from dataclasses import asdict, dataclass
+from collections.abc import Iterator
+from dataclasses import asdict
 from pathlib import Path
 
-from ..link.device import DeviceSession
-from ..link.protocol import Info, ProbeReading, Sample, Status
-from ..measure.runner import Capture, Finished, Runner, shard_directories, variant_from_json
+from ..measure.capture import Capture, Finished, shard_directories, variant_from_json
+from ..measure.runner import Runner
 from ..project.build import PLAIN, Variant, code_digest
 from ..project.catalogue import Implementation
 from ..project.errors import PqscopeError
 from ..project.toolchain import built_with
-from ..results.probes import (ProbeSet, check_probes, confirmation, probe_columns, probe_inflation, probe_values,
-                              probes_timing, readings_from_values)
-from ..results.records import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
-from ..results.rundir import RunDirectory, csv_lines, read_header, resume_parameters, sort_by_sample, write_atomically
-from ..targets.target import Profiling, target_kind
-from . import leakstats
-from .ct_verdict import (FIXED, PUBLIC_TIME, RANDOM, Confirmation, CtResult, analyse, board_summaries, confirm,
-                         disagreements, headline, look_summary, taint_beside)
+from ..results.probes import ProbeSet, check_probes, confirmation, probe_inflation, probes_timing
+from ..results.records import INTERVAL_FUNCTION
+from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
+from ..targets.kinds import replay_targets, target_kind
+from ..targets.target import Profiling
+from . import leakstats, sequential
+from .confirmation import Confirmation, confirm, disagreements
+from .ct_analysis import PUBLIC_TIME, CtResult, analyse, look_summary
+from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, keep_captured,
+                          load_intervals)
+from .ct_verdict import board_summaries, headline, taint_beside
 from .replay import REPLAY_DIRECTORY, Replay, ReplaySettings, quiet_console, read_intervals
 from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
 
-FIXED_SLOT = 0
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
 # Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
 # this many signatures (ct's least -n), enough for the cycles and the per-class picture.
 AFTER_EXACT_LEAK = 20
-
-
-@dataclass(frozen=True)
-class CtSample:
-    """One timed signature of the test."""
-
-    index: int
-    key_class: int  # FIXED or RANDOM
-    key_id: int  # 0 for the fixed key; random keys are numbered in the order they were made
-    seed: bytes
-    cycles: int
-    stack_bytes: int
-    status: Status
-    probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
-    board: str = ""  # the serial number of the board that measured it (INFO.board_serial)
-
-
-@dataclass(frozen=True)
-class KeyMade:
-    key_id: int
-    slot: int
-    cycles: int
-
-
-@dataclass(frozen=True)
-class Signing:
-    """One signature of the test's schedule, and the key each pool slot holds at that point."""
-
-    index: int
-    key_class: int
-    slot: int
-    slot_keys: dict[int, int]  # slot -> key id
-
-
-def schedule(master_seed: bytes, samples: int, key_slots: int, key_refresh: int) -> Iterator[Signing]:
-    """The test's signatures in order: the class of each, and the slot and key it uses. Classes come
-    in pairs, one of each in an order drawn from the master seed, so that every even prefix of the
-    test is balanced (a test stopped early, or cut into shards, still has equal classes). Key ids
-    number the keys in the order they are first needed: the pool's slots first, then each
-    refreshed random key."""
-    order = random.Random(derive_seed(master_seed, "class-order", 0))
-    slot_keys = {slot: slot for slot in range(key_slots)}
-    keys_made = key_slots
-    random_slots = list(range(1, key_slots))
-    uses = dict.fromkeys(random_slots, 0)
-    next_random = 0
-    for index in range(samples):
-        if index % 2 == 0:
-            first_of_pair = order.getrandbits(1)  # FIXED or RANDOM
-        key_class = first_of_pair if index % 2 == 0 else RANDOM + FIXED - first_of_pair
-        slot = FIXED_SLOT
-        if key_class == RANDOM:
-            slot = random_slots[next_random % len(random_slots)]
-            next_random += 1
-            if key_refresh and uses[slot] == key_refresh:
-                slot_keys[slot] = keys_made
-                keys_made += 1
-                uses[slot] = 0
-            uses[slot] += 1
-        yield Signing(index, key_class, slot, dict(slot_keys))
-
-
-def capture_ct(
-    session: DeviceSession,
-    info: Info,
-    *,
-    samples: int,
-    master_seed: bytes,
-    msg_len: int,
-    key_refresh: int = 0,
-    random_keys: int | None = None,
-    done: Collection[int] = (),
-    owns: Callable[[int], bool] = lambda index: True,
-    on_key: Callable[[KeyMade], object] = lambda key: None,
-) -> Iterator[CtSample]:
-    """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
-    resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses; the pool's
-    first `random_keys` random slots are used (None: all). Keys are
-    made before the signatures that use them, from their own seeds: the pool a resumed test or
-    another shard builds holds the same keys."""
-    if info.key_slots < 2:
-        raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
-    on_device: dict[int, int] = {}  # slot -> key id the device holds
-
-    def make_key(slot: int, key_id: int) -> None:
-        sample = session.keygen_slot(slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
-        if sample.status != Status.OK:
-            raise PqscopeError(f"key generation failed on the device (key {key_id}, slot {slot})")
-        on_device[slot] = key_id
-        on_key(KeyMade(key_id, slot, sample.cycles))
-
-    slots = info.key_slots if random_keys is None else min(info.key_slots, 1 + random_keys)
-    for signing in schedule(master_seed, samples, slots, key_refresh):
-        if signing.index in done or not owns(signing.index):
-            continue
-        for slot, key_id in signing.slot_keys.items():
-            if on_device.get(slot) != key_id:
-                make_key(slot, key_id)
-        seed = derive_seed(master_seed, "sign", signing.index)
-        sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
-        yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
-                       sample.stack_bytes, sample.status, sample.probes, info.board_serial)
-
-
-INTERVALS_FILE = "intervals.jsonl"
-CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status", "board")
-STATUS_BY_LABEL = {status.label: status for status in Status}
-
-
-def ct_record(sample: CtSample) -> tuple:
-    """A signature's row of ct.csv."""
-    return (sample.index, sample.key_class, sample.key_id, sample.seed.hex(), sample.cycles, sample.stack_bytes,
-            sample.status.label, sample.board, *probe_values(sample.probes))
-
-
-def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: bool) -> list[CtSample]:
-    """The signatures a resumed test keeps, in the order of the schedule, written back
-    (atomically) as its ct.csv and, on the virtual board, as the intervals.jsonl of each shard
-    holding their emulator intervals: a line cut short is dropped, and so is a signature whose
-    interval was not written. Shards write their signatures as they come: ct.csv holds them in
-    any order."""
-    samples_path = path / "ct.csv"
-    try:
-        lines = samples_path.read_text().splitlines(keepends=True)
-    except (OSError, UnicodeDecodeError) as error:
-        raise PqscopeError(f"cannot resume {path}: cannot read ct.csv ({error})") from None
-    if lines and not lines[-1].endswith("\n"):
-        lines.pop()
-    records = list(csv.reader(lines))
-    probe_names = read_header(samples_path, records[0], CT_FIELDS) if records else ()
-    kept: dict[int, CtSample] = {}
-    for number, record in enumerate(records[1:], start=2):
-        try:
-            if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
-                raise ValueError(f"{len(record)} fields")
-            index, key_class, key_id, seed, cycles, stack_bytes, status, board = record[:len(CT_FIELDS)]
-            sample = CtSample(int(index), int(key_class), int(key_id), bytes.fromhex(seed), int(cycles),
-                              int(stack_bytes), STATUS_BY_LABEL[status],
-                              readings_from_values(record[len(CT_FIELDS):]), board)
-        except (ValueError, KeyError) as error:
-            raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
-        if not 0 <= sample.index < samples or sample.seed != derive_seed(master_seed, "sign", sample.index):
-            raise PqscopeError(f"{samples_path} does not belong to this test: line {number} is not a signature "
-                               f"of meta.json's master seed and -n")
-        if sample.index in kept:
-            raise PqscopeError(f"{samples_path} is damaged: signature {sample.index} appears twice")
-        kept[sample.index] = sample
-    if with_intervals:
-        timed: set[int] = set()
-        for directory in shard_directories(path):
-            intervals_path = directory / INTERVALS_FILE
-            if not intervals_path.exists():
-                continue
-            lines = [line for line in intervals_path.read_text().splitlines(keepends=True) if line.endswith("\n")]
-            lines = [line for line in lines if _interval_id(intervals_path, line) in kept]
-            timed |= {_interval_id(intervals_path, line) for line in lines}
-            write_atomically(intervals_path, "".join(lines))
-        kept = {index: sample for index, sample in kept.items() if index in timed}
-    ordered = [kept[index] for index in sorted(kept)]
-    write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, ordered)])
-                     if ordered else "")
-    return ordered
-
-
-def _interval_id(path: Path, line: str) -> int:
-    try:
-        return json.loads(line)["sample_id"]
-    except (ValueError, KeyError, TypeError):
-        raise PqscopeError(f"{path} is damaged: a line without its sample id ({line.strip()[:60]})") from None
 
 
 class CtCapture(Capture):
@@ -238,7 +59,7 @@ class CtCapture(Capture):
         self.taint: dict | None = None
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
-        self._live: leakstats.OnlineT | None = None  # the raw total's running t
+        self._live: sequential.OnlineT | None = None  # the raw total's running t
         self._last_look = ""
         self._arrived: set[int] = set()  # signatures captured, kept or new, by index
         self._prefix = 0  # signatures 0 .. _prefix-1 are all captured: shards deliver out of order
@@ -247,7 +68,7 @@ class CtCapture(Capture):
         self._keys_made: deque[KeyMade] = deque()  # by the shards' threads, for `update`
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
-        self.looks = [samples] if fixed_n else leakstats.sequential_looks(samples)
+        self.looks = [samples] if fixed_n else sequential.sequential_looks(samples)
 
     @classmethod
     def from_meta(cls, meta) -> "CtCapture":
@@ -293,7 +114,7 @@ class CtCapture(Capture):
         if resumed is not None and resumed.status == "complete":
             what.take_kept(path)
             return
-        targets = runner.target.replay_targets(self.replay.emulator_args())
+        targets = replay_targets(runner.target, self.replay.emulator_args())
         runner.beside(targets, quiet_console()).measure(implementation, path, what, resumed)
 
     def take_companion(self, document: dict) -> None:
@@ -305,7 +126,7 @@ class CtCapture(Capture):
         (shards deliver them out of order), so that its verdict does not depend on the shards.
         Between looks, the progress line shows the raw total's live |t|."""
         if self._live is None:
-            self._live = leakstats.OnlineT()
+            self._live = sequential.OnlineT()
             for record in records[:-1]:  # a resumed test's kept signatures
                 self._arrive(record)
         self._arrive(records[-1])
@@ -541,20 +362,3 @@ def _all_confirmed(confirmations: list[Confirmation]) -> bool:
 def _first(records: list[CtSample], count: int) -> list[CtSample]:
     """The schedule's first `count` signatures, in its order."""
     return sorted((record for record in records if record.index < count), key=lambda record: record.index)
-
-
-def load_intervals(path: Path) -> list[dict]:
-    """The emulator's signing intervals (one JSON line per signature) of every shard of the test at `path`."""
-    files = [directory / INTERVALS_FILE for directory in shard_directories(path)
-             if (directory / INTERVALS_FILE).exists()]
-    if not files:
-        raise PqscopeError(f"cannot read the emulator's intervals: {path} has no {INTERVALS_FILE}")
-    intervals = []
-    for file in files:
-        try:
-            intervals += [json.loads(line) for line in file.read_text().splitlines()]
-        except (OSError, ValueError) as error:
-            raise PqscopeError(f"cannot read the emulator's intervals {file}: {error}") from None
-    return intervals
-
-

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..analysis.replay import REPLAY_DIRECTORY
 from ..analysis.taint import EXACT_CHECK_SIGNATURES
-from ..measure.runner import Member
+from ..measure.measurement import Member
 from ..project.errors import PqscopeError
 from ..results import store
 from ..results.rundir import resume_parameters
@@ -141,7 +141,7 @@ def load_members(runs: list[Run]) -> list[MemberResult]:
 
 def _signing_cycles(path: Path) -> list[int]:
     """The timed signatures' cycles in the test's ct.csv (a line cut short left out)."""
-    from ..analysis.ct import STATUS_BY_LABEL
+    from ..results.rundir import STATUS_BY_LABEL
 
     try:
         lines = (path / "ct.csv").read_text().splitlines(keepends=True)
@@ -160,7 +160,7 @@ def _load(file: Path) -> dict:
 
 def profile(path: Path) -> list[dict]:
     """The test's intervals: the virtual board's own, or on a board the replay's."""
-    from ..analysis.ct import load_intervals
+    from ..analysis.ct_schedule import load_intervals
 
     for directory in (path, path / REPLAY_DIRECTORY):
         try:

@@ -1,0 +1,214 @@
+"""The constant-time test's signatures, dudect style: signatures with one *fixed* secret key (class 0)
+against signatures with *random* secret keys (class 1), in random interleaved order. This module
+holds the schedule that gives each signature its class and key, their capture on the device, and
+their files (ct.csv, and on the virtual board the emulator's intervals.jsonl), kept on a resume.
+
+Why the design separates key leaks from public randomness: both classes sign fresh random
+messages with fresh signing randomness (every sample has its own seed), so whatever varies with
+the message or the randomness — ML-DSA's rejection retries, Falcon's sampler — varies the same
+way in both classes and widens both distributions alike. Only a dependence on the *key* can make
+the classes differ, and that is what the statistics test. Keys come from the device's key pool,
+generated before (outside the timed region of) any signature: slot 0 holds the fixed key, the
+other slots random keys, optionally regenerated every `key_refresh` uses.
+"""
+
+import csv
+import json
+import random
+from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..link.device import DeviceSession
+from ..link.messages import Info, ProbeReading, Sample
+from ..link.protocol import Status
+from ..measure.capture import shard_directories
+from ..project.errors import PqscopeError
+from ..results.probes import probe_columns, probe_values, readings_from_values
+from ..results.records import KEYGEN_ID_BASE, derive_seed
+from ..results.rundir import STATUS_BY_LABEL, csv_lines, read_header, write_atomically
+from .ttests import FIXED, RANDOM
+
+FIXED_SLOT = 0
+
+@dataclass(frozen=True)
+class CtSample:
+    """One timed signature of the test."""
+
+    index: int
+    key_class: int  # FIXED or RANDOM
+    key_id: int  # 0 for the fixed key; random keys are numbered in the order they were made
+    seed: bytes
+    cycles: int
+    stack_bytes: int
+    status: Status
+    probes: tuple[ProbeReading, ...] = ()  # the image's probes, in the order of their names
+    board: str = ""  # the serial number of the board that measured it (INFO.board_serial)
+
+
+@dataclass(frozen=True)
+class KeyMade:
+    key_id: int
+    slot: int
+    cycles: int
+
+
+@dataclass(frozen=True)
+class Signing:
+    """One signature of the test's schedule, and the key each pool slot holds at that point."""
+
+    index: int
+    key_class: int
+    slot: int
+    slot_keys: dict[int, int]  # slot -> key id
+
+
+def schedule(master_seed: bytes, samples: int, key_slots: int, key_refresh: int) -> Iterator[Signing]:
+    """The test's signatures in order: the class of each, and the slot and key it uses. Classes come
+    in pairs, one of each in an order drawn from the master seed, so that every even prefix of the
+    test is balanced (a test stopped early, or cut into shards, still has equal classes). Key ids
+    number the keys in the order they are first needed: the pool's slots first, then each
+    refreshed random key."""
+    order = random.Random(derive_seed(master_seed, "class-order", 0))
+    slot_keys = {slot: slot for slot in range(key_slots)}
+    keys_made = key_slots
+    random_slots = list(range(1, key_slots))
+    uses = dict.fromkeys(random_slots, 0)
+    next_random = 0
+    for index in range(samples):
+        if index % 2 == 0:
+            first_of_pair = order.getrandbits(1)  # FIXED or RANDOM
+        key_class = first_of_pair if index % 2 == 0 else RANDOM + FIXED - first_of_pair
+        slot = FIXED_SLOT
+        if key_class == RANDOM:
+            slot = random_slots[next_random % len(random_slots)]
+            next_random += 1
+            if key_refresh and uses[slot] == key_refresh:
+                slot_keys[slot] = keys_made
+                keys_made += 1
+                uses[slot] = 0
+            uses[slot] += 1
+        yield Signing(index, key_class, slot, dict(slot_keys))
+
+
+def capture_ct(
+    session: DeviceSession,
+    info: Info,
+    *,
+    samples: int,
+    master_seed: bytes,
+    msg_len: int,
+    key_refresh: int = 0,
+    random_keys: int | None = None,
+    done: Collection[int] = (),
+    owns: Callable[[int], bool] = lambda index: True,
+    on_key: Callable[[KeyMade], object] = lambda key: None,
+) -> Iterator[CtSample]:
+    """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
+    resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses; the pool's
+    first `random_keys` random slots are used (None: all). Keys are
+    made before the signatures that use them, from their own seeds: the pool a resumed test or
+    another shard builds holds the same keys."""
+    if info.key_slots < 2:
+        raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
+    on_device: dict[int, int] = {}  # slot -> key id the device holds
+
+    def make_key(slot: int, key_id: int) -> None:
+        sample = session.keygen_slot(slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
+        if sample.status != Status.OK:
+            raise PqscopeError(f"key generation failed on the device (key {key_id}, slot {slot})")
+        on_device[slot] = key_id
+        on_key(KeyMade(key_id, slot, sample.cycles))
+
+    slots = info.key_slots if random_keys is None else min(info.key_slots, 1 + random_keys)
+    for signing in schedule(master_seed, samples, slots, key_refresh):
+        if signing.index in done or not owns(signing.index):
+            continue
+        for slot, key_id in signing.slot_keys.items():
+            if on_device.get(slot) != key_id:
+                make_key(slot, key_id)
+        seed = derive_seed(master_seed, "sign", signing.index)
+        sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
+        yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
+                       sample.stack_bytes, sample.status, sample.probes, info.board_serial)
+
+
+INTERVALS_FILE = "intervals.jsonl"
+CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status", "board")
+
+
+def ct_record(sample: CtSample) -> tuple:
+    """A signature's row of ct.csv."""
+    return (sample.index, sample.key_class, sample.key_id, sample.seed.hex(), sample.cycles, sample.stack_bytes,
+            sample.status.label, sample.board, *probe_values(sample.probes))
+
+
+def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: bool) -> list[CtSample]:
+    """The signatures a resumed test keeps, in the order of the schedule, written back
+    (atomically) as its ct.csv and, on the virtual board, as the intervals.jsonl of each shard
+    holding their emulator intervals: a line cut short is dropped, and so is a signature whose
+    interval was not written. Shards write their signatures as they come: ct.csv holds them in
+    any order."""
+    samples_path = path / "ct.csv"
+    try:
+        lines = samples_path.read_text().splitlines(keepends=True)
+    except (OSError, UnicodeDecodeError) as error:
+        raise PqscopeError(f"cannot resume {path}: cannot read ct.csv ({error})") from None
+    if lines and not lines[-1].endswith("\n"):
+        lines.pop()
+    records = list(csv.reader(lines))
+    probe_names = read_header(samples_path, records[0], CT_FIELDS) if records else ()
+    kept: dict[int, CtSample] = {}
+    for number, record in enumerate(records[1:], start=2):
+        try:
+            if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
+                raise ValueError(f"{len(record)} fields")
+            index, key_class, key_id, seed, cycles, stack_bytes, status, board = record[:len(CT_FIELDS)]
+            sample = CtSample(int(index), int(key_class), int(key_id), bytes.fromhex(seed), int(cycles),
+                              int(stack_bytes), STATUS_BY_LABEL[status],
+                              readings_from_values(record[len(CT_FIELDS):]), board)
+        except (ValueError, KeyError) as error:
+            raise PqscopeError(f"{samples_path} is damaged at line {number}: {error}") from None
+        if not 0 <= sample.index < samples or sample.seed != derive_seed(master_seed, "sign", sample.index):
+            raise PqscopeError(f"{samples_path} does not belong to this test: line {number} is not a signature "
+                               f"of meta.json's master seed and -n")
+        if sample.index in kept:
+            raise PqscopeError(f"{samples_path} is damaged: signature {sample.index} appears twice")
+        kept[sample.index] = sample
+    if with_intervals:
+        timed: set[int] = set()
+        for directory in shard_directories(path):
+            intervals_path = directory / INTERVALS_FILE
+            if not intervals_path.exists():
+                continue
+            lines = [line for line in intervals_path.read_text().splitlines(keepends=True) if line.endswith("\n")]
+            lines = [line for line in lines if _interval_id(intervals_path, line) in kept]
+            timed |= {_interval_id(intervals_path, line) for line in lines}
+            write_atomically(intervals_path, "".join(lines))
+        kept = {index: sample for index, sample in kept.items() if index in timed}
+    ordered = [kept[index] for index in sorted(kept)]
+    write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, ordered)])
+                     if ordered else "")
+    return ordered
+
+
+def _interval_id(path: Path, line: str) -> int:
+    try:
+        return json.loads(line)["sample_id"]
+    except (ValueError, KeyError, TypeError):
+        raise PqscopeError(f"{path} is damaged: a line without its sample id ({line.strip()[:60]})") from None
+
+
+def load_intervals(path: Path) -> list[dict]:
+    """The emulator's signing intervals (one JSON line per signature) of every shard of the test at `path`."""
+    files = [directory / INTERVALS_FILE for directory in shard_directories(path)
+             if (directory / INTERVALS_FILE).exists()]
+    if not files:
+        raise PqscopeError(f"cannot read the emulator's intervals: {path} has no {INTERVALS_FILE}")
+    intervals = []
+    for file in files:
+        try:
+            intervals += [json.loads(line) for line in file.read_text().splitlines()]
+        except (OSError, ValueError) as error:
+            raise PqscopeError(f"cannot read the emulator's intervals {file}: {error}") from None
+    return intervals
