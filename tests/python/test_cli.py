@@ -12,7 +12,7 @@ from fakedevice import fake_cycles, fake_stack
 from pqscope.project.build import read_size
 from pqscope.results.records import sample_seed
 from pqscope.jobs.bench import BENCH_SAMPLES, BENCH_SEED
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from pqscope.link.frames import FrameDecoder
 from pqscope.link.protocol import PROTOCOL_VERSION, Info, Op, decode_message
 from pqscope.targets.vboard import virtual_board_serial

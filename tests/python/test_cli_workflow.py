@@ -7,7 +7,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from pqscope.results.runmeta import RunMeta
 from pqscope.measure.runner import resumed_implementation
 

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import without_board
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from test_cli import RUN, invoke
 from test_ct_resume import CT, ct_rows, ports_of
 from test_resume import SEED, SUITE_OPTIONS, kill_after, rows_of, suite_catalogue

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from main_job import SECTIONS
 from pqscope.targets import target as targets
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from pqscope.results import store
 from report_layout import blemishes, html_sections, markdown_sections, too_wide
 

@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from pqscope.results import store
 from test_cli import RUN, invoke
 from test_ct_resume import CT, ports_of

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from fakedevice import fake_cycles
 from pqscope.results.records import sample_seed
-from pqscope.cli.commands import cli
+from pqscope.cli import cli
 from pqscope.link.protocol import Op
 from pqscope.views.runs import TLS_CAPTION
 

@@ -1,5 +1,9 @@
-"""The command line: one module per command, the options several commands share, and the entry point."""
+"""The command line: one module per command (or per few related commands), each registering its
+commands on the group in app.py when imported; the options several commands share (options.py);
+and the entry point."""
 
-from .commands import main
+from . import board, build, compare_falcon, ct, matrix, report, run, taint
+from .app import cli, main
 
-__all__ = ["main"]
+# The command modules are listed for what importing them does: put their commands on `cli`.
+__all__ = ["cli", "main", "board", "build", "compare_falcon", "ct", "matrix", "report", "run", "taint"]

@@ -11,7 +11,9 @@ import click
 from rich.console import Console
 
 from ..link.protocol import Op
-from ..measure.runner import Capture, Runner, board_at_clock
+from ..measure.capture import Capture
+from ..measure.measurement import board_at_clock
+from ..measure.runner import Runner
 from ..project.boards import Board
 from ..project.build import PLAIN, Variant
 from ..project.catalogue import (IMPL_DIR_STACK_BYTES, Implementation, find_implementation, implementation_from_dir,
@@ -19,7 +21,8 @@ from ..project.catalogue import (IMPL_DIR_STACK_BYTES, Implementation, find_impl
 from ..project.console import stderr
 from ..project.errors import PqscopeError
 from ..project.toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
-from ..targets.target import Link, open_shard_targets, open_target
+from ..targets.kinds import open_shard_targets, open_target
+from ..targets.target import Link
 from ..views import write_pages
 
 VIRTUAL_BOARD = "virtual"
@@ -56,6 +59,9 @@ TOOLCHAIN_OPTIONS = _decorate(
 
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+REPORT_OPTION = click.option("--report/--no-report", "with_report", default=True, show_default=True,
+                             help="Write report.md and report.html (`pqscope report --format md|html` prints them "
+                                  "later).")
 SEED_OPTION = click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
 MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
 
@@ -85,6 +91,14 @@ def probe_options(command):
         click.option("--probe", "probe_names", multiple=True, metavar="NAME",
                      help="Also probe function NAME (repeatable; implies --probes). It must be called across object "
                           "files: static or inlined functions cannot be probed."))(command)
+
+
+def resume_option(command):
+    """--resume DIR: go on with an interrupted measurement (see `refuse_fixed_options`)."""
+    return click.option("--resume", "resume_path", type=click.Path(exists=True, file_okay=False, path_type=Path),
+                        help="Continue an interrupted measurement in this directory to its -n, with its parameters "
+                             "(meta.json, or a suite's suite.json), on any boards: -j, --port, --labgrid-place and "
+                             "the other connection options may be given again.")(command)
 
 
 def variant(probed: bool, probe_names: tuple[str, ...]) -> Variant:
@@ -183,6 +197,14 @@ def parse_ops(text: str) -> tuple[Op, ...]:
     if not ops:
         raise PqscopeError("--ops names no operation")
     return tuple(sorted(set(ops)))
+
+
+def parse_member(text: str) -> tuple[str, str]:
+    """A catalogue row named SCHEME/IMPL (--member, --row)."""
+    scheme, slash, impl = text.partition("/")
+    if not (scheme and slash and impl):
+        raise PqscopeError(f"--member {text}: give SCHEME/IMPL, e.g. ml-dsa-44/m4f")
+    return scheme, impl
 
 
 def parse_seed(text: str | None) -> bytes:

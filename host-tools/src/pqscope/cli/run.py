@@ -1,0 +1,111 @@
+"""pqscope run: one implementation, or a suite (the main job, jobs/main_job.py), measured and
+reported."""
+
+from pathlib import Path
+
+import click
+
+from .. import views
+from ..jobs import main_job
+from ..jobs.suite import CT_LEAST_SIGNATURES, CT_SIGNATURES
+from ..measure.capture import SampleCapture
+from ..measure.measurement import Measurement, Member, board_at_clock, new_suite, resumed
+from ..project.catalogue import find_implementation, load_catalogue
+from ..project.console import stderr
+from ..project.errors import PqscopeError
+from ..project.paths import repo_root
+from ..project.toolchain import Toolchain
+from ..results import store
+from ..results.rundir import is_suite, suite_parameters
+from .app import cli, show
+from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS,
+                      connection_options, implementation_options, own_implementation, parse_member, parse_ops,
+                      parse_seed, probe_options, refuse_fixed_options, resume_option, run_directory, shard_runner,
+                      variant)
+
+
+@cli.command()
+@implementation_options()
+@click.option("--ops", "ops_text", default="keygen,sign,verify", show_default=True, help="Operations to report.")
+@click.option("-n", "samples", default=10, show_default=True, type=click.IntRange(1, 2**32 - 1), help="Samples.")
+@SEED_OPTION
+@MSG_LEN_OPTION
+@CLOCK_OPTION
+@TOOLCHAIN_OPTIONS
+@probe_options
+@connection_options(timeout=60.0, shards=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Run directory (default: runs/<timestamp>-<board>-<scheme>-<impl>, or -suite).")
+@resume_option
+@REPORT_OPTION
+@click.option("--member", "members", multiple=True, metavar="SCHEME/IMPL",
+              help="A suite of these catalogue rows instead of the default suite's (repeatable).")
+@click.option("--ct-n", "ct_signatures", default=CT_SIGNATURES, show_default=True, type=click.IntRange(0),
+              help="A suite: the most signatures of each member's constant-time test of signing (fewer for a slow "
+                   "signing), beside the exact check on the virtual board (0: no test).")
+@click.option("--replay/--no-replay", "replay", default=True, show_default=True,
+              help="A suite on a real board: replay each constant-time test on the virtual board beside it (see ct).")
+@JSON_OPTION
+@click.pass_context
+def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops_text, samples, seed, msg_len,
+        clock_name, compiler, opt_level, probed, probe_names, out, resume_path, with_report, members, ct_signatures,
+        replay, as_json, **connection) -> None:
+    """Measure an implementation, or the default suite: build, run samples on the board (or boards:
+    the samples are dealt to them), save and report. The default suite then tests each member's
+    signing for constant time and writes one report of it all: cycles, stack, variance, verdicts
+    and Falcon's floating-point modes compared."""
+    root = repo_root()
+    if 0 < ct_signatures < CT_LEAST_SIGNATURES:
+        raise PqscopeError(f"--ct-n is 0 (no constant-time test) or at least {CT_LEAST_SIGNATURES}")
+    if resume_path is not None:
+        refuse_fixed_options(ctx)
+        path, measurement = resume_path, resumed(root, resume_path, SampleCapture)
+    else:
+        what = SampleCapture(parse_ops(ops_text), samples, parse_seed(seed), msg_len,
+                             variant=variant(probed, probe_names))
+        path, measurement = _new_measurement(root, board_name, clock_name, Toolchain.parse(compiler, opt_level),
+                                             scheme, impl, impl_dir, stack_bytes, out, what, members, ct_signatures,
+                                             replay)
+    manifest = suite_parameters(path) if is_suite(path) else {}
+    if connection["jobs"] is None and not connection["ports"] and not connection["places"] and not manifest:
+        connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
+    interrupted = main_job.measure(measurement, manifest,
+                                   shard_runner(root, measurement.board, capture=measurement.what, **connection),
+                                   lambda: shard_runner(root, measurement.board, **connection))
+    kind, document = main_job.answer(path, manifest)
+    report = None
+    if with_report:  # interrupted: what it has
+        if kind == "suite":
+            store.save(path, "suite", document)
+        report = views.write_pages(path)
+    if interrupted:
+        if manifest:
+            stderr().print(f"resume the whole suite with `pqscope run --resume {path}`")
+        ctx.exit(130)
+    show(kind, document, as_json)
+    if report and not as_json:
+        stderr().print(f"report: {report}")
+
+
+def _new_measurement(root: Path, board_name, clock_name, built_with, scheme, impl, impl_dir, stack_bytes, out,
+                     what: SampleCapture, members: tuple[str, ...], ct_signatures: int,
+                     replay: bool) -> tuple[Path, Measurement]:
+    """A new run of one implementation, or of a suite without --scheme and --impl-dir (the
+    `members`, SCHEME/IMPL, or the default suite's), its signing then tested for constant time on
+    `ct_signatures` (0: not), on a board with its `replay` or not."""
+    board = board_at_clock(root, board_name, clock_name, built_with)
+    catalogue = load_catalogue(root)
+    own = own_implementation(impl_dir, scheme, impl, stack_bytes)
+    if own is None and (scheme is None) != (impl is None):
+        raise PqscopeError("give both --scheme and --impl, or neither for the default suite")
+    if members and (own is not None or scheme is not None):
+        raise PqscopeError("--member names the rows of a suite: give it without --scheme, --impl and --impl-dir")
+    if own is None and scheme is None:
+        path = run_directory(root, out, board, "suite")
+        suite = ([find_implementation(catalogue, *parse_member(text)) for text in members] if members
+                 else main_job.default_suite(catalogue))
+        return path, Measurement(board, what, new_suite(path, board, suite, what, ct_signatures=ct_signatures,
+                                                        ct_replay=replay))
+    only = own or find_implementation(catalogue, scheme, impl)
+    path = run_directory(root, out, board, f"{only.scheme}-{only.impl}")
+    return path, Measurement(board, what, [Member(only, path)])

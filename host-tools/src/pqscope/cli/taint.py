@@ -1,0 +1,52 @@
+"""pqscope taint: the exact check of signing on the virtual board."""
+
+from pathlib import Path
+
+import click
+
+from ..analysis.taint import EXACT_CHECK_SIGNATURES
+from ..measure.measurement import Measurement, Member, resumed
+from ..project.console import stderr
+from ..project.paths import repo_root
+from ..project.toolchain import Toolchain
+from ..results import store
+from .app import cli, measure, show
+from .options import (JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS, implementation_options, parse_seed,
+                      refuse_fixed_options, resume_option, run_directory, select)
+
+
+@cli.command("taint")
+@implementation_options()
+@click.option("-n", "signatures", default=EXACT_CHECK_SIGNATURES, show_default=True, type=click.IntRange(1, 10_000),
+              help="Signatures, each with a key of its own: each one's path is checked.")
+@SEED_OPTION
+@MSG_LEN_OPTION
+@TOOLCHAIN_OPTIONS
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
+@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(0, min_open=True),
+              help="Seconds to wait for each record: tracking every instruction makes an RSA key generation take "
+                   "minutes.")
+@resume_option
+@JSON_OPTION
+@click.pass_context
+def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len,
+                  compiler, opt_level, out, timeout, resume_path, as_json) -> None:
+    """Check signing exactly on the virtual board: every executed instruction whose time can depend on a secret
+    (the key, the signing randomness, anything derived from them)."""
+    from ..analysis.taint import TaintCapture
+
+    root = repo_root()
+    if resume_path is not None:
+        refuse_fixed_options(ctx)
+        path, measurement = resume_path, resumed(root, resume_path, TaintCapture)
+    else:
+        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes,
+                                       built_with=Toolchain.parse(compiler, opt_level))
+        path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-taint")
+        measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
+                                  [Member(implementation, path)])
+    measure(ctx, measurement, {"port": None, "baud": None, "timeout": timeout, "flash": False})
+    show("taint", store.load(path)[1], as_json)
+    if not as_json:
+        stderr().print(f"findings: {path / 'taint.json'}")
