@@ -1,5 +1,5 @@
 """`pqscope compare-falcon` end to end on the virtual board, with its default sample counts (about
-ten minutes): PQSCOPE_SLOW_TESTS=1 ctest --preset stm32f4discovery -R compare-falcon."""
+ten minutes): the slow tier, ctest --preset stm32f4discovery-slow -R compare-falcon."""
 
 import json
 import os
@@ -12,8 +12,7 @@ import pytest
 from pqscope.results import store
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = pytest.mark.skipif(os.environ.get("PQSCOPE_SLOW_TESTS") != "1",
-                                reason="long run: set PQSCOPE_SLOW_TESTS=1")
+pytestmark = pytest.mark.slow
 
 
 def test_compare_falcon_side_by_side(tmp_path):

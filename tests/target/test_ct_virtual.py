@@ -4,7 +4,7 @@ The default suite checks the detector both ways in minutes: the leaky controls, 
 Falcon and its soft-float multiplication (falcon-fp-mul) must be flagged, the constant-time twins,
 ML-DSA and Falcon's assembly multiplication must not; native-double Falcon again with on-device
 probes instead of the profiler (what a real board can show). The long runs (Falcon's emulated
-modes at N and 10 N, the twins at 10^5, ML-DSA through probes) need PQSCOPE_SLOW_TESTS=1."""
+modes at N and 10 N, the twins at 10^5, ML-DSA through probes) are marked slow: the slow tier."""
 
 import csv
 import json
@@ -18,10 +18,9 @@ import pytest
 from pqscope.targets.vboard import virtual_board_serial
 
 ROOT = Path(__file__).resolve().parents[2]
-SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
 # No-leak needs 1000 signatures per class: the classes are balanced (pairs), so 2000 is enough.
 NO_LEAK_N = 2000
-slow = pytest.mark.skipif(not SLOW, reason="long run: set PQSCOPE_SLOW_TESTS=1")
+slow = pytest.mark.slow  # the slow tier only (tests/support/pytest_session.py)
 
 
 def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str, jobs: int = 1, exact: bool = False) -> dict:
@@ -51,7 +50,7 @@ NONCES = ["derived-nonce", "random-nonce", "nonce-division"]
 
 # The nonce twins' exact check is test_taint_virtual's; the statistics cannot see a nonce either
 # way, so their test at the default size would repeat the other twins': at 10^5 they run too. One
-# twin's statistics at 2,000 in the default suite, the others' with PQSCOPE_SLOW_TESTS=1.
+# twin's statistics at 2,000 in the default suite, the others' in the slow tier.
 @pytest.mark.parametrize("pattern, n", [
     ("udiv", NO_LEAK_N), *(pytest.param(pattern, NO_LEAK_N, marks=slow) for pattern in ("early-exit", "branch")),
     *(pytest.param(pattern, 100_000, marks=slow) for pattern in ("early-exit", "branch", "udiv", *NONCES))])
@@ -86,7 +85,7 @@ def test_once_the_exact_check_found_a_leak_the_statistics_stop_at_20_signatures(
     assert [item["by"] for item in document["evidence"]][-1] == "exact check"
 
 
-# At 168 MHz only with PQSCOPE_SLOW_TESTS=1 (minutes: the flash model is slow to emulate); the
+# At 168 MHz in the slow tier only (minutes: the flash model is slow to emulate); the
 # replay's stand-in board (test_replay_virtual.py) convicts the same leak at 168 MHz.
 @pytest.mark.parametrize("clock, hz, wait_states, impl, verdict",
                          [("benchmark", 24_000_000, 0, "leaky", "no-leak"),

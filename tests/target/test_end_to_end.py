@@ -4,8 +4,8 @@ runs again from the same seed and replays bit-identically, cycles included, and 
 without a host reference (the controls). Every other image's outputs are checked on the device
 against its host reference by the transcript test, through the same device session.
 
-Rows marked "slow" in the catalogue (billions of cycles per sample) run only with
-PQSCOPE_SLOW_TESTS=1, e.g. `PQSCOPE_SLOW_TESTS=1 ctest --preset stm32f4discovery -R e2e`.
+Rows marked "slow" in the catalogue (billions of cycles per sample) are marked slow: the slow
+tier runs them, e.g. `ctest --preset stm32f4discovery-slow -R e2e`.
 PQSCOPE_E2E_SHARD=i/n runs every n-th row from row i, so that ctest runs the shards side by side."""
 
 import csv
@@ -29,7 +29,6 @@ REPLAYED = {("ml-dsa-44", "m4f"), ("falcon-512", "fpemu-m4"), ("fndsa_provisiona
             ("falcon-fp-mul", "fpnative")}
 
 
-RUN_SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
 SHARD, SHARDS = map(int, os.environ.get("PQSCOPE_E2E_SHARD", "0/1").split("/"))
 
 
@@ -38,8 +37,7 @@ def _catalogue_rows():
     rows = [row for row in catalogue["implementations"] if row["status"] == "ok"
             and ((row["scheme"], row["impl"]) in REPLAYED or "host_reference" not in row)]
     return [
-        pytest.param(row["scheme"], row["impl"], marks=pytest.mark.skipif(
-            row.get("slow", False) and not RUN_SLOW, reason="slow row: set PQSCOPE_SLOW_TESTS=1"))
+        pytest.param(row["scheme"], row["impl"], marks=pytest.mark.slow if row.get("slow", False) else ())
         for row in rows[SHARD::SHARDS]
     ]
 

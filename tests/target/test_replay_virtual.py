@@ -8,7 +8,7 @@ replay is the 24 MHz model: the stand-in's flash stalls are an effect the predic
   found by the statistics on the board's cycles less the replay's prediction, and not without it.
 - A finding in a function the board's image probes is tested on the probe's cycles: the
   function's own time on the board.
-- A constant-time twin does not leak (with PQSCOPE_SLOW_TESTS=1); an interrupted test resumes with
+- A constant-time twin does not leak (the slow tier); an interrupted test resumes with
   its replay; two boards (shards) get the same verdict as one."""
 
 import json
@@ -64,7 +64,7 @@ def test_a_probed_finding_is_tested_on_its_own_time_on_the_board(tmp_path):
     assert 0.5 < confirmation["board_cycles"] / confirmation["model_cycles"] < 2, confirmation
 
 
-@pytest.mark.skipif(os.environ.get("PQSCOPE_SLOW_TESTS") != "1", reason="long run: set PQSCOPE_SLOW_TESTS=1")
+@pytest.mark.slow
 def test_a_constant_time_twin_does_not_leak_on_the_board(tmp_path):
     """2,000 signatures on the 168 MHz stand-in; tests/bench/replay_bench.py runs the twins at 10^5."""
     document, _ = ct_on_stand_in("control-random-nonce", "ct", 2000, tmp_path / "ct")

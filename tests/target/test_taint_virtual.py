@@ -66,14 +66,10 @@ CONSTANT_TIME = {("falcon-512", "fpemu-c"): FALCON, ("falcon-512", "fpemu-m4"): 
                  ("sphincs-sha2-128f-simple", "clean"): ("sphincs-index", "sphincs-chain")}
 
 
-SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
-
-
-# Falcon-512's emulations and SPHINCS+ only with PQSCOPE_SLOW_TESTS=1 (a minute each): FN-DSA-512
+# Falcon-512's emulations and SPHINCS+ in the slow tier only (a minute each): FN-DSA-512
 # declassifies the same sampler and salt, and ctest main-job.virtual checks fpemu-m4's exact check.
 @pytest.mark.parametrize("scheme,impl", [
-    pytest.param(*row, marks=pytest.mark.skipif(row[0] in ("falcon-512", "sphincs-sha2-128f-simple") and not SLOW,
-                                                reason="long run: set PQSCOPE_SLOW_TESTS=1"))
+    pytest.param(*row, marks=pytest.mark.slow if row[0] in ("falcon-512", "sphincs-sha2-128f-simple") else ())
     for row in CONSTANT_TIME])
 def test_a_constant_time_scheme_has_only_declassified_findings(scheme, impl, tmp_path):
     document = taint(scheme, impl, tmp_path)

@@ -4,7 +4,7 @@ transcript digest (SHA3-256 of pk || sk || msg || sig, DIGEST record) equals the
 of its catalogue "host_reference" prints (firmware/transcripts). So ML-DSA m4f/m4fstack must
 compute exactly what PQClean's clean code computes, FN-DSA m4f what ref computes, all three Falcon
 modes what the portable emulated-FP code computes, and each remaining row what its own portable
-sources compute on the host. Slow rows run only with PQSCOPE_SLOW_TESTS=1.
+sources compute on the host. Slow rows are marked slow: the slow tier runs them.
 
 Environment: PQSCOPE_TRANSCRIPTS (default build/host/transcripts), and conftest.py's."""
 
@@ -19,7 +19,6 @@ from pqscope.results.records import sample_seed
 from pqscope.link.protocol import Op, Status
 
 TRANSCRIPTS = Path(os.environ.get("PQSCOPE_TRANSCRIPTS", ROOT / "build/host/transcripts"))
-RUN_SLOW = os.environ.get("PQSCOPE_SLOW_TESTS") == "1"
 MASTER_SEED = b"pqscope transcript vectors"
 MESSAGE_LENGTHS = (33, 1024)  # a short message and the longest one a RUN allows
 ROWS = [row for row in catalogue_rows() if row["status"] == "ok" and "host_reference" in row]
@@ -33,8 +32,7 @@ def _host_digest(scheme: str, impl: str, seed: bytes, msg_len: int) -> bytes:
 
 
 @pytest.mark.parametrize("row", [
-    pytest.param(row, id=f"{row['scheme']}/{row['impl']}", marks=pytest.mark.skipif(
-        row.get("slow", False) and not RUN_SLOW, reason="slow row: set PQSCOPE_SLOW_TESTS=1"))
+    pytest.param(row, id=f"{row['scheme']}/{row['impl']}", marks=pytest.mark.slow if row.get("slow", False) else ())
     for row in ROWS
 ])
 def test_device_transcripts_equal_the_host_reference(row, image_session):
