@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/target")]
 
 import numpy as np  # noqa: E402
-from pqscope.analysis.ct_verdict import outcome_label, slow_half  # noqa: E402
+from pqscope.analysis.confirmation import outcome_label, slow_half  # noqa: E402
 from pqscope.analysis.replay import REPLAY_DIRECTORY, read_intervals  # noqa: E402
-from pqscope.measure.runner import shard_directories  # noqa: E402
+from pqscope.measure.capture import shard_directories  # noqa: E402
 from standin import ct_on_stand_in  # noqa: E402
 
 OUT = ROOT / "runs" / "replay"

@@ -13,7 +13,8 @@ import atheris
 
 with atheris.instrument_imports():
     from pqscope.link.frames import DELIMITER, MAX_PAYLOAD, Frame, FrameDecoder, encode_frame
-    from pqscope.link.protocol import PROTOCOL_VERSION, ProtocolError, decode_message
+    from pqscope.link.protocol import PROTOCOL_VERSION, ProtocolError
+    from pqscope.link.messages import decode_message
 
 
 def feed_in_chunks(decoder: FrameDecoder, data: bytes, provider: atheris.FuzzedDataProvider) -> list[Frame]:

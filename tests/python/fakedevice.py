@@ -13,27 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pqscope.link.frames import FrameDecoder
-from pqscope.link.protocol import (
-    PROTOCOL_VERSION,
-    RUN_FLAG_DIGEST,
-    Digest,
-    Done,
-    ErrorCode,
-    ErrorRecord,
-    Hello,
-    Info,
-    KeygenSlot,
-    Op,
-    Probe,
-    ProbeName,
-    ProbeReading,
-    Run,
-    Sample,
-    SignSlot,
-    Status,
-    decode_message,
-    encode_message,
-)
+from pqscope.link.protocol import PROTOCOL_VERSION, RUN_FLAG_DIGEST, ErrorCode, Op, Status
+from pqscope.link.messages import (Digest, Done, ErrorRecord, Hello, Info, KeygenSlot, Probe, ProbeName, ProbeReading,
+                                   Run, Sample, SignSlot, decode_message, encode_message)
 
 MAX_MSG_LEN = 1024
 

@@ -9,7 +9,7 @@ from pqscope.project.build import (BuildError, ImageSize, build_emulator, build_
                            read_size)
 from pqscope.project.catalogue import find_implementation, load_catalogue
 from pqscope.project.errors import PqscopeError, UnknownNameError
-from pqscope.targets.target import open_target
+from pqscope.targets.kinds import open_target
 from pqscope.project.toolchain import Toolchain
 
 
@@ -205,7 +205,7 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
 
 def test_a_resumed_run_builds_with_the_toolchain_it_was_built_with(fake_repo):
     from pqscope.results.runmeta import RunMeta
-    from pqscope.measure.runner import resumed_board
+    from pqscope.measure.measurement import resumed_board
 
     clang = RunMeta(kind="run", board="virtual", toolchain={"compiler": "clang", "opt": "-Os"})
     assert resumed_board(fake_repo, clang).build_tree == "stm32f4discovery.clang.Os"

@@ -14,7 +14,8 @@ from pqscope.results.records import sample_seed
 from pqscope.jobs.bench import BENCH_SAMPLES, BENCH_SEED
 from pqscope.cli import cli
 from pqscope.link.frames import FrameDecoder
-from pqscope.link.protocol import PROTOCOL_VERSION, Info, Op, decode_message
+from pqscope.link.protocol import PROTOCOL_VERSION, Op
+from pqscope.link.messages import Info, decode_message
 from pqscope.targets.vboard import virtual_board_serial
 
 

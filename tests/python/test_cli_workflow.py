@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from pqscope.cli import cli
 from pqscope.results.runmeta import RunMeta
-from pqscope.measure.runner import resumed_implementation
+from pqscope.measure.measurement import resumed_implementation
 
 RUN = ("run", "--scheme", "ml-dsa-44", "--impl", "m4f")
 FLASH = ("flash", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f")

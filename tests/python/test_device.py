@@ -5,7 +5,8 @@ import pytest
 from fakedevice import Behaviour, fake_cycles, fake_probe, fake_stack, make_info
 from pqscope.link.device import DeviceError, DeviceTimeout
 from pqscope.link.frames import FrameDecoder
-from pqscope.link.protocol import Hello, Info, Op, Probe, Run, Status, VersionMismatch, decode_message
+from pqscope.link.messages import Hello, Info, Probe, Run, decode_message
+from pqscope.link.protocol import Op, Status, VersionMismatch
 from pqscope.link.transport import TransportError, open_port
 
 SEED = bytes(range(32))

@@ -4,7 +4,8 @@ import pytest
 
 from fakedevice import Behaviour, fake_digest
 from pqscope.link.device import DeviceError
-from pqscope.link.protocol import RUN_FLAG_DIGEST, Digest, Op, ProtocolError, Run, decode_message, encode_message
+from pqscope.link.protocol import RUN_FLAG_DIGEST, Op, ProtocolError
+from pqscope.link.messages import Digest, Run, decode_message, encode_message
 from pqscope.link.frames import FrameDecoder
 
 SEED = bytes(range(32))

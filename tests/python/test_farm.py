@@ -15,7 +15,8 @@ from rich.console import Console
 from pqscope.project.boards import get_board
 from pqscope.project.errors import PqscopeError
 from pqscope.targets.farm import Place
-from pqscope.targets.target import LabgridTarget, Link
+from pqscope.targets.serial import LabgridTarget
+from pqscope.targets.target import Link
 
 REPO = Path(__file__).resolve().parents[2]
 

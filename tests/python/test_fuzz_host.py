@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pqscope.link.frames import DELIMITER, MAX_PAYLOAD, Frame, FrameDecoder, encode_frame
-from pqscope.link.protocol import PROTOCOL_VERSION, MessageType, ProtocolError, decode_message
+from pqscope.link.protocol import PROTOCOL_VERSION, MessageType, ProtocolError
+from pqscope.link.messages import decode_message
 
 EXAMPLES = int(os.environ.get("PQSCOPE_FUZZ_EXAMPLES", "300"))
 fuzz = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

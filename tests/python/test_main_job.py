@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from main_job import SECTIONS
-from pqscope.targets import target as targets
+from pqscope.targets import serial
 from pqscope.cli import cli
 from pqscope.results import store
 from report_layout import blemishes, html_sections, markdown_sections, too_wide
@@ -38,7 +38,7 @@ def test_the_main_job_on_two_boards_writes_the_virtual_boards_sections(fake_repo
         device.info = replace(device.info, scheme=elf.parent.name, impl=elf.stem)
         device.reset()
 
-    monkeypatch.setattr(targets, "openocd_flash", flash)
+    monkeypatch.setattr(serial, "openocd_flash", flash)
     connection = []
     for probe in ("PROBE0", "PROBE1"):
         devices[probe], port = pty_device()

@@ -7,25 +7,9 @@ from hypothesis import strategies as st
 
 from fakedevice import make_info
 from pqscope.link.frames import Frame, FrameDecoder
-from pqscope.link.protocol import (
-    Done,
-    ErrorCode,
-    ErrorRecord,
-    Hello,
-    MessageType,
-    Op,
-    Probe,
-    ProbeName,
-    ProbeReading,
-    PROTOCOL_VERSION,
-    ProtocolError,
-    Run,
-    Sample,
-    Status,
-    VersionMismatch,
-    decode_message,
-    encode_message,
-)
+from pqscope.link.messages import (Done, ErrorRecord, Hello, Probe, ProbeName, ProbeReading, Run, Sample,
+                                   decode_message, encode_message)
+from pqscope.link.protocol import ErrorCode, MessageType, Op, PROTOCOL_VERSION, ProtocolError, Status, VersionMismatch
 
 
 def decoded(wire: bytes):

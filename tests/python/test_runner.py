@@ -18,8 +18,12 @@ from pqscope.analysis.ct import CtCapture
 from pqscope.link.device import DeviceSession
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Op
-from pqscope.measure.runner import Runner, SampleCapture
-from pqscope.targets.target import Connection, Image, Link, SerialTarget, Target, VirtualTarget, open_target
+from pqscope.measure.runner import Runner
+from pqscope.measure.capture import SampleCapture
+from pqscope.targets.target import Connection, Image, Link, Target
+from pqscope.targets.serial import SerialTarget
+from pqscope.targets.virtual import VirtualTarget
+from pqscope.targets.kinds import open_target
 from pqscope.results import store
 
 OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)

@@ -9,7 +9,8 @@ from conftest import HERE
 from fakedevice import make_info
 from pqscope.link.device import DeviceSession, DeviceTimeout
 from pqscope.link.frames import FrameDecoder
-from pqscope.link.protocol import Op, decode_message
+from pqscope.link.protocol import Op
+from pqscope.link.messages import decode_message
 from pqscope.link.transport import open_port
 from pqscope.targets.vboard import VBoardError, VirtualBoard, virtual_board_serial
 

@@ -12,7 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from pqscope.project.boards import get_board
 from pqscope.project.console import stderr
-from pqscope.targets.target import Link, VirtualTarget
+from pqscope.targets.target import Link
+from pqscope.targets.virtual import VirtualTarget
 import pytest_session  # noqa: E402
 
 # Each session a temporary directory of its own (see the module).

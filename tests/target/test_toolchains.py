@@ -20,7 +20,8 @@ from pqscope.project.build import code_digest
 from pqscope.results.records import sample_seed
 from pqscope.project.console import stderr
 from pqscope.link.protocol import Op, Status
-from pqscope.targets.target import Link, VirtualTarget
+from pqscope.targets.target import Link
+from pqscope.targets.virtual import VirtualTarget
 from pqscope.project.toolchain import COMPILERS
 
 SCHEME, IMPL = "ml-dsa-44", "m4f"  # C and Thumb-2 assembly, as most rows

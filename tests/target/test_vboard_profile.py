@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 from pqscope.link.frames import FrameDecoder
-from pqscope.link.protocol import KeygenSlot, Op, Run, Sample, SignSlot, decode_message, encode_message
+from pqscope.link.messages import KeygenSlot, Run, Sample, SignSlot, decode_message, encode_message
+from pqscope.link.protocol import Op
 
 EMULATOR = os.environ["PQSCOPE_VBOARD_EXE"]
 IMAGE = os.environ["PQSCOPE_IMAGE"]

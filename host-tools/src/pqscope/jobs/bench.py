@@ -7,12 +7,13 @@ from pathlib import Path
 import click
 
 from ..link.protocol import Op
-from ..measure.runner import Runner, SampleCapture
+from ..measure.capture import SampleCapture
+from ..measure.runner import Runner
 from ..project.boards import get_board
 from ..project.catalogue import find_implementation, load_catalogue
 from ..project.console import stderr
 from ..project.errors import PqscopeError
-from ..targets.target import open_target
+from ..targets.kinds import open_target
 
 # (scheme, impl) pairs measured, when the catalogue has them; the first is the reference figure.
 BENCH_IMPLEMENTATIONS = (("ml-dsa-44", "m4f"), ("falcon-512", "fpemu-m4"))

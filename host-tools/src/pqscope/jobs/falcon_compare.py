@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Protocol
 
 from ..link.protocol import Op
-from ..measure.runner import Runner, SampleCapture
+from ..measure.capture import SampleCapture
+from ..measure.runner import Runner
 from ..project.catalogue import Implementation, find_implementation
 from ..project.errors import PqscopeError
 from ..results.runs import load_run, runs_document

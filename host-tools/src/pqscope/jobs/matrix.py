@@ -43,7 +43,8 @@ from ..project.toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolch
 from ..results import store
 from ..results.records import sample_seed
 from ..results.rundir import make_empty_directory, write_atomically
-from ..targets.target import Link, open_target
+from ..targets.kinds import open_target
+from ..targets.target import Link
 
 PLAN = "matrix-plan.json"
 CELL = "cell.json"

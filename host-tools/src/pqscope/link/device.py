@@ -10,8 +10,9 @@ import serial
 
 from ..project.errors import PqscopeError
 from .frames import DELIMITER, Frame, FrameDecoder
-from .protocol import (RUN_FLAG_DIGEST, Command, Digest, Done, ErrorCode, ErrorRecord, Hello, Info, KeygenSlot, Op,
-                       Probe, ProbeName, ProtocolError, Record, Run, Sample, SignSlot, decode_message, encode_message)
+from .messages import (Command, Digest, Done, ErrorRecord, Hello, Info, KeygenSlot, Probe, ProbeName, Record, Run,
+                       Sample, SignSlot, decode_message, encode_message)
+from .protocol import RUN_FLAG_DIGEST, ErrorCode, Op, ProtocolError
 from .transport import TransportError
 
 

@@ -8,199 +8,26 @@ import contextlib
 import queue
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, replace
 from importlib.metadata import version
 from pathlib import Path
-from typing import ClassVar
 
 from rich.console import Console
 
 from ..link.device import Cancelled, DeviceSession
-from ..link.protocol import Info, Op
-from ..project.boards import Board, get_board
-from ..project.build import PLAIN, Variant, build_info, code_digest
-from ..project.catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
+from ..link.messages import Info
+from ..project.build import build_info, code_digest
+from ..project.catalogue import Implementation
 from ..project.console import progress
 from ..project.errors import PqscopeError
-from ..project.toolchain import DEFAULT_TOOLCHAIN, Toolchain
-from ..results.probes import ProbeSet, probe_columns, probe_inflation
-from ..results.records import Row
-from ..results.rundir import (CSV_FIELDS, RunDirectory, is_suite, keep_complete_samples, member_state,
-                              resume_parameters, sort_by_sample, start_suite, suite_parameters, write_meta)
-from ..results.runmeta import RunMeta
+from ..results.probes import ProbeSet, probe_columns
+from ..results.rundir import RunDirectory, resume_parameters, write_meta
+from ..results.runmeta import RunMeta, timestamp
 from ..results.store import save
-from ..targets.target import Connection, Profiling, Tainting, Target
-from .capture import capture, check_info
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
-
-
-@dataclass(frozen=True)
-class Shard:
-    """Part `index` of `count` of a capture's samples, measured by a board of its own: the samples
-    are dealt in pairs (a constant-time test's pair holds one signature of each class), in turn.
-    Which samples a shard measures is all that depends on the count: a sample's result is the
-    same on any shard (the firmware times each operation alike whatever ran before it)."""
-
-    index: int = 0
-    count: int = 1
-
-    def owns(self, sample: int) -> bool:
-        return (sample // 2) % self.count == self.index
-
-    def directory(self, run: Path) -> Path:
-        """Where the shard's own files go: the board's bytes (raw.bin) and the target's files."""
-        return run if self.count == 1 else run / SHARDS_DIRECTORY / str(self.index)
-
-
-SHARDS_DIRECTORY = "shards"
-
-
-def shard_directories(run: Path) -> list[Path]:
-    """The directories of every shard that measured in `run`, with whatever shard count."""
-    shards = run / SHARDS_DIRECTORY
-    return [run, *(sorted(path for path in shards.iterdir() if path.is_dir()) if shards.is_dir() else [])]
-
-
-class Capture:
-    """What a measurement captures, and how its records are written, kept on resume and finished."""
-
-    kind: ClassVar[str]  # meta.json's "kind", and the command that resumes it
-    view: ClassVar[str | None] = None  # the kind of result its document is (results.store.FILES), if it has one
-    unit: ClassVar[str]  # what one record is called in messages
-    samples_name: ClassVar[str]
-    fields: ClassVar[tuple[str, ...]]  # the CSV's columns, before those of the image's probes
-    progress: str = ""  # what the progress line shows besides the count (e.g. a sequential test's last look)
-    reports: bool = True  # write report.md and report.html beside the document (`pqscope report` can later)
-
-    def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, variant: Variant = PLAIN):
-        self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len
-        # The probed image's probes replace the virtual board's profiler: it measures as a board would.
-        self.variant = variant
-
-    @classmethod
-    def from_meta(cls, meta: RunMeta) -> "Capture":
-        """The capture an interrupted measurement began, from its meta.json."""
-        raise NotImplementedError
-
-    def parameters(self) -> dict:
-        """Its own entries of meta.json, besides samples, msg_len and master_seed."""
-        return {}
-
-    def label(self, implementation: Implementation) -> str:
-        return f"{implementation.scheme} {implementation.impl}"
-
-    def keep(self, path: Path, profiled: bool) -> list:
-        """Resuming: the records of `path` to keep (files rewritten to hold just those)."""
-        raise NotImplementedError
-
-    def instrumented(self, target: Target) -> bool:
-        """Whether `target` records what `profiling` asks for (raises if the capture needs it and
-        the target cannot)."""
-        return False
-
-    def profiling(self, implementation: Implementation, directory: Path) -> Profiling | Tainting | None:
-        """What an instrumented target records besides the UART, into a shard's `directory`."""
-        return None
-
-    def check_image(self, implementation: Implementation, elf: Path) -> None:
-        """Raises, before anything runs, what makes the image unfit for this capture."""
-
-    def companion(self) -> "tuple[Capture, str] | None":
-        """A capture measured before this one's records, into that subdirectory of its run
-        directory, so that its result can decide when this one stops (None: none)."""
-        return None
-
-    def take_companion(self, document: dict) -> None:
-        """The companion's result document, before `finish`."""
-
-    def alongside(self, runner: "Runner", implementation: Implementation, elf: Path,
-                  path: Path) -> contextlib.AbstractContextManager:
-        """What runs beside the whole measurement of `elf` by `runner` into `path` (its companion,
-        records and `finish`), ended when the measurement ends (e.g. a board's replay)."""
-        return contextlib.nullcontext()
-
-    def records(self, session: DeviceSession, info: Info, kept: list, shard: "Shard") -> Iterator:
-        """Captures the records of `shard` not in `kept` from the board answering `session`
-        (`info` is its INFO), yielding each once it is complete. Runs in the shard's own thread:
-        what it learns for meta.json waits for `update`."""
-        raise NotImplementedError
-
-    def update(self, meta: RunMeta) -> None:
-        """In the runner's thread, after each record: moves what the shards learnt into `meta`."""
-
-    def write(self, run_dir: RunDirectory, record) -> None:
-        raise NotImplementedError
-
-    def stop_reason(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
-                    profiled: bool) -> str | None:
-        """After each record: why the capture can end before all its samples (None: go on)."""
-        return None
-
-    def finish(self, implementation: Implementation, path: Path, records: list, meta: RunMeta,
-               profiled: bool) -> "Finished | None":
-        """After a complete capture: its result, kept in meta.json as "result" and, for a capture
-        with a `view`, written as that kind of result with its reports (None: no result)."""
-        return None
-
-
-class SampleCapture(Capture):
-    """Samples of key generation, signing and verification (`pqscope run`): one record per sample,
-    its rows in samples.csv."""
-
-    kind, unit, samples_name, fields = "run", "samples", "samples.csv", CSV_FIELDS
-
-    def __init__(self, ops: tuple[Op, ...], samples: int, master_seed: bytes, msg_len: int, *,
-                 variant: Variant = PLAIN):
-        super().__init__(samples, master_seed, msg_len, variant=variant)
-        self.ops = ops
-
-    @classmethod
-    def from_meta(cls, meta: RunMeta) -> "SampleCapture":
-        return cls(tuple(op for op in Op if op.label in meta.ops), meta.samples, meta.seed, meta.msg_len,
-                   variant=variant_from_json(meta.variant))
-
-    def parameters(self) -> dict:
-        return {"ops": [op.label for op in self.ops], "seed_derivation": "sha256(master_seed || u32le(sample_id))"}
-
-    def keep(self, path: Path, profiled: bool) -> list[list[Row]]:
-        samples: dict[int, list[Row]] = {}
-        for row in keep_complete_samples(path / self.samples_name, self.master_seed):
-            samples.setdefault(row.sample_id, []).append(row)
-        return list(samples.values())
-
-    def records(self, session, info, kept, shard) -> Iterator[list[Row]]:
-        return capture(session, ops=self.ops, samples=self.samples, msg_len=self.msg_len, master_seed=self.master_seed,
-                       skip={rows[0].sample_id for rows in kept}, owns=shard.owns, board=info.board_serial)
-
-    def write(self, run_dir: RunDirectory, record: list[Row]) -> None:
-        run_dir.write_rows(record)
-
-    def finish(self, implementation, path, records, meta, profiled) -> "Finished | None":
-        """samples.csv in sample order; with probes, what they added to each operation's total
-        (meta.json's "result")."""
-        sort_by_sample(path / self.samples_name)
-        if not meta.probes:
-            return None
-        probes = ProbeSet.from_json(meta.probes)
-        timed = [row for rows in records for row in rows if row.status.timed]
-        return Finished({"probe_inflation": {op.label: probe_inflation(probes, [r.probes for r in timed if r.op == op],
-                                                                       [r.cycles for r in timed if r.op == op])
-                                             for op in self.ops}})
-
-
-@dataclass(frozen=True)
-class Finished:
-    """A complete capture's result: its document and, for a constant-time test, the values that
-    decided its verdict per signature (classes, values, and a replayed board's raw cycles), which
-    the report plots."""
-
-    document: dict
-    evidence: tuple[list, ...] | None = None
+from ..targets.target import Connection, Target
+from .capture import Capture, Shard, check_info, variant_json
+from .measurement import Member
 
 
 @dataclass
@@ -273,7 +100,7 @@ class Runner:
             meta = resumed or self._new_meta(implementation, image, what)
             meta.code_sha256, meta.timing_model = code, model
             if resumed:
-                meta.resumed_at = [*(meta.resumed_at or []), _now()]
+                meta.resumed_at = [*(meta.resumed_at or []), timestamp()]
             meta.status, meta.samples_completed = "running", len(records)
             write_meta(path, meta)
             connections: list[Connection] = []
@@ -330,7 +157,7 @@ class Runner:
                 meta.status = f"failed: {error}"
                 raise
             finally:
-                meta.finished_at = _now()
+                meta.finished_at = timestamp()
                 self._keep_stats(meta, connections)
                 write_meta(path, meta)
             outcome = Outcome(meta, records)
@@ -418,7 +245,7 @@ class Runner:
             kind=what.kind, board=board.name, scheme=implementation.scheme, impl=implementation.impl,
             samples=what.samples, msg_len=what.msg_len, master_seed=what.master_seed.hex(),
             tool_version=version("pqscope"), command_line=sys.argv, build=build_info(self.target.root, board),
-            started_at=_now(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
+            started_at=timestamp(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
             clock=board.clock.name, clock_hz=board.clock_hz, flash_wait_states=board.clock.flash_wait_states,
             toolchain=board.toolchain.to_json(), **what.parameters(), variant=variant_json(what.variant),
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
@@ -488,102 +315,3 @@ class _Failed:
 _FINISHED = object()
 
 
-def variant_json(variant: Variant) -> dict | None:
-    """meta.json's "variant": absent for the plain image."""
-    return {"probed": True, "extra_probes": list(variant.extra_probes)} if variant.probed else None
-
-
-def variant_from_json(data) -> Variant:
-    if data is None:
-        return PLAIN
-    if not (isinstance(data, dict) and data.get("probed") is True and isinstance(data.get("extra_probes"), list)
-            and all(isinstance(name, str) for name in data["extra_probes"])):
-        raise PqscopeError(f"cannot resume: meta.json's 'variant' is damaged ({data!r})")
-    return Variant(True, tuple(data["extra_probes"]))
-
-
-@dataclass(frozen=True)
-class Member:
-    """One implementation of a run or suite, and where it stands."""
-
-    implementation: Implementation
-    path: Path
-    resume_from: RunMeta | None = None  # the meta.json of an interrupted run to go on with
-    complete: bool = False  # measured to the end before: kept as it is
-
-
-def member_path(suite: Path, implementation: Implementation) -> Path:
-    return suite / f"{implementation.scheme}-{implementation.impl}"
-
-
-def new_suite(path: Path, board: Board, implementations: list[Implementation], what: SampleCapture, *,
-              ct_signatures: int = 0, ct_replay: bool = True) -> list[Member]:
-    """A suite directory whose manifest (suite.json) lists its members and shared parameters (and
-    the signatures of each member's constant-time test, 0: none, and whether a board's test is
-    replayed), written before any member starts so that a killed suite can be resumed as a whole."""
-    start_suite(path, {
-        "schema": 1, "kind": "suite", "command_line": sys.argv, "started_at": _now(), "board": board.name,
-        "clock": board.clock.name, "toolchain": board.toolchain.to_json(),
-        "members": [{"scheme": row.scheme, "impl": row.impl} for row in implementations],
-        "ops": [op.label for op in what.ops], "samples": what.samples, "msg_len": what.msg_len,
-        "master_seed": what.master_seed.hex(), **({"variant": variant_json(what.variant)} if what.variant.probed else {}),
-        "ct_signatures": ct_signatures, "ct_replay": ct_replay,
-    })
-    return [Member(row, member_path(path, row)) for row in implementations]
-
-
-def resumed_implementation(root: Path, meta: RunMeta) -> Implementation:
-    """The implementation a run measured: its own directory (--impl-dir) or a catalogue row."""
-    if meta.impl_dir is not None:
-        return implementation_from_dir(Path(meta.impl_dir), meta.scheme, meta.impl, meta.impl_stack_bytes)
-    return find_implementation(load_catalogue(root), meta.scheme, meta.impl)
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What a command measures: the board at its clock, the capture, and its members (one
-    implementation, or a suite's), each new, to go on with, or complete."""
-
-    board: Board
-    what: Capture
-    members: list[Member]
-
-
-def resumed(root: Path, path: Path, kind: type[Capture]) -> Measurement:
-    """What resuming the measurement at `path` (a capture of `kind`, or a suite of runs) measures,
-    with the parameters it began with (meta.json, or a suite's suite.json): complete members stay
-    as they are, the interrupted one goes on, those never started start."""
-    if kind is SampleCapture and is_suite(path):
-        return _resumed_suite(root, path)
-    meta = resume_parameters(path, kind=kind.kind)
-    return Measurement(resumed_board(root, meta), kind.from_meta(meta),
-                       [Member(resumed_implementation(root, meta), path, meta)])
-
-
-def _resumed_suite(root: Path, path: Path) -> Measurement:
-    manifest = suite_parameters(path)
-    what = SampleCapture(tuple(op for op in Op if op.label in manifest["ops"]), manifest["samples"],
-                         bytes.fromhex(manifest["master_seed"]), manifest["msg_len"],
-                         variant=variant_from_json(manifest.get("variant")))
-    catalogue = load_catalogue(root)
-    members = []
-    for entry in manifest["members"]:
-        implementation = find_implementation(catalogue, entry["scheme"], entry["impl"])
-        run_path = member_path(path, implementation)
-        meta = member_state(run_path)
-        complete = meta is not None and meta.status == "complete" and meta.samples_completed == meta.samples
-        members.append(Member(implementation, run_path, meta, complete))
-    return Measurement(board_at_clock(root, manifest["board"], manifest.get("clock"),
-                                      Toolchain.from_json(manifest.get("toolchain"))), what, members)
-
-
-def board_at_clock(root: Path, name: str, clock: str | None, built_with: Toolchain = DEFAULT_TOOLCHAIN) -> Board:
-    """Board `name` at clock `clock` (None: its default one), its images built `built_with`."""
-    board = get_board(root, name)
-    return (board.at_clock(clock) if clock else board).built_with(built_with)
-
-
-def resumed_board(root: Path, meta: RunMeta) -> Board:
-    """The board a run measured on, at the clock it measured at, its images built as they were
-    (older runs: the defaults)."""
-    return board_at_clock(root, meta.board, meta.clock, Toolchain.from_json(meta.toolchain))

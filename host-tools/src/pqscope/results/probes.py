@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..link.protocol import Info, ProbeReading
+from ..link.messages import Info, ProbeReading
 from ..project.elf import read_symbols
 from ..project.errors import PqscopeError
 

@@ -4,7 +4,8 @@ sample reproducible from the run's master seed."""
 import hashlib
 from dataclasses import dataclass
 
-from ..link.protocol import Op, ProbeReading, Status
+from ..link.messages import ProbeReading
+from ..link.protocol import Op, Status
 
 
 @dataclass(frozen=True)

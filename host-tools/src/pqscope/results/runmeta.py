@@ -4,6 +4,7 @@ changes (rundir.write_meta); reports and `--resume` read it back through `RunMet
 checks what they need."""
 
 import dataclasses
+import time
 import types
 import typing
 from dataclasses import dataclass, field
@@ -126,3 +127,8 @@ def _has_type(value, annotation) -> bool:
 
 def _type_name(annotation) -> str:
     return {str: "a string", int: "an integer", dict: "an object", list: "a list"}[_base_type(annotation)]
+
+
+def timestamp() -> str:
+    """Now, as meta.json and a suite's manifest record times."""
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")

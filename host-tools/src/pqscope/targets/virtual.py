@@ -1,0 +1,95 @@
+"""The virtual board as a target: the emulator loads the image itself, prices every cycle with its
+timing model, and profiles or taint-tracks what it runs."""
+
+import contextlib
+import functools
+import hashlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.console import Console
+
+from ..project.boards import Board
+from ..project.build import build_emulator
+from ..project.console import working
+from ..project.errors import PqscopeError
+from ..project.metadata import load_json
+from .target import Link, Target, Uart
+from .vboard import VirtualBoard, virtual_board_serial
+
+STATS_FILE = "vboard-stats.json"
+
+
+class VirtualTarget(Target):
+    """The virtual board: the emulator loads the image itself and profiles what it runs."""
+
+    kind = "virtual"
+    profiles = True
+    taints = True
+
+    @staticmethod
+    def runs_on(board: Board) -> str:
+        return f"emulator ({board.emulates} images)"
+
+    @classmethod
+    def for_shards(cls, root, board, links, jobs) -> list[Target]:
+        """An emulator per shard, as many as the machine has cores unless `jobs` says, each a board
+        with a serial number of its own."""
+        return [cls(root, board, links[0], number=number) for number in range(jobs or os.cpu_count() or 1)]
+
+    def flash(self, elf: Path, console: Console) -> None:
+        raise PqscopeError(f"board {self.board.name} is emulated: it loads the image itself, there is nothing "
+                           "to flash")
+
+    def __init__(self, root: Path, board: Board, link: Link = Link(), *, emulator: Path | None = None,
+                 number: int = 0, emulator_args: tuple[str, ...] = ()):
+        super().__init__(root, board, link)
+        self._emulator = emulator  # None: built from the host tree
+        self.serial = virtual_board_serial(number)
+        self.emulator_args = emulator_args  # given to every emulator it starts (e.g. --taint)
+
+    def prepare(self, console: Console) -> None:
+        if self._emulator is not None:
+            return
+        with working(console, "building the emulator"):
+            self._emulator = _emulator_built(self.root)
+
+    @contextlib.contextmanager
+    def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
+        self.prepare(console)
+        stats_path = stats_dir / STATS_FILE
+        args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args,
+                *(("--hse", "absent") if self.link.without_hse else ()),
+                *(("--max-cycles", str(self.link.max_cycles)) if self.link.max_cycles else ()))
+        uart = None
+        try:
+            with VirtualBoard(self._emulator, elf, stats_path, extra_args=args, serial=self.serial) as vboard:
+                with vboard.open_uart() as port:
+                    uart = Uart(port, vboard.port)
+                    yield uart
+        finally:
+            if uart is not None and stats_path.exists():
+                uart.stats = load_json(stats_path)
+
+    def describe(self) -> dict:
+        return {**super().describe(), **({"hse": "absent"} if self.link.without_hse else {})}
+
+    def timing_model(self) -> str | None:
+        """The emulator executable's SHA-256: its cost model prices every cycle, so a resumed run
+        must be measured by the same one."""
+        return _file_digest(self._emulator) if self._emulator is not None else None
+
+
+@functools.cache
+def _file_digest(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as error:
+        raise PqscopeError(f"cannot read the emulator {path}: {error.strerror}") from None
+
+
+@functools.cache
+def _emulator_built(root: Path) -> Path:
+    """The emulator, built once per process (every shard's target runs the same one)."""
+    return build_emulator(root)
