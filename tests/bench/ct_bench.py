@@ -93,7 +93,7 @@ def bench_shards(args) -> None:
 
 
 def bench_farm(args) -> None:
-    sys.path.insert(0, str(ROOT / "tests/target"))
+    sys.path.insert(0, str(ROOT / "tests/virtual-board"))
     from labgrid_farm import LabgridFarm
 
     # Each place count runs a short and a long test: the difference of their wall times is the time

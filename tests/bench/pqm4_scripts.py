@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/target")]
+sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/virtual-board")]
 
 from pqm4_own import outcomes, pqm4_tree, run_script, served_board, speed_results  # noqa: E402
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The replay's gains on a stand-in board (issue #31's targets), printed, never asserted: the
-stand-in (tests/target/standin.py) is the virtual board at 168 MHz with flash wait states and noise,
+stand-in (tests/virtual-board/standin.py) is the virtual board at 168 MHz with flash wait states and noise,
 reached over its serial port; the replay beside it is the 24 MHz model (flash free). Each case
 runs `pqscope ct` into runs/replay/<case>/ (resumed there if interrupted; a finished one is read
 back) and prints what decided, at how many signatures, and what the test would need without the
@@ -34,7 +34,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/target")]
+sys.path[:0] = [str(ROOT / "host-tools/src"), str(ROOT / "tests/virtual-board")]
 
 import numpy as np  # noqa: E402
 from pqscope.analysis.confirmation import outcome_label, slow_half  # noqa: E402

@@ -1,7 +1,7 @@
 """Labgrid places as pqscope reads them (pqscope.targets.farm), against a stand-in labgrid-client that
 prints a place environment, and flashing a place's board through its exporter (stand-ins for
 ssh and scp run the exporter's side on this machine); the real farm is
-tests/target/test_labgrid_virtual.py."""
+tests/virtual-board/test_labgrid_virtual.py."""
 
 import json
 import os

@@ -1,6 +1,6 @@
 """The main job through two boards (fake devices on ptys, flashed by a stand-in for OpenOCD): the
 suite's cycles, then each member's constant-time test, and one report with every section the
-virtual board's has (tests/target/test_main_job_virtual.py), readable at 1280 pixels."""
+virtual board's has (tests/virtual-board/test_main_job_virtual.py), readable at 1280 pixels."""
 
 import json
 from dataclasses import replace

@@ -1,4 +1,4 @@
-"""pqm4's own firmware and scripts on the virtual board (tests/target/pqm4_own.py), for ML-DSA-44:
+"""pqm4's own firmware and scripts on the virtual board (tests/virtual-board/pqm4_own.py), for ML-DSA-44:
 test.py and testvectors.py pass for every implementation pqm4 has of it (m4f, m4fstack, PQClean's
 clean), and benchmarks.py's verification cycles for m4f are those `pqscope run` measures (ML-DSA
 verification does not depend on the seed). tests/bench/pqm4_scripts.py runs the same for ML-DSA-44,

@@ -1,4 +1,4 @@
-"""The same Discovery images on QEMU's STM32F405 board (tests/target/qemu_board.py) as on the virtual
+"""The same Discovery images on QEMU's STM32F405 board (tests/virtual-board/qemu_board.py) as on the virtual
 board, driven by the same protocol code: one image per family must give the same transcript
 digests, statuses and stack bytes on both, a check of the virtual board by an emulator no one here
 wrote. Cycles are not compared (QEMU's are not instruction-timed).
