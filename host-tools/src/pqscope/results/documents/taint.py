@@ -1,0 +1,105 @@
+"""The exact check's document (taint.json, and beside a constant-time test its `taint`
+subdirectory's): its verdict, the signatures it followed and what they covered, and each
+instruction whose timing a secret can change (`Finding`)."""
+
+from dataclasses import asdict, dataclass
+
+from .parsing import optional, refused_as, without_absent
+
+LEAK_KINDS = ("branch", "jump", "division")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An instruction whose timing the secret key can change, as taint.json keeps it (each in
+    its `findings`)."""
+
+    kind: str
+    address: int
+    count: int
+    declassified: bool  # caused only by values or decisions the scheme publishes (declared public)
+    region: str | None  # memory hit by an "address" finding
+    function: str | None
+    file: str | None
+    line: int | None
+    declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
+    within: str | None = None  # made inside a call of this function, declared to work on masked values
+    taken: int | None = None  # a branch's executions that went the taken way (None: not a branch, or an older check)
+
+    @property
+    def one_way(self) -> bool:
+        """A branch that went the same way every time it ran: its condition depends on a secret,
+        but the secrets it saw never changed the path (a latent leak, no timing difference yet)."""
+        return self.taken is not None and self.taken in (0, self.count)
+
+    @property
+    def leak(self) -> bool:
+        """A timing difference on this board from a secret nobody declared public."""
+        return self.kind in LEAK_KINDS and not self.declassified
+
+    def to_json(self) -> dict:
+        return {**asdict(self), "address": f"0x{self.address:08x}", "declassified_by": list(self.declassified_by),
+                "leak": self.leak}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        return cls(data["kind"], int(data["address"], 16), data["count"], data["declassified"], data.get("region"),
+                   data.get("function"), data.get("file"), data.get("line"), tuple(data.get("declassified_by", ())),
+                   data.get("within"), data.get("taken"))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """The distinct instructions the signatures ran, and per signature those no earlier one ran."""
+
+    instructions: int
+    new_instructions: tuple[int, ...]
+
+    def to_json(self) -> dict:
+        return {"instructions": self.instructions, "new_instructions": list(self.new_instructions)}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Coverage":
+        return cls(data["instructions"], tuple(data["new_instructions"]))
+
+
+@dataclass(frozen=True)
+class TaintDocument:
+    """The exact check's document, kept in taint.json (`pqscope taint`; `pqscope ct --taint` keeps
+    it in the test's "taint" subdirectory). Fields None were absent from an older check's file and
+    stay absent."""
+
+    scheme: str
+    impl: str
+    board: str
+    signatures: int
+    instructions: int
+    verdict: str  # "leak" or "no-leak"
+    findings: tuple[Finding, ...]
+    built_with: dict | None = None
+    sign_cycles: tuple[int | None, ...] | None = None  # per signature, in their order
+    declassifications: tuple[dict, ...] | None = None  # the catalogue's, as project.catalogue writes them
+    coverage: Coverage | None = None
+
+    @property
+    def leaks(self) -> tuple[Finding, ...]:
+        return tuple(finding for finding in self.findings if finding.leak)
+
+    def to_json(self) -> dict:
+        document = {"scheme": self.scheme, "impl": self.impl, "board": self.board, "built_with": self.built_with,
+                    "signatures": self.signatures, "instructions": self.instructions,
+                    "sign_cycles": None if self.sign_cycles is None else list(self.sign_cycles),
+                    "verdict": self.verdict,
+                    "declassifications": None if self.declassifications is None else list(self.declassifications),
+                    "coverage": None if self.coverage is None else self.coverage.to_json(),
+                    "findings": [finding.to_json() for finding in self.findings]}
+        return without_absent(document, ("built_with", "sign_cycles", "declassifications", "coverage"))
+
+    @classmethod
+    def from_json(cls, data: dict) -> "TaintDocument":
+        with refused_as("the exact check's document (taint.json)"):
+            return cls(data["scheme"], data["impl"], data["board"], data["signatures"], data["instructions"],
+                       data["verdict"], tuple(Finding.from_json(item) for item in data["findings"]),
+                       built_with=data.get("built_with"), sign_cycles=optional(data, "sign_cycles", tuple),
+                       declassifications=optional(data, "declassifications", tuple),
+                       coverage=optional(data, "coverage", Coverage.from_json))
