@@ -17,6 +17,7 @@ from pqscope.cli import cli
 from pqscope.analysis.ct_schedule import CtSample
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
+from pqscope.results.documents.runs import RunsDocument
 from test_cli import assert_one_line_error
 
 SIGN_CYCLES = {"fpnative": 36_000_000, "fpemu-c": 60_000_000, "fpemu-m4": 39_600_000}
@@ -33,8 +34,8 @@ def run_document(mode: str) -> dict:
     def result(op: str, median: float, stack: int) -> dict:
         cycles = {"min": median - 10, "p05": median, "median": median, "mean": median, "p95": median,
                   "max": median + 10, "stdev": 1.0}
-        return {"scheme": "falcon-512", "impl": mode, "op": op, "n": 3, "verified": 3, "cycles": cycles,
-                "stack_bytes": stack, "code_bytes": 90_000}
+        return {"scheme": "falcon-512", "impl": mode, "op": op, "n": 3, "verified": 3, "corrupt_accepted": 0,
+                "cycles": cycles, "stack_bytes": stack, "code_bytes": 90_000}
 
     return {"schema": 1, "board": "virtual", "clock_hz": 24_000_000, "run_dir": "x",
             "results": [result("keygen", KEYGEN_CYCLES[mode], 2500), result("sign", SIGN_CYCLES[mode], 2400),
@@ -64,7 +65,7 @@ class FakeSteps:
 
     def measure(self, implementation, path):
         self.calls.append(("measure", implementation.scheme, implementation.impl, path))
-        return run_document(implementation.impl)
+        return RunsDocument.from_json(run_document(implementation.impl))
 
     def constant_time(self, implementation, n, path):
         self.calls.append(("ct", implementation.scheme, implementation.impl, n, path))

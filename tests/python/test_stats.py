@@ -1,5 +1,4 @@
 import math
-from pathlib import Path
 
 import pytest
 
@@ -11,7 +10,7 @@ from pqscope.results.records import Row, sample_seed
 from pqscope.project.catalogue import find_implementation, load_catalogue
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Op, Status
-from pqscope.results.runs import run_document
+from pqscope.results.documents.runs import RunsDocument
 from pqscope.views.page import to_markdown
 from pqscope.views.runs import page
 from pqscope.results.stats import cycle_stats, summarize
@@ -21,22 +20,22 @@ ML_DSA = find_implementation(load_catalogue(REPO), "ml-dsa-44", "m4f")
 
 def test_cycle_statistics():
     stats = cycle_stats(list(range(1, 101)))
-    assert stats["min"] == 1 and stats["max"] == 100
-    assert stats["median"] == 50.5 and stats["mean"] == 50.5
-    assert stats["p05"] == pytest.approx(5.95) and stats["p95"] == pytest.approx(95.05)
-    assert stats["stdev"] == pytest.approx(math.sqrt(sum((x - 50.5) ** 2 for x in range(1, 101)) / 99))
+    assert stats.min == 1 and stats.max == 100
+    assert stats.median == 50.5 and stats.mean == 50.5
+    assert stats.p05 == pytest.approx(5.95) and stats.p95 == pytest.approx(95.05)
+    assert stats.stdev == pytest.approx(math.sqrt(sum((x - 50.5) ** 2 for x in range(1, 101)) / 99))
 
 
 @pytest.mark.parametrize("cycles", [[123_456_789] * 50, [7]])
 def test_zero_variance_and_single_samples_are_fine(cycles):
     stats = cycle_stats(cycles)
-    assert stats["stdev"] == 0.0
-    assert {stats[key] for key in ("min", "p05", "median", "mean", "p95", "max")} == {cycles[0]}
+    assert stats.stdev == 0.0
+    assert {stats.min, stats.p05, stats.median, stats.mean, stats.p95, stats.max} == {cycles[0]}
 
 
 def test_cycle_counts_beyond_float_precision_keep_exact_extremes():
     huge = 2**60 + 1
-    assert cycle_stats([huge, huge])["max"] == huge
+    assert cycle_stats([huge, huge]).max == huge
 
 
 def test_summary_counts_failures_and_excludes_their_cycles():
@@ -51,16 +50,16 @@ def test_summary_counts_failures_and_excludes_their_cycles():
         Row(2, Op.VERIFY, seed, 12, 20, Status.CORRUPT_ACCEPTED, False),
     ]
     sign, verify = summarize(rows, (Op.SIGN, Op.VERIFY), "ml-dsa-44", "m4f", code_bytes=4242)
-    assert (sign["op"], sign["n"], sign["verified"], sign["stack_bytes"]) == ("sign", 3, 1, 70)
-    assert sign["cycles"]["median"] == 200
-    assert (verify["n"], verify["verified"], verify["corrupt_accepted"]) == (3, 1, 1)
-    assert (verify["cycles"]["min"], verify["cycles"]["max"]) == (10, 12)
-    assert sign["code_bytes"] == verify["code_bytes"] == 4242
-    report = to_markdown(page(run_document("virtual", 24_000_000, Path("runs/x"), [sign, verify]), []))
+    assert (sign.op, sign.n, sign.verified, sign.stack_bytes) == ("sign", 3, 1, 70)
+    assert sign.cycles.median == 200
+    assert (verify.n, verify.verified, verify.corrupt_accepted) == (3, 1, 1)
+    assert (verify.cycles.min, verify.cycles.max) == (10, 12)
+    assert sign.code_bytes == verify.code_bytes == 4242
+    report = to_markdown(page(RunsDocument("virtual", 24_000_000, "runs/x", (sign, verify)).to_json(), []))
     assert report.count("stayed valid with one bit flipped") == 1
     assert "ml-dsa-44 m4f: 1 of 3 signatures stayed valid" in report
     (keygen,) = summarize(rows, (Op.KEYGEN,), "ml-dsa-44", "m4f", code_bytes=1)
-    assert keygen["n"] == 0 and keygen["cycles"] is None and keygen["stack_bytes"] is None
+    assert keygen.n == 0 and keygen.cycles is None and keygen.stack_bytes is None
 
 
 def test_sample_seeds_are_distinct_and_reproducible():

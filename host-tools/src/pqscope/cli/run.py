@@ -67,12 +67,13 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
                                              scheme, impl, impl_dir, stack_bytes, out, what, members, ct_signatures,
                                              replay)
     manifest = suite_parameters(path) if is_suite(path) else {}
+    suite = main_job.SuitePlan(manifest.get("ct_signatures", 0), manifest.get("ct_replay", True)) if manifest else None
     if connection["jobs"] is None and not connection["ports"] and not connection["places"] and not manifest:
         connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
-    interrupted = main_job.measure(measurement, manifest,
+    interrupted = main_job.measure(measurement, suite,
                                    shard_runner(root, measurement.board, capture=measurement.what, **connection),
                                    lambda: shard_runner(root, measurement.board, **connection))
-    kind, document = main_job.answer(path, manifest)
+    kind, document = main_job.answer(path, suite)
     report = None
     if with_report:  # interrupted: what it has
         if kind == "suite":

@@ -13,6 +13,7 @@ from ..project.boards import get_board
 from ..project.catalogue import find_implementation, load_catalogue
 from ..project.console import stderr
 from ..project.errors import PqscopeError
+from ..results.documents.runs import EmulatorStats
 from ..targets.kinds import open_target
 
 # (scheme, impl) pairs measured, when the catalogue has them; the first is the reference figure.
@@ -37,10 +38,10 @@ def emulator_speed(root: Path, board_name: str) -> dict:
             outcome = runner.measure(find_implementation(catalogue, scheme, impl), Path(scratch) / "run", what)
         if outcome.interrupted:
             raise click.Abort()
-        stats = outcome.meta.emulator_stats
-        if not stats or "model_cycles_per_second" not in stats:
+        stats = EmulatorStats.of(outcome.meta)
+        if stats is None or stats.model_cycles_per_second is None:
             raise PqscopeError("the emulator wrote no statistics (model_cycles_per_second) on exit")
-        benchmarks.append({"scheme": scheme, "impl": impl, "model_cycles_per_second": stats["model_cycles_per_second"],
-                           "model_cycles": stats.get("model_cycles"), "run_seconds": stats.get("run_seconds"),
-                           "wall_seconds": stats.get("wall_seconds")})
+        benchmarks.append({"scheme": scheme, "impl": impl, "model_cycles_per_second": stats.model_cycles_per_second,
+                           "model_cycles": stats.model_cycles, "run_seconds": stats.run_seconds,
+                           "wall_seconds": stats.wall_seconds})
     return {**benchmarks[0], "benchmarks": benchmarks}

@@ -22,6 +22,9 @@ from ..measure.capture import SampleCapture
 from ..measure.runner import Runner
 from ..project.catalogue import Implementation, find_implementation
 from ..project.errors import PqscopeError
+from ..results.documents.comparison import (ComparisonDocument, FpOperation, FunctionSummary, ModeFigures, ModeTest,
+                                            OpSummary)
+from ..results.documents.runs import OpResult, RunsDocument
 from ..results.runs import load_run, runs_document
 from .suite import MemberResult, falcon_modes, implementation_entry, profile
 
@@ -42,11 +45,11 @@ def fp_scheme(operation: str) -> str:
 
 
 class Steps(Protocol):
-    """How the comparison runs its parts: `measure(implementation, path)` returns a run document
-    (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the ct
+    """How the comparison runs its parts: `measure(implementation, path)` returns the runs'
+    document (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the ct
     verdict document and the timed signatures (ct.CtSample)."""
 
-    def measure(self, implementation: Implementation, path: Path) -> dict: ...
+    def measure(self, implementation: Implementation, path: Path) -> RunsDocument: ...
 
     def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]: ...
 
@@ -57,7 +60,7 @@ class RunnerSteps:
     def __init__(self, runner: Runner, master_seed: bytes, samples: int):
         self.runner, self.master_seed, self.samples = runner, master_seed, samples
 
-    def measure(self, implementation: Implementation, path: Path) -> dict:
+    def measure(self, implementation: Implementation, path: Path) -> RunsDocument:
         what = SampleCapture(tuple(Op), self.samples, self.master_seed, MSG_LEN)
         if self.runner.measure(implementation, path, what).interrupted:
             raise KeyboardInterrupt
@@ -95,69 +98,62 @@ def run_comparison(catalogue: list[Implementation], scheme: str, board: str, pat
         document, samples = steps.constant_time(implementation, fp_ct_samples, path / "fp-ops" / f"{op}-{mode}")
         fp_operations.append(fp_operation_entry(op, mode, document, samples))
     return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations, tests,
-                               wall_seconds=round(time.monotonic() - started, 1))
+                               wall_seconds=round(time.monotonic() - started, 1)).to_json()
 
 
-def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> dict:
+def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> FpOperation:
     """One primitive in one mode: cycles per operation (median signing cycles with random
     operands / FP_OP_REPS, including the benchmark loop's few cycles per call) and its verdict."""
     cycles = [s.cycles for s in samples if s.status.timed and s.key_class == RANDOM_CLASS]
     leaking = [f["function"] for f in ct_document.get("top_functions", []) if f.get("depends_on_class")]
-    return {"op": op, "mode": mode, "cycles_per_op": statistics.median(cycles) / FP_OP_REPS if cycles else None,
-            "verdict": ct_document["verdict"], "max_abs_t": ct_document["max_abs_t"],
-            "top_function": leaking[0] if leaking else None}
+    return FpOperation(op, mode, statistics.median(cycles) / FP_OP_REPS if cycles else None, ct_document["verdict"],
+                       ct_document["max_abs_t"], leaking[0] if leaking else None)
 
 
-def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, dict],
-                        ct_documents: dict[str, dict], fp_operations: list[dict], tests: list[MemberResult],
-                        wall_seconds: float | None = None) -> dict:
-    """The comparison from each mode's run document, ct document and test (its signing cycles and
+def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, RunsDocument],
+                        ct_documents: dict[str, dict], fp_operations: list[FpOperation], tests: list[MemberResult],
+                        wall_seconds: float | None = None) -> ComparisonDocument:
+    """The comparison from each mode's runs' document, ct document and test (its signing cycles and
     profile), and the FP-operation entries; its "falcon" is the main job's section of the modes."""
-    modes = {}
-    for mode in MODES:
-        results = {result["op"]: result for result in measurements[mode]["results"]}
-        stacks = [results[op]["stack_bytes"] for op in OPS if op in results and results[op]["stack_bytes"] is not None]
-        ct_document = ct_documents[mode]
-        modes[mode] = {
-            **{op: _op_summary(results.get(op)) for op in OPS},
-            "stack_bytes": max(stacks, default=None),
-            "code_bytes": next(iter(results.values()))["code_bytes"] if results else None,
-            "ct": {"verdict": ct_document["verdict"], "reason": ct_document.get("reason", ""),
-                   "max_abs_t": ct_document["max_abs_t"], "n": ct_document.get("n"),
-                   # On the virtual board a function past the thresholds decides the verdict even when the
-                   # total's |t| is small (public randomness elsewhere hides it): show both.
-                   "max_abs_t_function": ct_document.get("max_abs_t_function"),
-                   "run_dir": ct_document.get("run_dir"),
-                   "top_functions": [_function_summary(f) for f in ct_document.get("top_functions", [])[:TOP_FUNCTIONS]]},
-        }
-    clock_hz = next((measurements[mode].get("clock_hz") for mode in MODES if measurements[mode].get("clock_hz")), None)
-    results = [result for mode in MODES for result in measurements[mode]["results"]]
+    modes = {mode: mode_figures(measurements[mode].results, ct_documents[mode]) for mode in MODES}
+    clock_hz = next((measurements[mode].clock_hz for mode in MODES if measurements[mode].clock_hz), None)
+    results = tuple(result for mode in MODES for result in measurements[mode].results)
     falcon = falcon_modes([implementation_entry(test, results) for test in tests], clock_hz or 0)
-    return {"scheme": scheme, "board": board, "clock_hz": clock_hz, "modes": modes, "falcon": falcon,
-            "fp_operations": fp_operations,
-            "price_of_constant_time": price_of_constant_time(modes), "fp_op_reps": FP_OP_REPS, "run_dir": str(path),
-            **({} if wall_seconds is None else {"wall_seconds": wall_seconds})}
+    return ComparisonDocument(scheme, board, clock_hz, modes, tuple(falcon), tuple(fp_operations),
+                              price_of_constant_time(modes), FP_OP_REPS, str(path), wall_seconds)
 
 
-def _op_summary(result: dict | None) -> dict | None:
-    if result is None or result["cycles"] is None:
+def mode_figures(results: tuple[OpResult, ...], ct_document: dict) -> ModeFigures:
+    """One mode from its runs' results and its constant-time test."""
+    by_op = {result.op: result for result in results}
+    stacks = [by_op[op].stack_bytes for op in OPS if op in by_op and by_op[op].stack_bytes is not None]
+    test = ModeTest(ct_document["verdict"], ct_document.get("reason", ""), ct_document["max_abs_t"], ct_document.get("n"),
+                    # On the virtual board a function past the thresholds decides the verdict even when the
+                    # total's |t| is small (public randomness elsewhere hides it): show both.
+                    ct_document.get("max_abs_t_function"), ct_document.get("run_dir"),
+                    tuple(_function_summary(f) for f in ct_document.get("top_functions", [])[:TOP_FUNCTIONS]))
+    return ModeFigures({op: _op_summary(by_op.get(op)) for op in OPS}, max(stacks, default=None),
+                       next(iter(by_op.values())).code_bytes if by_op else None, test)
+
+
+def _op_summary(result: OpResult | None) -> OpSummary | None:
+    if result is None or result.cycles is None:
         return None
-    cycles = result["cycles"]
-    return {"n": result["n"], "verified": result["verified"], "median": cycles["median"], "min": cycles["min"],
-            "max": cycles["max"], "stack_bytes": result["stack_bytes"]}
+    return OpSummary(result.n, result.verified, result.cycles.median, result.cycles.min, result.cycles.max,
+                     result.stack_bytes)
 
 
-def _function_summary(function: dict) -> dict:
-    return {key: function.get(key) for key in ("function", "t", "share", "difference", "depends_on_class")}
+def _function_summary(function: dict) -> FunctionSummary:
+    return FunctionSummary(*(function.get(key) for key in ("function", "t", "share", "difference", "depends_on_class")))
 
 
-def price_of_constant_time(modes: dict[str, dict]) -> dict:
+def price_of_constant_time(modes: dict[str, ModeFigures]) -> dict[str, dict[str, float | None]]:
     """Per emulated mode and operation: its median cycles / fpnative's (None if either is missing)."""
     price = {}
     for mode in EMULATED:
         ratios = {}
         for op in OPS:
-            native, emulated = modes[NATIVE][op], modes[mode][op]
-            ratios[op] = emulated["median"] / native["median"] if native and emulated and native["median"] else None
+            native, emulated = modes[NATIVE].ops[op], modes[mode].ops[op]
+            ratios[op] = emulated.median / native.median if native and emulated and native.median else None
         price[f"{mode}/{NATIVE}"] = ratios
     return price

@@ -3,6 +3,7 @@ asks for it, each member's signing tested for constant time, announced a line pe
 answer, the suite's document (jobs/suite.py) or the runs'."""
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..measure.measurement import Measurement
@@ -28,6 +29,16 @@ def default_suite(catalogue: list[Implementation]) -> list[Implementation]:
     return [row for row in catalogue if (row.scheme, row.impl) in DEFAULT_SUITE and row.status == "ok"]
 
 
+@dataclass(frozen=True)
+class SuitePlan:
+    """What a suite's manifest (suite.json) asks of the main job beyond its members' samples: each
+    member's constant-time test of signing, on at most `ct_signatures` (0: none), replayed on the
+    virtual board beside a board or not."""
+
+    ct_signatures: int
+    ct_replay: bool
+
+
 class Steps:
     """The main job's progress, a line per step: its number, its name and what it will take."""
 
@@ -39,21 +50,21 @@ class Steps:
         stderr().print(f"[{self.done}/{self.total}] {text}", markup=False, highlight=False)
 
 
-def measure(measurement: Measurement, manifest: dict, samples_runner: Runner,
+def measure(measurement: Measurement, suite: SuitePlan | None, samples_runner: Runner,
             open_ct_runner: Callable[[], Runner]) -> bool:
     """Measures what is not complete yet: every member's samples, then each member's constant-time
-    test if the suite's `manifest` (its suite.json; empty for one implementation) asks for one, on
-    the runner `open_ct_runner` opens once the samples are in. Returns whether it was interrupted
-    (everything captured is kept)."""
-    tested = manifest.get("ct_signatures", 0)
+    test if the `suite` (None for one implementation) asks for one, on the runner `open_ct_runner`
+    opens once the samples are in. Returns whether it was interrupted (everything captured is
+    kept)."""
+    tested = suite.ct_signatures if suite else 0
     steps = Steps(sum(not member.complete for member in measurement.members)
                   + (sum(not member.complete for member in ct_members(measurement.members)) if tested else 0))
     samples_text = f"{measurement.what.samples} samples of {', '.join(op.label for op in measurement.what.ops)}"
     interrupted = samples_runner.measure_members(measurement.members, measurement.what, lambda member: steps.announce(
         f"cycles and stack: {display_name(member.implementation.scheme, member.implementation.impl)}, "
-        f"{samples_text}") if manifest else None)
+        f"{samples_text}") if suite else None)
     return interrupted or (tested > 0 and _constant_time_interrupted(
-        measurement, tested, manifest.get("ct_replay", True), open_ct_runner(), steps))
+        measurement, tested, suite.ct_replay, open_ct_runner(), steps))
 
 
 def _constant_time_interrupted(measurement: Measurement, signatures: int, replay: bool, ct_runner: Runner,
@@ -82,10 +93,10 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
     return False
 
 
-def answer(path: Path, manifest: dict) -> tuple[str, dict]:
+def answer(path: Path, suite: SuitePlan | None) -> tuple[str, dict]:
     """The kind and document of what the run directory `path` keeps: a suite's, with its members'
-    constant-time tests, if its `manifest` asked for them; else its runs'."""
+    constant-time tests, if the `suite` asked for them; else its runs'."""
     loaded = [load_run(run_path) for run_path in find_runs(path)]
-    if manifest.get("ct_signatures", 0):
-        return "suite", suite_document(path, loaded)
-    return "run", runs_document(path, loaded)
+    if suite and suite.ct_signatures:
+        return "suite", suite_document(path, loaded).to_json()
+    return "run", runs_document(path, loaded).to_json()

@@ -9,6 +9,7 @@ test in `<member>/ct/`), so `pqscope report` of a suite makes it again."""
 
 import csv
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,9 +17,13 @@ import numpy as np
 
 from ..analysis.replay import REPLAY_DIRECTORY
 from ..analysis.taint import EXACT_CHECK_SIGNATURES
+from ..link.protocol import Op
 from ..measure.measurement import Member
 from ..project.errors import PqscopeError
 from ..results import store
+from ..results.documents.runs import EmulatorStats, OpResult
+from ..results.documents.suite import (ConstantTimePart, ExactCheckPart, FalconMode, FalconSet, FpPrimitive,
+                                       ImplementationEntry, SigningProfile, SuiteDocument, Variance, VarianceSource)
 from ..results.rundir import resume_parameters
 from ..results.runs import Run, runs_document
 
@@ -44,6 +49,7 @@ NAME_TOKENS = {"sha2": "SHA2", "shake": "SHAKE", "p256": "P-256"}
 FALCON_MODES = {"fpnative": "native double (libgcc soft-float)", "fpemu-c": "constant-time emulation in C",
                 "fpemu-m4": "constant-time emulation in M4 assembly"}
 FALCON_NATIVE = "fpnative"
+KEYGEN, SIGN = Op.KEYGEN.label, Op.SIGN.label
 # Each FP primitive's function in each mode (libgcc's aliases: the profiler names one of them).
 FP_PRIMITIVES = {
     "add": ("__aeabi_dadd", "__adddf3", "falcon_inner_fpr_add"),
@@ -72,7 +78,7 @@ def ct_members(members: list[Member]) -> list[Member]:
 
 def run_medians(run: Run) -> dict[str, float]:
     """A run's median cycles per operation (of those with timed samples)."""
-    return {result["op"]: result["cycles"]["median"] for result in run.results() if result["cycles"]}
+    return {result.op: result.cycles.median for result in run.results() if result.cycles}
 
 
 @dataclass(frozen=True)
@@ -90,7 +96,7 @@ def ct_size(run: Run, most: int) -> CtSize:
     CT_LEAST_SIGNATURES, at most `most`, fewer for a slow signing; 1 to 10 random keys, fewer for a
     slow key generation; one exact-check signature for a slow signing, else two."""
     medians = run_medians(run)
-    signing, keygen = medians.get("sign"), medians.get("keygen")
+    signing, keygen = medians.get(SIGN), medians.get(KEYGEN)
     signatures = most if not signing else int(min(most, max(CT_LEAST_SIGNATURES, CT_CYCLES / signing))) // 2 * 2
     keys = 10 if not keygen else int(min(10, max(1, CT_CYCLES / 8 / keygen)))
     exact = 1 if (signing or 0) + (keygen or 0) > EXACT_CHECK_ONE_ABOVE else EXACT_CHECK_SIGNATURES
@@ -107,13 +113,13 @@ def ct_seconds(run: Run, signatures: int, random_keys: int | None, shards: int, 
     """About how long a member's constant-time test takes, from the cycles and speed its run
     measured (the emulator's model cycles per second, or a board's clock); None if unknown."""
     medians = run_medians(run)
-    stats = run.meta.emulator_stats or {}
-    speed = stats.get("model_cycles_per_second") or (None if stats else run.meta.clock_hz)
-    if not speed or "sign" not in medians:
+    stats = EmulatorStats.of(run.meta)
+    speed = stats.model_cycles_per_second if stats else run.meta.clock_hz
+    if not speed or SIGN not in medians:
         return None
-    keygen = medians.get("keygen", 0.0)
-    per_shard = (1 + (random_keys or 10)) * keygen + signatures / max(shards, 1) * medians["sign"]
-    exact = exact_check * (keygen + medians["sign"]) * EXACT_CHECK_SLOWDOWN
+    keygen = medians.get(KEYGEN, 0.0)
+    per_shard = (1 + (random_keys or 10)) * keygen + signatures / max(shards, 1) * medians[SIGN]
+    exact = exact_check * (keygen + medians[SIGN]) * EXACT_CHECK_SLOWDOWN
     return (per_shard * (PROFILED_SLOWDOWN if stats else 1.0) + exact) / speed
 
 
@@ -170,32 +176,26 @@ def profile(path: Path) -> list[dict]:
     return []
 
 
-def suite_document(path: Path, runs: list[Run]) -> dict:
+def suite_document(path: Path, runs: list[Run]) -> SuiteDocument:
     """The main job's document, from the suite's runs and their constant-time tests."""
-    document = runs_document(path, runs)
-    members = load_members(runs)
-    implementations = [implementation_entry(member, document["results"]) for member in members]
-    falcon = falcon_modes(implementations, document["clock_hz"])
-    document |= {"kind": "suite", "clocks_hz": list(CLOCKS_HZ), "implementations": implementations, "falcon": falcon}
-    document["summary"] = summary(implementations, falcon)
-    return document
+    measured = runs_document(path, runs)
+    implementations = tuple(implementation_entry(member, measured.results) for member in load_members(runs))
+    falcon = tuple(falcon_modes(implementations, measured.clock_hz))
+    return SuiteDocument(measured, CLOCKS_HZ, implementations, falcon, tuple(summary(implementations, falcon)))
 
 
-def implementation_entry(member: MemberResult, results: list[dict]) -> dict:
+def implementation_entry(member: MemberResult, results: tuple[OpResult, ...]) -> ImplementationEntry:
     """One implementation in the document: its figures (from the runs' `results`), its signing's
     variance, its verdict and its signing profile."""
-    own = {result["op"]: result for result in results if (result["scheme"], result["impl"]) == (member.scheme,
-                                                                                                 member.impl)}
-    cycles = {op: result["cycles"]["median"] for op, result in own.items() if result["cycles"]}
-    stacks = [result["stack_bytes"] for result in own.values() if result["stack_bytes"] is not None]
-    return {
-        "scheme": member.scheme, "impl": member.impl, "name": display_name(member.scheme, member.impl),
-        "cycles": cycles, "ms": {op: {str(hz): value / hz * 1e3 for hz in CLOCKS_HZ} for op, value in cycles.items()},
-        "stack_bytes": max(stacks, default=None), "code_bytes": next(iter(own.values()))["code_bytes"] if own else None,
-        "variance": variance(member),
-        "constant_time": constant_time(member.ct) if member.ct else None,
-        "profile": signing_profile(member.intervals),
-    }
+    own = {result.op: result for result in results if (result.scheme, result.impl) == (member.scheme, member.impl)}
+    cycles = {op: result.cycles.median for op, result in own.items() if result.cycles}
+    stacks = [result.stack_bytes for result in own.values() if result.stack_bytes is not None]
+    return ImplementationEntry(
+        member.scheme, member.impl, display_name(member.scheme, member.impl), cycles,
+        ms={op: {str(hz): value / hz * 1e3 for hz in CLOCKS_HZ} for op, value in cycles.items()},
+        stack_bytes=max(stacks, default=None), code_bytes=next(iter(own.values())).code_bytes if own else None,
+        variance=variance(member), constant_time=constant_time(member.ct) if member.ct else None,
+        profile=signing_profile(member.intervals))
 
 
 def display_name(scheme: str, impl: str) -> str:
@@ -210,45 +210,44 @@ def display_name(scheme: str, impl: str) -> str:
 STEADY = 0.001  # signing times varying less than this (coefficient of variation): no source worth naming
 
 
-def variance(member: MemberResult) -> dict | None:
+def variance(member: MemberResult) -> Variance | None:
     """The spread of signing cycles over the test's signatures and where it comes from: the share
     of the variance each function's time carries (its covariance with the total), the largest
     first; and whether the key moves it (the verdict) or only public values do."""
     cycles = np.array(member.signing_cycles, dtype=float)
     if len(cycles) < 2:
         return None
-    spread = {"cv": float(cycles.std(ddof=1) / cycles.mean()), "min": float(cycles.min()), "max": float(cycles.max()),
-              "sources": []}
+    cv = float(cycles.std(ddof=1) / cycles.mean())
     totals = np.array([interval["cycles"] for interval in member.intervals], dtype=float)
-    if len(totals) < 2 or totals.std() == 0 or spread["cv"] < STEADY:
-        return spread
-    for name in {name for interval in member.intervals for name in interval["functions"]}:
-        own = np.array([interval["functions"].get(name, (0, 0, 0))[0] for interval in member.intervals], dtype=float)
-        share = float(np.cov(own, totals)[0, 1] / totals.var(ddof=1))
-        if share > 0.05:
-            spread["sources"].append({"function": name, "share": share})
-    spread["sources"] = sorted(spread["sources"], key=lambda item: -item["share"])[:3]
-    return spread
+    sources = []
+    if not (len(totals) < 2 or totals.std() == 0 or cv < STEADY):
+        for name in {name for interval in member.intervals for name in interval["functions"]}:
+            own = np.array([interval["functions"].get(name, (0, 0, 0))[0] for interval in member.intervals],
+                           dtype=float)
+            share = float(np.cov(own, totals)[0, 1] / totals.var(ddof=1))
+            if share > 0.05:
+                sources.append(VarianceSource(name, share))
+    return Variance(cv, float(cycles.min()), float(cycles.max()),
+                    tuple(sorted(sources, key=lambda source: -source.share)[:3]))
 
 
-def constant_time(document: dict) -> dict:
+def constant_time(document: dict) -> ConstantTimePart:
     """A constant-time test's verdict with what decided it and the functions it points at."""
     taint = document.get("taint") or {}
     leaks = [finding for finding in taint.get("findings", []) if finding["leak"]]
     leaking = sorted({finding["function"] or "?" for finding in leaks}, key=lambda name: -sum(
         finding["count"] for finding in leaks if finding["function"] == name))
     statistics_part = document.get("statistics") or {"verdict": document["verdict"], "reason": document["reason"]}
-    return {"verdict": document["verdict"], "reason": document["reason"], "scope": document.get("scope"),
-            "signatures": document["n"]["fixed"] + document["n"]["random"], "max_abs_t": document["max_abs_t"],
-            "statistics": statistics_part["verdict"],
-            "exact_check": None if not taint else {"verdict": taint["verdict"], "signatures": taint["signatures"],
-                                                   "leaking_instructions": len(leaks), "leaking_functions": leaking},
-            "localised": [function["function"] for function in document.get("top_functions", [])
-                          if function.get("depends_on_class")][:5],
-            "run_dir": document.get("run_dir")}
+    return ConstantTimePart(
+        document["verdict"], document["reason"], document.get("scope"), document["n"]["fixed"] + document["n"]["random"],
+        document["max_abs_t"], statistics_part["verdict"],
+        None if not taint else ExactCheckPart(taint["verdict"], taint["signatures"], len(leaks), tuple(leaking)),
+        tuple(function["function"] for function in document.get("top_functions", [])
+              if function.get("depends_on_class"))[:5],
+        document.get("run_dir"))
 
 
-def signing_profile(intervals: list[dict]) -> dict | None:
+def signing_profile(intervals: list[dict]) -> SigningProfile | None:
     """Where a signing's time goes: the FP arithmetic's share (soft-float or emulation), and each FP
     primitive's mean cycles per call (callees included), over the test's signatures."""
     if not intervals:
@@ -262,17 +261,16 @@ def signing_profile(intervals: list[dict]) -> dict | None:
             calls = sum(interval["functions"].get(name, (0, 0, 0))[1] for interval in intervals)
             if calls:
                 inclusive = sum(interval["functions"].get(name, (0, 0, 0))[2] for interval in intervals)
-                primitives[primitive] = {"function": name, "cycles_per_call": inclusive / calls,
-                                         "calls_per_signature": calls / len(intervals)}
+                primitives[primitive] = FpPrimitive(name, inclusive / calls, calls / len(intervals))
                 break
-    return {"fp_share": fp / total if total else 0.0, "fp_primitives": primitives}
+    return SigningProfile(fp / total if total else 0.0, primitives)
 
 
-def falcon_modes(implementations: list[dict], clock_hz: int) -> list[dict]:
+def falcon_modes(implementations: Sequence[ImplementationEntry], clock_hz: int) -> list[FalconSet]:
     """Falcon's floating-point modes side by side, per parameter set whose native mode the suite
     has: each mode's cycles, its price over native double, its verdict and its FP arithmetic."""
     sets = []
-    by_name = {(item["scheme"], item["impl"]): item for item in implementations}
+    by_name = {(item.scheme, item.impl): item for item in implementations}
     for (scheme, impl), native in by_name.items():
         if impl != FALCON_NATIVE:
             continue
@@ -281,30 +279,27 @@ def falcon_modes(implementations: list[dict], clock_hz: int) -> list[dict]:
             item = by_name.get((scheme, mode))
             if item is None:
                 continue
-            price = {op: (item["cycles"][op] / native["cycles"][op] - 1.0 if op in item["cycles"] and
-                          native["cycles"].get(op) else None) for op in ("keygen", "sign", "verify")}
-            extra_ms = {op: ((item["cycles"][op] - native["cycles"][op]) / clock_hz * 1e3 if price[op] is not None
+            price = {op.label: (item.cycles[op.label] / native.cycles[op.label] - 1.0 if op.label in item.cycles and
+                                native.cycles.get(op.label) else None) for op in Op}
+            extra_ms = {op: ((item.cycles[op] - native.cycles[op]) / clock_hz * 1e3 if price[op] is not None
                              and clock_hz else None) for op in price}
-            modes.append({"impl": mode, "words": words, "cycles": item["cycles"], "price": price,
-                          "extra_ms": extra_ms, "verdict": (item["constant_time"] or {}).get("verdict"),
-                          "leaking_functions": ((item["constant_time"] or {}).get("exact_check") or {}).get(
-                              "leaking_functions", []),
-                          "profile": item["profile"]})
+            leaking = item.constant_time.exact_leaking_functions if item.constant_time else ()
+            modes.append(FalconMode(mode, words, item.cycles, price, extra_ms, item.verdict, leaking, item.profile))
         if len(modes) > 1:
-            sets.append({"scheme": scheme, "name": display_name(scheme, ""), "modes": modes})
+            sets.append(FalconSet(scheme, display_name(scheme, ""), tuple(modes)))
     return sets
 
 
-def summary(implementations: list[dict], falcon: list[dict]) -> list[str]:
+def summary(implementations: Sequence[ImplementationEntry], falcon: Sequence[FalconSet]) -> list[str]:
     """The findings in words, from the document's data."""
     sentences = []
-    verdicts = {item["name"]: (item["constant_time"] or {}).get("verdict") for item in implementations}
-    leaking = [item for item in implementations if verdicts[item["name"]] == "leak"]
+    verdicts = {item.name: item.verdict for item in implementations}
+    leaking = [item for item in implementations if item.verdict == "leak"]
     for item in leaking:
-        functions = _leaking_functions(item)
+        functions = item.constant_time.leaking_functions
         through = (" through the soft-float and libm routines" if functions and all(
             FP_ROUTINE.match(name) for name in functions) else "")
-        sentences.append(f"{item['name']} leaks: its signing time depends on a secret{through}"
+        sentences.append(f"{item.name} leaks: its signing time depends on a secret{through}"
                          + (f" ({', '.join(f'`{name}`' for name in functions[:4])}"
                             + (", ..." if len(functions) > 4 else "") + ")" if functions else "") + ".")
     clean = [name for name, verdict in verdicts.items() if verdict == "no-leak"]
@@ -315,43 +310,36 @@ def summary(implementations: list[dict], falcon: list[dict]) -> list[str]:
         sentences.append(f"Not decided: {_listed(undecided)} (" + ("no test" if None in verdicts.values() else
                                                                   "more signatures needed") + ").")
     for falcon_set in falcon:
-        native = next(mode for mode in falcon_set["modes"] if mode["impl"] == FALCON_NATIVE)
-        emulated = [mode for mode in falcon_set["modes"] if mode["impl"] != FALCON_NATIVE and
-                    mode["price"].get("sign") is not None]
+        native = next(mode for mode in falcon_set.modes if mode.impl == FALCON_NATIVE)
+        emulated = [mode for mode in falcon_set.modes if mode.impl != FALCON_NATIVE and mode.price.get(SIGN) is not None]
         if not emulated:
             continue
-        costs = " and ".join(f"{mode['price']['sign']:+.0%} ({'M4 assembly' if mode['impl'].endswith('m4') else 'C'}"
-                             + ("" if mode["extra_ms"]["sign"] is None else f", {mode['extra_ms']['sign']:+,.0f} ms")
-                             + ")" for mode in sorted(emulated, key=lambda mode: mode["price"]["sign"]))
-        emulated_verdicts = {mode["verdict"] for mode in emulated}
-        sentences.append(f"{falcon_set['name']}'s constant-time emulations cost {costs} signing cycles over native "
-                         f"double, which {'leaks' if native['verdict'] == 'leak' else 'is ' + str(native['verdict'])}; "
+        costs = " and ".join(f"{mode.price[SIGN]:+.0%} ({'M4 assembly' if mode.impl.endswith('m4') else 'C'}"
+                             + ("" if mode.extra_ms[SIGN] is None else f", {mode.extra_ms[SIGN]:+,.0f} ms")
+                             + ")" for mode in sorted(emulated, key=lambda mode: mode.price[SIGN]))
+        emulated_verdicts = {mode.verdict for mode in emulated}
+        sentences.append(f"{falcon_set.name}'s constant-time emulations cost {costs} signing cycles over native "
+                         f"double, which {'leaks' if native.verdict == 'leak' else 'is ' + str(native.verdict)}; "
                          + ("the emulations leak nothing found." if emulated_verdicts == {"no-leak"} else
-                            "the emulations: " + ", ".join(f"{mode['impl']} {mode['verdict']}" for mode in emulated)
+                            "the emulations: " + ", ".join(f"{mode.impl} {mode.verdict}" for mode in emulated)
                             + "."))
-    signing = [item for item in implementations if "sign" in item["cycles"]]
+    signing = [item for item in implementations if SIGN in item.cycles]
     if len(signing) > 1:
-        fastest = min(signing, key=lambda item: item["cycles"]["sign"])
-        slowest = max(signing, key=lambda item: item["cycles"]["sign"])
-        sentences.append(f"Fastest signing: {fastest['name']}, {_ms(fastest, 'sign')}; slowest: {slowest['name']}, "
-                         f"{_ms(slowest, 'sign')}.")
-    stacks = [item for item in implementations if item["stack_bytes"]]
+        fastest = min(signing, key=lambda item: item.cycles[SIGN])
+        slowest = max(signing, key=lambda item: item.cycles[SIGN])
+        sentences.append(f"Fastest signing: {fastest.name}, {_ms(fastest, SIGN)}; slowest: {slowest.name}, "
+                         f"{_ms(slowest, SIGN)}.")
+    stacks = [item for item in implementations if item.stack_bytes]
     if stacks:
-        deepest = max(stacks, key=lambda item: item["stack_bytes"])
-        sentences.append(f"Largest stack: {deepest['name']}, {deepest['stack_bytes'] / 1024:,.1f} KiB.")
+        deepest = max(stacks, key=lambda item: item.stack_bytes)
+        sentences.append(f"Largest stack: {deepest.name}, {deepest.stack_bytes / 1024:,.1f} KiB.")
     return sentences
-
-
-def _leaking_functions(item: dict) -> list[str]:
-    ct = item["constant_time"]
-    exact = (ct.get("exact_check") or {}).get("leaking_functions", [])
-    return exact or ct.get("localised", [])
 
 
 def _listed(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
-def _ms(item: dict, op: str) -> str:
-    at = item["ms"][op]
+def _ms(item: ImplementationEntry, op: str) -> str:
+    at = item.ms[op]
     return f"{at[str(CLOCKS_HZ[0])]:,.1f} ms at 24 MHz ({at[str(CLOCKS_HZ[1])]:,.1f} ms at 168 MHz)"

@@ -3,16 +3,17 @@ by the board itself (firmware/PROTOCOL.md, "Probes"), as CSV columns and as the 
 profile the constant-time analysis reads.
 
 A probe's cycles are inclusive (the function and everything it calls), with the probes' own cost
-taken out by the device; `calls` counts every call."""
+taken out by the device; `calls` counts every call. The image's set of probes (meta.json's
+"probes") is documents.runs.ProbeSet."""
 
 import shlex
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from ..link.messages import Info, ProbeReading
+from ..link.messages import ProbeReading
 from ..project.elf import read_symbols
 from ..project.errors import PqscopeError
+from .documents.runs import ProbeSet
 
 COLUMN_PREFIX = "probe:"
 
@@ -36,33 +37,6 @@ def names_from_columns(columns: Sequence[str]) -> tuple[str, ...]:
     if tuple(columns) != probe_columns(names):
         raise ValueError(f"columns {','.join(columns)} are not probe:<name>:cycles,probe:<name>:calls pairs")
     return names
-
-
-@dataclass(frozen=True)
-class ProbeSet:
-    """The image's probes, as its INFO and PROBE answers describe them (meta.json's "probes")."""
-
-    names: tuple[str, ...]
-    self_cycles: int  # taken out of every probed call by the device
-    call_cycles: int  # what one probed call adds to the time of the code around it
-
-    @classmethod
-    def of(cls, info: Info, names: Sequence[str]) -> "ProbeSet":
-        return cls(tuple(names), info.probe_self_cycles, info.probe_call_cycles)
-
-    def to_json(self) -> dict:
-        return {"names": list(self.names), "self_cycles": self.self_cycles, "call_cycles": self.call_cycles}
-
-    @classmethod
-    def from_json(cls, data: dict) -> "ProbeSet":
-        try:
-            return cls(tuple(data["names"]), int(data["self_cycles"]), int(data["call_cycles"]))
-        except (KeyError, TypeError, ValueError):
-            raise PqscopeError("meta.json is damaged: its 'probes' entry lacks names, self_cycles or call_cycles") from None
-
-    def inflation(self, readings: Sequence[ProbeReading]) -> int:
-        """Cycles the probes added to an operation's total (every probed call's cost)."""
-        return self.call_cycles * sum(reading.calls for reading in readings)
 
 
 def probe_inflation(probes: ProbeSet, readings: Sequence[Sequence[ProbeReading]], totals: Sequence[int]) -> dict:

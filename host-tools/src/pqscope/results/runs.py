@@ -9,12 +9,10 @@ from ..project.errors import PqscopeError
 from ..project.metadata import load_json
 from ..project.toolchain import built_with
 from ..results.records import Row
-from .probes import ProbeSet
+from .documents.runs import OpResult, RunsDocument, code_bytes, probe_set
 from .rundir import OPS_BY_LABEL, read_samples
 from .runmeta import REPORT_NEEDS, MetaProblem, RunMeta
 from .stats import summarize
-
-RESULTS_SCHEMA = 1
 
 
 @dataclass(frozen=True)
@@ -27,10 +25,9 @@ class Run:
     def label(self) -> str:
         return f"{self.meta.scheme} {self.meta.impl}"
 
-    def results(self) -> list[dict]:
+    def results(self) -> list[OpResult]:
         ops = tuple(OPS_BY_LABEL[label] for label in self.meta.ops)
-        probes = ProbeSet.from_json(self.meta.probes) if self.meta.probes else None
-        return summarize(self.rows, ops, self.meta.scheme, self.meta.impl, self.meta.image["text"], probes)
+        return summarize(self.rows, ops, self.meta.scheme, self.meta.impl, code_bytes(self.meta), probe_set(self.meta))
 
 
 def find_runs(path: Path) -> list[Path]:
@@ -48,10 +45,11 @@ def load_run(path: Path) -> Run:
         meta = RunMeta.from_json(load_json(path / "meta.json"), REPORT_NEEDS)
     except MetaProblem as problem:
         raise PqscopeError(f"{path / 'meta.json'} is damaged: it {problem}") from None
-    if not all(label in OPS_BY_LABEL for label in meta.ops) or not isinstance(meta.image.get("text"), int):
+    if not all(label in OPS_BY_LABEL for label in meta.ops) or code_bytes(meta) is None:
         raise PqscopeError(f"{path / 'meta.json'} is damaged: unknown ops or no image text size")
     rows, probe_names = read_samples(path / "samples.csv")
-    recorded = tuple(meta.probes["names"]) if meta.probes else ()
+    probes = probe_set(meta)
+    recorded = probes.names if probes else ()
     if probe_names != recorded:
         raise PqscopeError(f"{path} is damaged: samples.csv has the probes {list(probe_names)}, meta.json "
                            f"{list(recorded)}")
@@ -74,15 +72,9 @@ def newest_measured_run(runs_dir: Path, measured: Callable[[Run], bool]) -> tupl
                        "pass --run DIR")
 
 
-def run_document(board: str, clock_hz: int, run_dir: Path, results: list[dict],
-                 flash_wait_states: int | None = None, built: dict | None = None) -> dict:
-    return {"schema": RESULTS_SCHEMA, "board": board, "clock_hz": clock_hz, "flash_wait_states": flash_wait_states,
-            **({"built_with": built} if built else {}), "run_dir": str(run_dir), "results": results}
-
-
-def runs_document(path: Path, runs: list[Run]) -> dict:
+def runs_document(path: Path, runs: list[Run]) -> RunsDocument:
     """The document of run directories read back from disk (one run, or the runs of a suite)."""
     first = runs[0].meta
-    results = [result for run in runs for result in run.results()]
-    return run_document(first.board, first.clock_hz or 0, path, results, first.flash_wait_states,
+    results = tuple(result for run in runs for result in run.results())
+    return RunsDocument(first.board, first.clock_hz or 0, str(path), results, first.flash_wait_states,
                         built_with(first.toolchain, first.build))

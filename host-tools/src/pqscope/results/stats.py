@@ -6,47 +6,34 @@ import numpy as np
 
 from ..link.protocol import Op, Status
 from ..results.records import Row
+from .documents.runs import CycleStats, OpResult
 from .probes import ProbeSet, probe_inflation
 
 
-def cycle_stats(cycles: Sequence[int]) -> dict[str, float]:
+def cycle_stats(cycles: Sequence[int]) -> CycleStats:
     values = np.asarray(cycles, dtype=np.float64)
     p05, median, p95 = np.percentile(values, [5, 50, 95])
-    return {
-        "min": int(min(cycles)),
-        "p05": float(p05),
-        "median": float(median),
-        "mean": float(values.mean()),
-        "p95": float(p95),
-        "max": int(max(cycles)),
-        # Sample standard deviation; a single sample has no spread to estimate.
-        "stdev": float(values.std(ddof=1)) if len(values) > 1 else 0.0,
-    }
+    return CycleStats(min=int(min(cycles)), p05=float(p05), median=float(median), mean=float(values.mean()),
+                      p95=float(p95), max=int(max(cycles)),
+                      # Sample standard deviation; a single sample has no spread to estimate.
+                      stdev=float(values.std(ddof=1)) if len(values) > 1 else 0.0)
 
 
 def summarize(rows: list[Row], ops: tuple[Op, ...], scheme: str, impl: str, code_bytes: int,
-              probes: ProbeSet | None = None) -> list[dict]:
+              probes: ProbeSet | None = None) -> list[OpResult]:
     """One result per requested operation; cycle statistics cover the operations that succeeded.
     With probes, each result also has the probed functions' mean cycles and calls, and what the
     probes added to the total."""
     results = []
     for op in ops:
         op_rows = [row for row in rows if row.op == op]
-        ok_cycles = [row.cycles for row in op_rows if row.status.timed]
-        results.append({
-            "scheme": scheme,
-            "impl": impl,
-            "op": op.label,
-            "n": len(op_rows),
-            "verified": sum(row.verified for row in op_rows),
-            "corrupt_accepted": sum(row.status == Status.CORRUPT_ACCEPTED for row in op_rows),
-            "cycles": cycle_stats(ok_cycles) if ok_cycles else None,
-            "stack_bytes": max((row.stack_bytes for row in op_rows), default=None),
-            "code_bytes": code_bytes,
-        })
         timed = [row for row in op_rows if row.status.timed]
-        if probes is not None and probes.names and timed:
-            results[-1] |= probe_summary(probes, timed)
+        probed = probe_summary(probes, timed) if probes is not None and probes.names and timed else {}
+        results.append(OpResult(
+            scheme=scheme, impl=impl, op=op.label, n=len(op_rows), verified=sum(row.verified for row in op_rows),
+            corrupt_accepted=sum(row.status == Status.CORRUPT_ACCEPTED for row in op_rows),
+            cycles=cycle_stats([row.cycles for row in timed]) if timed else None,
+            stack_bytes=max((row.stack_bytes for row in op_rows), default=None), code_bytes=code_bytes, **probed))
     return results
 
 

@@ -72,7 +72,7 @@ def load(path: Path) -> tuple[str, dict, object]:
     kind = stored_kind(path)
     if kind is None:
         loaded = _runs(path)
-        return "run", runs_document(path, loaded), loaded
+        return "run", runs_document(path, loaded).to_json(), loaded
     document = read(path / FILES[kind])
     return kind, document, _evidence(path) if kind == "ct" else _runs(path) if kind == "suite" else None
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from ..link.protocol import Op, Status
 from ..project.catalogue import Implementation
 from ..project.errors import PqscopeError, UnknownNameError
+from .documents.runs import SignatureSizes
 from .runs import Run
 from .stats import cycle_stats
 
@@ -39,8 +40,9 @@ class Role:
     public_keys: int
 
 
+HANDSHAKE = "handshake"  # the role whose implementation signs online, which the others default to
 ROLES = {
-    "handshake": Role(signatures=1, public_keys=1),
+    HANDSHAKE: Role(signatures=1, public_keys=1),
     "chain": Role(signatures=2, public_keys=1),
     "ocsp": Role(signatures=1, public_keys=0),
     "sct": Role(signatures=2, public_keys=0),
@@ -70,7 +72,7 @@ class Signer:
 
 def _median_cycles(run: Run, op: Op) -> float | None:
     cycles = [row.cycles for row in run.rows if row.op == op and row.status == Status.OK]
-    return cycle_stats(cycles)["median"] if cycles else None
+    return cycle_stats(cycles).median if cycles else None
 
 
 def has_sign_and_verify(run: Run) -> bool:
@@ -82,8 +84,8 @@ def signer_from_run(run: Run) -> Signer:
     if not has_sign_and_verify(run):
         raise PqscopeError(f"{run.path} ({run.label}) has no successful sign and verify samples: "
                            "measure with --ops including sign,verify")
-    info = run.meta.info
-    return Signer(run.meta.scheme, run.meta.impl, info["pk_bytes"], info["sig_bytes"],
+    sizes = SignatureSizes.of(run.meta)
+    return Signer(run.meta.scheme, run.meta.impl, sizes.pk_bytes, sizes.sig_bytes,
                   _median_cycles(run, Op.SIGN), _median_cycles(run, Op.VERIFY), run.meta.clock_hz,
                   str(run.path))
 
@@ -103,9 +105,9 @@ def parse_assignments(texts: Iterable[str]) -> dict[str, tuple[str, str | None]]
             if role in assigned:
                 raise PqscopeError(f"--assign gives role '{role}' twice")
             assigned[role] = (scheme, impl or None)
-    if assigned and "handshake" not in assigned:
-        raise PqscopeError("--assign needs handshake=SCHEME[/IMPL]; the other roles default to it")
-    return {role: assigned.get(role, assigned["handshake"]) for role in ROLES} if assigned else {}
+    if assigned and HANDSHAKE not in assigned:
+        raise PqscopeError(f"--assign needs {HANDSHAKE}=SCHEME[/IMPL]; the other roles default to it")
+    return {role: assigned.get(role, assigned[HANDSHAKE]) for role in ROLES} if assigned else {}
 
 
 def resolve(scheme: str, impl: str | None, signers: list[Signer],
@@ -141,23 +143,44 @@ def _total(values: Iterable[float | None]) -> float | None:
     return None if None in values else sum(values)
 
 
+@dataclass(frozen=True)
+class Part:
+    """What one role puts in a handshake: its signatures' and public keys' bytes, and what the
+    client spends verifying them."""
+
+    role: str
+    signer: Signer
+    verify_cycles: float | None
+
+    @classmethod
+    def of(cls, role: str, signer: Signer) -> "Part":
+        verify = None if signer.verify_cycles is None else ROLES[role].signatures * signer.verify_cycles
+        return cls(role, signer, verify)
+
+    @property
+    def bytes(self) -> int:
+        counts = ROLES[self.role]
+        return counts.signatures * self.signer.sig_bytes + counts.public_keys * self.signer.pk_bytes
+
+    @property
+    def verify_ms(self) -> float | None:
+        return self.signer.milliseconds(self.verify_cycles)
+
+    def to_json(self) -> dict:
+        counts, signer = ROLES[self.role], self.signer
+        return {"role": self.role, "scheme": signer.scheme, "impl": signer.impl, "source": signer.source,
+                "signatures": counts.signatures, "sig_bytes": signer.sig_bytes,
+                "public_keys": counts.public_keys, "pk_bytes": signer.pk_bytes, "bytes": self.bytes,
+                "verify_cycles": self.verify_cycles, "verify_ms": self.verify_ms}
+
+
 def budget(assignment: dict[str, Signer], overhead_bytes: int = 0) -> dict:
     """One row of the budget: bytes, window fits, client verification and server signing cost."""
-    parts = []
-    for role, signer in assignment.items():
-        counts = ROLES[role]
-        verify_cycles = None if signer.verify_cycles is None else counts.signatures * signer.verify_cycles
-        parts.append({
-            "role": role, "scheme": signer.scheme, "impl": signer.impl, "source": signer.source,
-            "signatures": counts.signatures, "sig_bytes": signer.sig_bytes,
-            "public_keys": counts.public_keys, "pk_bytes": signer.pk_bytes,
-            "bytes": counts.signatures * signer.sig_bytes + counts.public_keys * signer.pk_bytes,
-            "verify_cycles": verify_cycles, "verify_ms": signer.milliseconds(verify_cycles),
-        })
+    parts = [Part.of(role, signer) for role, signer in assignment.items()]
     signers = set(assignment.values())
     uniform = len(signers) == 1
-    handshake = assignment["handshake"]
-    total = sum(part["bytes"] for part in parts) + overhead_bytes
+    handshake = assignment[HANDSHAKE]
+    total = sum(part.bytes for part in parts) + overhead_bytes
     row = {
         "scheme": handshake.scheme if uniform else _name(assignment),
         "impl": handshake.impl if uniform else None,
@@ -168,10 +191,10 @@ def budget(assignment: dict[str, Signer], overhead_bytes: int = 0) -> dict:
         row[f"fits_initcwnd{segments}"] = total <= window
         row[f"extra_round_trips_initcwnd{segments}"] = math.ceil(total / window) - 1
     row |= {
-        "verify_cycles": _total(part["verify_cycles"] for part in parts),
-        "verify_ms": _total(part["verify_ms"] for part in parts),
+        "verify_cycles": _total(part.verify_cycles for part in parts),
+        "verify_ms": _total(part.verify_ms for part in parts),
         "sign_cycles": handshake.sign_cycles, "sign_ms": handshake.milliseconds(handshake.sign_cycles),
-        "parts": parts,
+        "parts": [part.to_json() for part in parts],
     }
     return row
 
