@@ -17,16 +17,19 @@ from pqscope.cli import cli
 from pqscope.analysis.ct_schedule import CtSample
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
+from pqscope.results.documents.ct import CtDocument
 from pqscope.results.documents.runs import RunsDocument
 from test_cli import assert_one_line_error
 
 SIGN_CYCLES = {"fpnative": 36_000_000, "fpemu-c": 60_000_000, "fpemu-m4": 39_600_000}
 KEYGEN_CYCLES = {"fpnative": 190_000_000, "fpemu-c": 266_000_000, "fpemu-m4": 209_000_000}
 NATIVE_TOP = [
-    {"function": "__ieee754_sqrt", "t": -31.6, "share": 0.6, "difference": -1450.5, "depends_on_class": True,
-     "p": 0.0, "mean_fixed": 1.0, "mean_random": 2.0},
-    {"function": "__aeabi_l2d", "t": -12.0, "share": 0.1, "difference": -64.1, "depends_on_class": True,
-     "p": 0.0, "mean_fixed": 1.0, "mean_random": 2.0},
+    {"function": "__ieee754_sqrt", "t": -31.6, "p": 0.0, "test": "raw", "thresholds": {"evidence": 5.4, "definite": 10.4},
+     "mean_fixed": 1451.5, "mean_random": 1.0, "difference": -1450.5, "share": 0.6, "depends_on_class": True,
+     "nonparametric": None, "bound": None},
+    {"function": "__aeabi_l2d", "t": -12.0, "p": 0.0, "test": "raw", "thresholds": {"evidence": 5.4, "definite": 10.4},
+     "mean_fixed": 65.1, "mean_random": 1.0, "difference": -64.1, "share": 0.1, "depends_on_class": True,
+     "nonparametric": None, "bound": None},
 ]
 
 
@@ -42,12 +45,17 @@ def run_document(mode: str) -> dict:
                         result("verify", 469_225, 1200)]}
 
 
-def ct_document(verdict: str, top_functions=()) -> dict:
-    document = {"verdict": verdict, "reason": "synthetic", "max_abs_t": 1.8 if verdict == "leak" else 0.5,
-                "n": {"fixed": 100, "random": 100}, "top_functions": list(top_functions), "run_dir": "y"}
+def ct_document(verdict: str, top_functions=()) -> CtDocument:
+    statistics = {"n": {"fixed": 100, "random": 100}, "max_abs_t": 1.8 if verdict == "leak" else 0.5,
+                  "strongest_test": "raw", "tests": {},
+                  "nonparametric": {"mann_whitney": {"u": 1.0, "p": 0.5}, "kolmogorov_smirnov": {"d": 0.1, "p": 0.9}},
+                  "effect_size": 0.1, "samples_needed": None, "detectable_effect": 0.5, "bootstrap": {},
+                  "failed_samples": 0, "corrupt_accepted": 0}
+    document = {"board": "virtual", "scheme": "falcon-512", "impl": "fpnative", "run_dir": "y", "verdict": verdict,
+                "reason": "synthetic", **statistics, "localised_by": "the profiler", "top_functions": list(top_functions)}
     if top_functions:
         document["max_abs_t_function"] = {"function": top_functions[0]["function"], "t": top_functions[0]["t"]}
-    return document
+    return CtDocument.from_json(document)
 
 
 def samples(random_cycles: list[int], fixed_cycles: int) -> list[CtSample]:

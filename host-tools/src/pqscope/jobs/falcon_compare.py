@@ -24,6 +24,7 @@ from ..project.catalogue import Implementation, find_implementation
 from ..project.errors import PqscopeError
 from ..results.documents.comparison import (ComparisonDocument, FpOperation, FunctionSummary, ModeFigures, ModeTest,
                                             OpSummary)
+from ..results.documents.ct import CtDocument
 from ..results.documents.runs import OpResult, RunsDocument
 from ..results.runs import load_run, runs_document
 from .suite import MemberResult, falcon_modes, implementation_entry, profile
@@ -46,12 +47,13 @@ def fp_scheme(operation: str) -> str:
 
 class Steps(Protocol):
     """How the comparison runs its parts: `measure(implementation, path)` returns the runs'
-    document (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the ct
-    verdict document and the timed signatures (ct.CtSample)."""
+    document (`pqscope run --json`'s); `constant_time(implementation, samples, path)` returns the
+    constant-time test's document and the timed signatures (ct.CtSample)."""
 
     def measure(self, implementation: Implementation, path: Path) -> RunsDocument: ...
 
-    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]: ...
+    def constant_time(self, implementation: Implementation, samples: int,
+                      path: Path) -> tuple[CtDocument, Sequence]: ...
 
 
 class RunnerSteps:
@@ -66,7 +68,7 @@ class RunnerSteps:
             raise KeyboardInterrupt
         return runs_document(path, [load_run(path)])
 
-    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[dict, Sequence]:
+    def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[CtDocument, Sequence]:
         from ..analysis.ct import constant_time_test  # numpy/scipy statistics: loaded only for this test
 
         # With the exact check on the virtual board, which decides every mode in a few signatures.
@@ -74,7 +76,7 @@ class RunnerSteps:
         outcome = self.runner.measure(implementation, path, what)
         if outcome.interrupted:
             raise KeyboardInterrupt
-        return outcome.result, outcome.records
+        return CtDocument.from_json(outcome.result), outcome.records
 
 
 def run_comparison(catalogue: list[Implementation], scheme: str, board: str, path: Path, steps: Steps, *,
@@ -101,17 +103,17 @@ def run_comparison(catalogue: list[Implementation], scheme: str, board: str, pat
                                wall_seconds=round(time.monotonic() - started, 1)).to_json()
 
 
-def fp_operation_entry(op: str, mode: str, ct_document: dict, samples: Sequence) -> FpOperation:
+def fp_operation_entry(op: str, mode: str, ct_document: CtDocument, samples: Sequence) -> FpOperation:
     """One primitive in one mode: cycles per operation (median signing cycles with random
     operands / FP_OP_REPS, including the benchmark loop's few cycles per call) and its verdict."""
     cycles = [s.cycles for s in samples if s.status.timed and s.key_class == RANDOM_CLASS]
-    leaking = [f["function"] for f in ct_document.get("top_functions", []) if f.get("depends_on_class")]
-    return FpOperation(op, mode, statistics.median(cycles) / FP_OP_REPS if cycles else None, ct_document["verdict"],
-                       ct_document["max_abs_t"], leaking[0] if leaking else None)
+    leaking = [function.name for function in ct_document.statistics.top_functions or () if function.depends_on_class]
+    return FpOperation(op, mode, statistics.median(cycles) / FP_OP_REPS if cycles else None, ct_document.verdict,
+                       ct_document.statistics.total.max_abs_t, leaking[0] if leaking else None)
 
 
 def comparison_document(scheme: str, board: str, path: Path, measurements: dict[str, RunsDocument],
-                        ct_documents: dict[str, dict], fp_operations: list[FpOperation], tests: list[MemberResult],
+                        ct_documents: dict[str, CtDocument], fp_operations: list[FpOperation], tests: list[MemberResult],
                         wall_seconds: float | None = None) -> ComparisonDocument:
     """The comparison from each mode's runs' document, ct document and test (its signing cycles and
     profile), and the FP-operation entries; its "falcon" is the main job's section of the modes."""
@@ -123,15 +125,18 @@ def comparison_document(scheme: str, board: str, path: Path, measurements: dict[
                               price_of_constant_time(modes), FP_OP_REPS, str(path), wall_seconds)
 
 
-def mode_figures(results: tuple[OpResult, ...], ct_document: dict) -> ModeFigures:
+def mode_figures(results: tuple[OpResult, ...], ct_document: CtDocument) -> ModeFigures:
     """One mode from its runs' results and its constant-time test."""
     by_op = {result.op: result for result in results}
     stacks = [by_op[op].stack_bytes for op in OPS if op in by_op and by_op[op].stack_bytes is not None]
-    test = ModeTest(ct_document["verdict"], ct_document.get("reason", ""), ct_document["max_abs_t"], ct_document.get("n"),
+    tested = ct_document.statistics
+    test = ModeTest(ct_document.verdict, ct_document.reason, tested.total.max_abs_t, tested.total.n,
                     # On the virtual board a function past the thresholds decides the verdict even when the
                     # total's |t| is small (public randomness elsewhere hides it): show both.
-                    ct_document.get("max_abs_t_function"), ct_document.get("run_dir"),
-                    tuple(_function_summary(f) for f in ct_document.get("top_functions", [])[:TOP_FUNCTIONS]))
+                    tested.max_abs_t_function, ct_document.run_dir,
+                    tuple(FunctionSummary(function.name, function.t, function.share, function.difference,
+                                          function.depends_on_class)
+                          for function in (tested.top_functions or ())[:TOP_FUNCTIONS]))
     return ModeFigures({op: _op_summary(by_op.get(op)) for op in OPS}, max(stacks, default=None),
                        next(iter(by_op.values())).code_bytes if by_op else None, test)
 
@@ -141,10 +146,6 @@ def _op_summary(result: OpResult | None) -> OpSummary | None:
         return None
     return OpSummary(result.n, result.verified, result.cycles.median, result.cycles.min, result.cycles.max,
                      result.stack_bytes)
-
-
-def _function_summary(function: dict) -> FunctionSummary:
-    return FunctionSummary(*(function.get(key) for key in ("function", "t", "share", "difference", "depends_on_class")))
 
 
 def price_of_constant_time(modes: dict[str, ModeFigures]) -> dict[str, dict[str, float | None]]:

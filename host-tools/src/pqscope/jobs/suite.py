@@ -21,6 +21,7 @@ from ..link.protocol import Op
 from ..measure.measurement import Member
 from ..project.errors import PqscopeError
 from ..results import store
+from ..results.documents.ct import CtDocument
 from ..results.documents.runs import EmulatorStats, OpResult
 from ..results.documents.suite import (ConstantTimePart, ExactCheckPart, FalconMode, FalconSet, FpPrimitive,
                                        ImplementationEntry, SigningProfile, SuiteDocument, Variance, VarianceSource)
@@ -130,7 +131,7 @@ class MemberResult:
 
     scheme: str
     impl: str
-    ct: dict | None
+    ct: CtDocument | None
     signing_cycles: list[int]  # of the test's signatures, as the board timed them
     intervals: list[dict]  # the signing profile of the test's signatures (the replay's on a board)
 
@@ -139,7 +140,7 @@ def load_members(runs: list[Run]) -> list[MemberResult]:
     results = []
     for run in runs:
         path = ct_path(run.path)
-        document = _load(path / CT_DOCUMENT) if (path / CT_DOCUMENT).is_file() else None
+        document = CtDocument.from_json(store.read(path / CT_DOCUMENT)) if (path / CT_DOCUMENT).is_file() else None
         results.append(MemberResult(run.meta.scheme, run.meta.impl, document,
                                     _signing_cycles(path) if document else [], profile(path) if document else []))
     return results
@@ -155,13 +156,6 @@ def _signing_cycles(path: Path) -> list[int]:
         return [int(row["cycles"]) for row in rows if STATUS_BY_LABEL[row["status"]].timed]
     except (OSError, KeyError, ValueError) as error:
         raise PqscopeError(f"{path / 'ct.csv'} is damaged: {error}") from None
-
-
-def _load(file: Path) -> dict:
-    document = store.read(file)
-    if not isinstance(document, dict) or "verdict" not in document:
-        raise PqscopeError(f"{file} is damaged: it holds no verdict")
-    return document
 
 
 def profile(path: Path) -> list[dict]:
@@ -231,20 +225,18 @@ def variance(member: MemberResult) -> Variance | None:
                     tuple(sorted(sources, key=lambda source: -source.share)[:3]))
 
 
-def constant_time(document: dict) -> ConstantTimePart:
+def constant_time(document: CtDocument) -> ConstantTimePart:
     """A constant-time test's verdict with what decided it and the functions it points at."""
-    taint = document.get("taint") or {}
-    leaks = [finding for finding in taint.get("findings", []) if finding["leak"]]
-    leaking = sorted({finding["function"] or "?" for finding in leaks}, key=lambda name: -sum(
-        finding["count"] for finding in leaks if finding["function"] == name))
-    statistics_part = document.get("statistics") or {"verdict": document["verdict"], "reason": document["reason"]}
+    taint, tested = document.taint, document.statistics
+    leaks = [finding for finding in taint.findings if finding.leak] if taint else []
+    leaking = sorted({finding.function or "?" for finding in leaks}, key=lambda name: -sum(
+        finding.count for finding in leaks if finding.function == name))
     return ConstantTimePart(
-        document["verdict"], document["reason"], document.get("scope"), document["n"]["fixed"] + document["n"]["random"],
-        document["max_abs_t"], statistics_part["verdict"],
-        None if not taint else ExactCheckPart(taint["verdict"], taint["signatures"], len(leaks), tuple(leaking)),
-        tuple(function["function"] for function in document.get("top_functions", [])
-              if function.get("depends_on_class"))[:5],
-        document.get("run_dir"))
+        document.verdict, document.reason, document.scope, tested.total.n.fixed + tested.total.n.random,
+        tested.total.max_abs_t, tested.verdict,
+        None if not taint else ExactCheckPart(taint.verdict, taint.signatures, len(leaks), tuple(leaking)),
+        tuple(function.name for function in tested.top_functions or () if function.depends_on_class)[:5],
+        document.run_dir)
 
 
 def signing_profile(intervals: list[dict]) -> SigningProfile | None:

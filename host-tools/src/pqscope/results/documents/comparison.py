@@ -5,6 +5,8 @@ operations' cycles and stack and its constant-time test; the main job's section 
 from dataclasses import dataclass
 
 from ...link.protocol import Op
+from .ct import ClassCounts, StrongestFunction
+from .parsing import json_number, number, optional
 from .suite import FalconSet
 
 
@@ -31,22 +33,22 @@ class OpSummary:
 
 @dataclass(frozen=True)
 class FunctionSummary:
-    """A function the test ranked: its t (a number, or "inf" as ct.json writes it), its share of
-    the difference, the difference in cycles and whether it depends on the key class."""
+    """A function the test ranked: its t (None: too few samples), its share of the difference, the
+    difference in cycles and whether it depends on the key class."""
 
     function: str
-    t: float | str | None
+    t: float | None
     share: float | None
-    difference: float | None
-    depends_on_class: bool | None
+    difference: float
+    depends_on_class: bool
 
     def to_json(self) -> dict:
-        return {"function": self.function, "t": self.t, "share": self.share, "difference": self.difference,
-                "depends_on_class": self.depends_on_class}
+        return {"function": self.function, "t": json_number(self.t), "share": self.share,
+                "difference": self.difference, "depends_on_class": self.depends_on_class}
 
     @classmethod
     def from_json(cls, data: dict) -> "FunctionSummary":
-        return cls(data["function"], data["t"], data["share"], data["difference"], data["depends_on_class"])
+        return cls(data["function"], number(data["t"]), data["share"], data["difference"], data["depends_on_class"])
 
 
 @dataclass(frozen=True)
@@ -56,21 +58,25 @@ class ModeTest:
 
     verdict: str
     reason: str
-    max_abs_t: float | str | None
-    n: dict | None  # signatures per key class, as ct.json counts them
-    max_abs_t_function: dict | None
+    max_abs_t: float | None
+    n: ClassCounts  # signatures per key class
+    max_abs_t_function: StrongestFunction | None
     run_dir: str | None
     top_functions: tuple[FunctionSummary, ...]
 
     def to_json(self) -> dict:
-        return {"verdict": self.verdict, "reason": self.reason, "max_abs_t": self.max_abs_t, "n": self.n,
-                "max_abs_t_function": self.max_abs_t_function, "run_dir": self.run_dir,
-                "top_functions": [function.to_json() for function in self.top_functions]}
+        strongest = None if self.max_abs_t_function is None else self.max_abs_t_function.to_json()
+        return {"verdict": self.verdict, "reason": self.reason, "max_abs_t": json_number(self.max_abs_t),
+                "n": {"fixed": self.n.fixed, "random": self.n.random}, "max_abs_t_function": strongest,
+                "run_dir": self.run_dir, "top_functions": [function.to_json() for function in self.top_functions]}
 
     @classmethod
     def from_json(cls, data: dict) -> "ModeTest":
-        return cls(data["verdict"], data["reason"], data["max_abs_t"], data["n"], data["max_abs_t_function"],
-                   data["run_dir"], tuple(map(FunctionSummary.from_json, data["top_functions"])))
+        strongest = optional(data, "max_abs_t_function",
+                             lambda worst: StrongestFunction(worst["function"], number(worst["t"])))
+        return cls(data["verdict"], data["reason"], number(data["max_abs_t"]),
+                   ClassCounts(data["n"]["fixed"], data["n"]["random"]), strongest, data["run_dir"],
+                   tuple(map(FunctionSummary.from_json, data["top_functions"])))
 
 
 @dataclass(frozen=True)
@@ -102,16 +108,16 @@ class FpOperation:
     mode: str
     cycles_per_op: float | None
     verdict: str
-    max_abs_t: float | str | None
+    max_abs_t: float | None
     top_function: str | None
 
     def to_json(self) -> dict:
         return {"op": self.op, "mode": self.mode, "cycles_per_op": self.cycles_per_op, "verdict": self.verdict,
-                "max_abs_t": self.max_abs_t, "top_function": self.top_function}
+                "max_abs_t": json_number(self.max_abs_t), "top_function": self.top_function}
 
     @classmethod
     def from_json(cls, data: dict) -> "FpOperation":
-        return cls(data["op"], data["mode"], data["cycles_per_op"], data["verdict"], data["max_abs_t"],
+        return cls(data["op"], data["mode"], data["cycles_per_op"], data["verdict"], number(data["max_abs_t"]),
                    data["top_function"])
 
 

@@ -5,6 +5,7 @@ in words. compare.json carries the same section of Falcon's modes (`FalconSet`).
 
 from dataclasses import dataclass
 
+from .parsing import json_number, number
 from .runs import RunsDocument
 
 
@@ -37,7 +38,7 @@ class ConstantTimePart:
     reason: str
     scope: str | None
     signatures: int
-    max_abs_t: float | None
+    max_abs_t: float | None  # infinite for a certain leak (written "inf", as ct.json writes it)
     statistics: str
     exact_check: ExactCheckPart | None
     localised: tuple[str, ...]
@@ -54,14 +55,14 @@ class ConstantTimePart:
 
     def to_json(self) -> dict:
         return {"verdict": self.verdict, "reason": self.reason, "scope": self.scope, "signatures": self.signatures,
-                "max_abs_t": self.max_abs_t, "statistics": self.statistics,
+                "max_abs_t": json_number(self.max_abs_t), "statistics": self.statistics,
                 "exact_check": None if self.exact_check is None else self.exact_check.to_json(),
                 "localised": list(self.localised), "run_dir": self.run_dir}
 
     @classmethod
     def from_json(cls, data: dict) -> "ConstantTimePart":
         exact = None if data["exact_check"] is None else ExactCheckPart.from_json(data["exact_check"])
-        return cls(data["verdict"], data["reason"], data["scope"], data["signatures"], data["max_abs_t"],
+        return cls(data["verdict"], data["reason"], data["scope"], data["signatures"], number(data["max_abs_t"]),
                    data["statistics"], exact, tuple(data["localised"]), data["run_dir"])
 
 
