@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from .. import views
-from ..jobs import matrix
+from ..jobs import matrix, matrix_plan
 from ..project.boards import get_board
 from ..project.catalogue import find_implementation, load_catalogue
 from ..project.console import stderr
@@ -28,10 +28,11 @@ from .options import (JSON_OPTION, REPORT_OPTION, SEED_OPTION, VIRTUAL_BOARD, pa
 @click.option("--opt", "levels", multiple=True, metavar="LEVEL",
               help=f"An optimisation level (repeatable; default: all of {', '.join(OPT_LEVELS)}).")
 @SEED_OPTION
-@click.option("--ct-n", "ct_signatures", default=matrix.CT_SIGNATURES, show_default=True, type=click.IntRange(0),
+@click.option("--ct-n", "ct_signatures", default=matrix_plan.CT_SIGNATURES, show_default=True,
+              type=click.IntRange(0),
               help="The most signatures of the statistical test of each cell that leaks where its row's default build "
                    "does not (0: none).")
-@click.option("--taint-n", "exact_signatures", default=matrix.EXACT_SIGNATURES, show_default=True,
+@click.option("--taint-n", "exact_signatures", default=matrix_plan.EXACT_SIGNATURES, show_default=True,
               type=click.IntRange(1, 100),
               help="Signatures of each cell's exact check, each with a key of its own (the same seeds in every cell).")
 @click.option("-j", "--jobs", type=click.IntRange(1), help="Emulators at a time (default: one per core).")
@@ -55,24 +56,24 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
     catalogue = load_catalogue(root)
     if resume_path is not None:
         refuse_fixed_options(ctx, allowed=() if resume_path.is_dir() else ("out",))
-        plan = matrix.resumed_plan(resume_path, catalogue)
+        plan = matrix_plan.resumed_plan(resume_path, catalogue)
         path = resume_path
         if not resume_path.is_dir():
             path = run_directory(root, out, get_board(root, plan.board), "matrix")
-            matrix.start(path, plan, earlier=resume_path)
+            matrix_plan.start(path, plan, earlier=resume_path)
     else:
         chosen = ([find_implementation(catalogue, *parse_member(text)) for text in rows]
-                  or matrix.default_rows(catalogue))
-        plan = matrix.Plan(VIRTUAL_BOARD, parse_seed(seed).hex(), ct_signatures, chosen,
-                           matrix.toolchains(compilers, levels), exact_signatures)
+                  or matrix_plan.default_rows(catalogue))
+        plan = matrix_plan.Plan(VIRTUAL_BOARD, parse_seed(seed).hex(), ct_signatures, chosen,
+                                matrix_plan.toolchains(compilers, levels), exact_signatures)
         path = run_directory(root, out, get_board(root, VIRTUAL_BOARD), "matrix")
-        matrix.start(path, plan)
+        matrix_plan.start(path, plan)
     stderr().print(f"matrix: {len(plan.rows)} rows x {len(plan.toolchains)} builds in {path}")
     document = matrix.Matrix(root, path, get_board(root, plan.board), plan, jobs or os.cpu_count() or 1,
                              lambda text: stderr().print(text, markup=False, highlight=False)).run(
-        keep=lambda so_far: _keep(path, "matrix", so_far, with_report))
-    report = _keep(path, "matrix", document, with_report)
-    show("matrix", document, as_json)
+        keep=lambda so_far: _keep(path, "matrix", so_far.to_json(), with_report))
+    report = _keep(path, "matrix", document.to_json(), with_report)
+    show("matrix", document.to_json(), as_json)
     if with_report and not as_json:
         stderr().print(f"report: {report}")
 

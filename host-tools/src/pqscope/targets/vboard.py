@@ -21,12 +21,24 @@ from ..project.metadata import load_json
 UART_PREFIX = "vboard: uart "
 ERROR_PREFIX = "vboard: error: "
 IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
+# The emulator's error when it stops at its --max-cycles budget (emulator/machine.c): it exits 1 as
+# for any other error, so this line is what tells the budget apart from a fault.
+CYCLE_LIMIT = re.compile(r"cycle limit (\d+) exceeded at address (0x[0-9a-f]+)")
 STOP_SECONDS = 5.0
 EXIT_GRACE_SECONDS = 2.0  # after a failed session, how long an emulator that is ending may take to exit
 
 
 class VBoardError(PqscopeError):
     pass
+
+
+class CycleBudgetExhausted(VBoardError):
+    """The emulator stopped at its budget of cycles (--max-cycles) before the image was done: on a
+    deterministic board the same image given the same budget stops at the same place again."""
+
+    def __init__(self, message: str, budget: int, address: int):
+        super().__init__(message)
+        self.budget, self.address = budget, address
 
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
@@ -50,7 +62,8 @@ class VirtualBoard:
     stops it and loads `stats`.
 
     If the emulator died on its own, leaving the context raises its error line as VBoardError
-    (replacing whatever the session raised, e.g. a lost connection, which was only a symptom).
+    (replacing whatever the session raised, e.g. a lost connection, which was only a symptom);
+    CycleBudgetExhausted when it stopped at its budget of cycles.
     """
 
     def __init__(
@@ -96,7 +109,7 @@ class VirtualBoard:
             raise VBoardError(f"the emulator did not report its uart within {self.startup_timeout:g} s") from None
         if self.port is None:
             self._stop()
-            raise VBoardError(self._failure())
+            raise self._failure()
         return self
 
     def __exit__(self, exc_type, exc, traceback) -> None:
@@ -105,7 +118,7 @@ class VirtualBoard:
         if self.stats_path.exists():
             self.stats = load_json(self.stats_path)
         if died and self._process.returncode != 0:
-            raise VBoardError(self._failure()) from exc
+            raise self._failure() from exc
 
     def open_uart(self) -> "VirtualUart":
         """The board's UART (its pty) as a pyserial-like port that knows when the device waits."""
@@ -147,12 +160,16 @@ class VirtualBoard:
                 self._process.wait()
         self._reader.join()
 
-    def _failure(self) -> str:
+    def _failure(self) -> VBoardError:
+        """Why the emulator ended: its error line, typed when it is the budget of cycles."""
         for line in self._stderr:
             if line.startswith(ERROR_PREFIX):
-                return f"virtual board: {line[len(ERROR_PREFIX):]}"
+                message = f"virtual board: {line[len(ERROR_PREFIX):]}"
+                if limit := CYCLE_LIMIT.match(line[len(ERROR_PREFIX):]):
+                    return CycleBudgetExhausted(message, int(limit[1]), int(limit[2], 16))
+                return VBoardError(message)
         last = self._stderr[-1] if self._stderr else "no output"
-        return f"the emulator exited with code {self._process.returncode} ({last})"
+        return VBoardError(f"the emulator exited with code {self._process.returncode} ({last})")
 
 
 @dataclass
