@@ -107,7 +107,8 @@ def fp_operation_entry(op: str, mode: str, ct_document: CtDocument, samples: Seq
     """One primitive in one mode: cycles per operation (median signing cycles with random
     operands / FP_OP_REPS, including the benchmark loop's few cycles per call) and its verdict."""
     cycles = [s.cycles for s in samples if s.status.timed and s.key_class == RANDOM_CLASS]
-    leaking = [function.name for function in ct_document.statistics.top_functions or () if function.depends_on_class]
+    leaking = [function.name for function in ct_document.statistics.top_functions or ()
+               if function.depends_on_class]
     return FpOperation(op, mode, statistics.median(cycles) / FP_OP_REPS if cycles else None, ct_document.verdict,
                        ct_document.statistics.total.max_abs_t, leaking[0] if leaking else None)
 

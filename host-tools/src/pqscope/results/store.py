@@ -45,6 +45,11 @@ def dumps(document: dict) -> str:
     return json.dumps({"schema": SCHEMA, **document}, indent=2) + "\n"
 
 
+def file_name(kind: str) -> str:
+    """The name of the file a document of `kind` is kept in."""
+    return FILES[kind]
+
+
 def stored_kind(path: Path) -> str | None:
     """The kind of document kept in `path`, if any (a run or suite without one has none)."""
     return next((kind for kind, name in FILES.items() if (path / name).is_file()), None)
