@@ -3,6 +3,7 @@
 
 import csv
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,6 +18,9 @@ from pqscope.analysis.ttests import FIXED, RANDOM
 from pqscope.analysis.ct_analysis import PUBLIC_TIME, analyse, analyse_ct, join_intervals
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
+from pqscope.results.documents.ct import ClassCounts, CtStatistics, LeakStatistics, Nonparametric, RankTest
+from pqscope.results.documents.profile import ProfiledInterval
+from pqscope.results.documents.taint import Finding, TaintDocument
 
 N = 2400
 
@@ -30,7 +34,8 @@ def synthetic(total, functions_of, n=N, seed=1):
         key_class = int(rng.integers(2))
         cycles = total(key_class, rng)
         samples.append(CtSample(index, key_class, 0, bytes(32), int(cycles), 100, Status.OK))
-        intervals.append({"cycles": int(cycles), "functions": functions_of(key_class, rng, int(cycles))})
+        intervals.append(ProfiledInterval.from_json({"cycles": int(cycles),
+                                                     "functions": functions_of(key_class, rng, int(cycles))}))
     return samples, intervals
 
 
@@ -53,18 +58,18 @@ def test_public_input_time_is_taken_out_of_the_total():
 def test_intervals_are_joined_to_signatures_by_sample_id():
     samples, intervals = synthetic(lambda c, rng: 50_000 + 900 * (c == FIXED), lambda c, rng, total: {"work": [total, 1]},
                                    n=200)
-    with_ids = [line | {"sample_id": sample.index} for sample, line in zip(samples, intervals)]
+    with_ids = [replace(line, sample_id=sample.index) for sample, line in zip(samples, intervals)]
     # Order on disk does not matter, and a signature run twice (its answer lost) keeps its last interval.
-    shuffled = with_ids[::-1] + [with_ids[7] | {"cycles": -1}]
+    shuffled = with_ids[::-1] + [replace(with_ids[7], cycles=-1)]
     joined = join_intervals(samples, shuffled)
-    assert [line["sample_id"] for line in joined] == [sample.index for sample in samples]
-    assert joined[7]["cycles"] == -1
+    assert [line.sample_id for line in joined] == [sample.index for sample in samples]
+    assert joined[7].cycles == -1
     assert analyse_ct(samples, shuffled, None)["top_functions"][0]["function"] == "work"
 
 
 def test_a_signature_without_its_interval_is_an_error_that_names_it():
     samples, intervals = synthetic(lambda c, rng: 50_000, lambda c, rng, total: {"work": [total, 1]}, n=50)
-    with_ids = [line | {"sample_id": sample.index} for sample, line in zip(samples, intervals)]
+    with_ids = [replace(line, sample_id=sample.index) for sample, line in zip(samples, intervals)]
     with pytest.raises(PqscopeError, match="the emulator's intervals lack signature 13 and 1 more"):
         join_intervals(samples, with_ids[:13] + with_ids[14:20] + with_ids[21:])
     # Without ids, intervals only join when their number is the signatures' (never shifted).
@@ -127,7 +132,7 @@ def test_a_leak_hidden_in_noisy_totals_is_found_in_its_function():
     result = analyse(samples, intervals, None)
     assert document["plotted"] == result.evidence.label == "soft_float_dmul cycles"
     usable = [s for s in samples if s.status.timed]
-    assert list(result.evidence.values) == [line["functions"]["soft_float_dmul"][0]
+    assert list(result.evidence.values) == [line.functions["soft_float_dmul"].cycles
                                             for line in join_intervals(usable, intervals)]
 
 
@@ -295,8 +300,8 @@ def test_a_ranked_function_reads_in_rounded_words():
 
 
 def test_a_look_stops_a_leaking_test_and_says_where_it_stands():
-    from pqscope.project.catalogue import Implementation
     from pqscope.analysis.ct import CtCapture
+    from pqscope.project.catalogue import Implementation
     from pqscope.results.runmeta import RunMeta
 
     capture = CtCapture(1000, b"s", 32)
@@ -330,37 +335,49 @@ def test_a_requested_bound_is_shown_or_said_not_to_be(fake_repo, fake_toolchain,
     assert 0 < document["bound"]["cycles"] < 20
 
 
-STATISTICS_NO_LEAK = {"verdict": "no-leak", "reason": "no leak detected", "max_abs_t": 0.5, "strongest_test": "raw"}
-LEAKING_FINDING = {"kind": "division", "function": "decompose", "file": "rounding.c", "line": 40,
-                   "address": "0x08001000", "count": 3, "leak": True, "declassified": False}
-NOTE = {**LEAKING_FINDING, "kind": "address", "leak": False}
+def statistics_of(verdict: str, reason: str = "no leak detected") -> CtStatistics:
+    """The statistics part of a test whose verdict is `verdict`, max |t| 0.5 (test raw)."""
+    unranked = RankTest("u", 0.0, 1.0)
+    return CtStatistics(LeakStatistics(verdict, reason, ClassCounts(1000, 1000), 0.5, "raw", {},
+                                       Nonparametric(unranked, unranked), 0.0, None, 0.2, {}), 0, 0)
+
+
+STATISTICS_NO_LEAK = statistics_of("no-leak")
+LEAKING_FINDING = Finding("division", 0x08001000, 3, False, None, "decompose", "rounding.c", 40)
+NOTE = replace(LEAKING_FINDING, kind="address")
+
+
+def exact_check(*findings: Finding, signatures: int = 2) -> TaintDocument:
+    return TaintDocument("ml-dsa-44", "m4f", "virtual", signatures, 1000,
+                         "leak" if any(f.leak for f in findings) else "no-leak", findings)
 
 
 @pytest.mark.parametrize("statistics", ["no-leak", "inconclusive", "leak"])
 def test_the_headline_is_a_leak_whenever_the_exact_check_finds_one(statistics):
     from pqscope.analysis.ct_verdict import EXACT_SCOPE, headline
 
-    document = headline({**STATISTICS_NO_LEAK, "verdict": statistics}, {"findings": [NOTE, LEAKING_FINDING]})
-    assert document["verdict"] == "leak" and document["statistics"]["verdict"] == statistics
-    exact = [item for item in document["evidence"] if item["by"] == "exact check"]
+    verdict = headline(statistics_of(statistics), exact_check(NOTE, LEAKING_FINDING))
+    assert verdict.verdict == "leak"
+    assert statistics == "leak" or f"(the statistics: {statistics})" in verdict.reason
+    exact = [item for item in verdict.evidence if item["by"] == "exact check"]
     assert exact == [{"by": "exact check", "kind": "division", "function": "decompose", "file": "rounding.c",
                       "line": 40, "address": "0x08001000", "executions": 3}]
-    assert document["scope"] == EXACT_SCOPE
+    assert verdict.scope == EXACT_SCOPE
 
 
 def test_the_headline_is_no_leak_when_the_evidence_clears_it_and_says_what_it_covered():
     from pqscope.analysis.ct_verdict import EXACT_SCOPE, STATISTICS_SCOPE, headline
 
-    both = headline(STATISTICS_NO_LEAK, {"findings": [NOTE]})
-    assert (both["verdict"], both["scope"]) == ("no-leak", EXACT_SCOPE)
-    assert "the exact check found no instruction" in both["reason"]
+    both = headline(STATISTICS_NO_LEAK, exact_check(NOTE))
+    assert (both.verdict, both.scope) == ("no-leak", EXACT_SCOPE)
+    assert "the exact check found no instruction" in both.reason
     alone = headline(STATISTICS_NO_LEAK, None)
-    assert (alone["verdict"], alone["scope"], alone["evidence"][0]["by"]) == ("no-leak", STATISTICS_SCOPE, "statistics")
+    assert (alone.verdict, alone.scope, alone.evidence[0]["by"]) == ("no-leak", STATISTICS_SCOPE, "statistics")
     # Few signatures: the virtual board's own exact check decides; a board's replayed one cannot clear the board.
-    few = {**STATISTICS_NO_LEAK, "verdict": "inconclusive", "reason": "too few signatures"}
-    exact = headline(few, {"findings": [NOTE], "signatures": 2})
-    assert (exact["verdict"], exact["scope"], exact["statistics"]["verdict"]) == ("no-leak", EXACT_SCOPE, "inconclusive")
-    assert [item["by"] for item in exact["evidence"]] == ["exact check", "statistics"]
-    assert "on 2 signatures' paths" in exact["reason"] and "too few signatures" in exact["reason"]
-    assert headline(few, {"findings": [NOTE], "signatures": 2}, exact_on_target=False)["verdict"] == "inconclusive"
-    assert headline(few, None)["verdict"] == "inconclusive"
+    few = statistics_of("inconclusive", "too few signatures")
+    exact = headline(few, exact_check(NOTE))
+    assert (exact.verdict, exact.scope, few.verdict) == ("no-leak", EXACT_SCOPE, "inconclusive")
+    assert [item["by"] for item in exact.evidence] == ["exact check", "statistics"]
+    assert "on 2 signatures' paths" in exact.reason and "too few signatures" in exact.reason
+    assert headline(few, exact_check(NOTE), exact_on_target=False).verdict == "inconclusive"
+    assert headline(few, None).verdict == "inconclusive"

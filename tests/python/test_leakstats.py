@@ -115,7 +115,7 @@ def test_equal_constants_are_no_leak():
     result = run(np.full(MIN_SAMPLES_PER_CLASS, 123_456), np.full(MIN_SAMPLES_PER_CLASS, 123_456))
     assert result.verdict == Verdict.NO_LEAK
     assert result.max_abs_t == 0 and result.effect_size == 0 and result.samples_needed is None
-    assert result.nonparametric["kolmogorov_smirnov"]["p"] == 1.0
+    assert result.nonparametric.kolmogorov_smirnov.p == 1.0
     assert result.bootstrap["median_difference"].low == result.bootstrap["median_difference"].high == 0
 
 
@@ -284,8 +284,8 @@ def test_a_function_leaking_only_in_its_spread_is_found_by_its_second_order_test
     assert ranking["spread"].test == "second-order" and ranking["spread"].depends_on_class
     assert abs(welch_t(fixed["spread"], random_keys["spread"]).t) < LEAK_EVIDENCE_T  # raw t misses it
     assert not ranking["flat"].depends_on_class
-    assert ranking["spread"].nonparametric["kolmogorov_smirnov"]["p_holm"] < 1e-6
-    assert ranking["flat"].nonparametric["kolmogorov_smirnov"]["p_holm"] > 1e-3
+    assert ranking["spread"].nonparametric.kolmogorov_smirnov.p_holm < 1e-6
+    assert ranking["flat"].nonparametric.kolmogorov_smirnov.p_holm > 1e-3
 
 
 def test_the_leak_bound_is_the_far_end_of_the_90_percent_interval_of_the_difference():

@@ -16,7 +16,10 @@ from pqscope.analysis.ttests import FIXED
 from pqscope.project.errors import PqscopeError
 from pqscope.link.messages import ProbeReading
 from pqscope.link.protocol import Status
-from pqscope.analysis.replay import LEAD, Replay, ReplaySettings
+from pqscope.analysis.replay import LEAD, Replay
+from pqscope.results.documents.profile import FunctionTime, ProfiledInterval
+from pqscope.results.documents.replay import ReplaySettings
+from pqscope.results.documents.taint import Finding
 
 N = 2400
 
@@ -75,16 +78,18 @@ def nonce_signatures(board_shows: bool, n: int = 600, hash_pace: float = 1.2, no
         work = calls * (100 + 10 * slow)
         rest, hashing = 50_000 + int(rng.integers(0, 20_000)), 1000 * int(rng.integers(1, 30))
         model[index] = CtSample(index, index % 2, 0, bytes(32), rest + hashing + work, 100, Status.OK)
-        intervals[index] = {"functions": {"work": [work, calls, work], "hash": [hashing, 1, hashing],
-                                          "sign": [rest, 1, rest + hashing + work]}}
+        intervals[index] = ProfiledInterval.from_json(
+            {"functions": {"work": [work, calls, work], "hash": [hashing, 1, hashing],
+                           "sign": [rest, 1, rest + hashing + work]}})
         shown = work if board_shows else calls * 105
         board.append(CtSample(index, index % 2, 0, bytes(32),
                               round(1.2 * (rest + shown) + hash_pace * hashing + rng.normal(0, noise)), 100, Status.OK))
     return board, model, intervals
 
 
-FINDINGS = [{"function": "work", "leak": True}, {"function": "work", "leak": True},
-            {"function": "sign", "leak": False}]
+FINDINGS = [Finding("branch", 0x08000100, 1, False, None, "work", None, None),
+            Finding("branch", 0x08000104, 1, False, None, "work", None, None),
+            Finding("branch", 0x08000200, 1, True, None, "sign", None, None)]
 
 
 def test_a_finding_the_board_shows_is_confirmed_with_its_size():
@@ -126,7 +131,7 @@ def test_a_probed_function_is_tested_on_its_own_time_where_the_totals_hide_it():
     rng = np.random.default_rng(8)
     probed = []
     for sample in board:
-        work, calls, _ = intervals[sample.index]["functions"]["work"]
+        work, calls = intervals[sample.index].functions["work"].cycles, intervals[sample.index].functions["work"].calls
         probed.append(replace(sample, probes=(ProbeReading(round(1.2 * work + rng.normal(0, 3)), calls),)))
     (on_totals,) = confirm(probed, model, intervals, FINDINGS)
     (on_probe,) = confirm(probed, model, intervals, FINDINGS, timed_by={"work": ("__wrapped_work", 0)})
@@ -139,8 +144,8 @@ def test_a_probed_function_is_tested_on_its_own_time_where_the_totals_hide_it():
 
 def test_a_board_whose_time_goes_against_the_label_confirms_it_the_other_way_round():
     board, model, intervals = nonce_signatures(board_shows=True)
-    board = [replace(sample, cycles=sample.cycles - 30 * (intervals[sample.index]["functions"]["work"][0] -
-                                                          105 * intervals[sample.index]["functions"]["work"][1]))
+    board = [replace(sample, cycles=sample.cycles - 30 * (intervals[sample.index].functions["work"].cycles -
+                                                          105 * intervals[sample.index].functions["work"].calls))
              for sample in board]
     (confirmation,) = confirm(board, model, intervals, FINDINGS)
     # The board's time still depends on the outcome: a leak on the board, its slow path the model's fast one.
@@ -161,9 +166,9 @@ def test_a_function_whose_model_time_varies_in_too_few_signatures_is_not_labelle
     # one of them costs 2 more.
     board, model, intervals = nonce_signatures(board_shows=True)
     for index, entry in intervals.items():
-        calls = entry["functions"]["work"][1]
+        calls = entry.functions["work"].calls
         cycles = 100 * calls + (2 if index < varying else 0)
-        entry["functions"]["work"] = [cycles, calls, cycles]
+        intervals[index] = replace(entry, functions=entry.functions | {"work": FunctionTime(cycles, calls, cycles)})
     (confirmation,) = confirm(board, model, intervals, FINDINGS)
     assert confirmation.state == "unlabelled" and confirmation.t is None
     assert "same for all but fewer than 10 of the 600 signatures" in confirmation.describe()
@@ -289,7 +294,7 @@ def test_each_board_has_its_own_probe_calibration():
     def probed(offset_per_call: float) -> list:
         readings = []
         for sample in board:
-            work, calls, _ = intervals[sample.index]["functions"]["work"]
+            work, calls = intervals[sample.index].functions["work"].cycles, intervals[sample.index].functions["work"].calls
             second = sample.index % 2 == 1
             cycles = 1.2 * work + second * offset_per_call * calls + rng.normal(0, 3)
             readings.append(replace(sample, board="B" if second else "A",

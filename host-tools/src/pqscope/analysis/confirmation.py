@@ -3,11 +3,14 @@ outcomes, labelled per signature by the replay on the virtual board, tested in t
 (`confirm`); and the signatures whose replay did not run the board's path (`disagreements`)."""
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
+from ..results.documents.profile import ProfiledInterval
+from ..results.documents.taint import Finding
 from .localisation import function_thresholds
 from .ttests import MIN_SAMPLES_PER_TEST, json_number
 
@@ -80,7 +83,7 @@ PACED_FUNCTIONS = 16
 LABEL_EXPLAINED = 0.9
 
 
-def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list[dict], looks: int = 1,
+def confirm(board: list, model: dict, intervals: dict[int, ProfiledInterval], findings: Sequence[Finding], looks: int = 1,
             timed_by: Mapping[str, tuple[str, int]] | None = None) -> list[Confirmation]:
     """Each leaking function of the exact check's `findings`, tested on the `board`'s signatures
     (CtSamples, verified ones only) with the replay's `model` samples and `intervals` by index.
@@ -104,8 +107,8 @@ def confirm(board: list, model: dict, intervals: dict[int, dict], findings: list
     the totals."""
     functions: dict[str, int] = {}
     for finding in findings:
-        if finding["leak"]:
-            functions[finding["function"]] = functions.get(finding["function"], 0) + 1
+        if finding.leak:
+            functions[finding.function] = functions.get(finding.function, 0) + 1
     timed = [sample for sample in board if sample.status.timed and sample.index in intervals]
     if not functions or len(timed) < 2 * MIN_SAMPLES_PER_TEST:
         return []
@@ -157,12 +160,14 @@ def outcome_label(calls: np.ndarray, inclusive: np.ndarray) -> np.ndarray:
     return inclusive - calls * typical
 
 
-def _profile_columns(timed: list, intervals: dict[int, dict]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+def _profile_columns(timed: list, intervals: dict[int, ProfiledInterval]
+                     ) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """Each profiled function's exclusive cycles, calls and inclusive cycles per signature."""
-    names = sorted({name for sample in timed for name in intervals[sample.index]["functions"]})
-    rows = [intervals[sample.index]["functions"] for sample in timed]
-    return {name: tuple(np.array([float(row[name][column]) if name in row else 0.0 for row in rows])
-                        for column in range(3)) for name in names}
+    rows = [intervals[sample.index] for sample in timed]
+    names = sorted({name for row in rows for name in row.functions})
+    return {name: tuple(np.array([float(column(row.function(name))) for row in rows])
+                        for column in (attrgetter("cycles"), attrgetter("calls"), attrgetter("inclusive_cycles")))
+            for name in names}
 
 
 def _priced_apart(label: np.ndarray, calls: np.ndarray, candidates: list[str], profile: dict) -> list[str]:

@@ -14,6 +14,9 @@ from ..project.build import PLAIN, Variant, code_digest
 from ..project.catalogue import Implementation
 from ..project.errors import PqscopeError
 from ..project.toolchain import built_with
+from ..results.documents.ct import CtDocument, Sequential
+from ..results.documents.replay import ReplaySettings
+from ..results.documents.taint import TaintDocument
 from ..results.probes import ProbeSet, check_probes, confirmation, probe_inflation, probes_timing
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
@@ -25,7 +28,7 @@ from .ct_analysis import PUBLIC_TIME, CtResult, analyse, look_summary
 from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, keep_captured,
                           load_intervals)
 from .ct_verdict import board_summaries, headline, taint_beside
-from .replay import REPLAY_DIRECTORY, Replay, ReplaySettings, quiet_console, read_intervals
+from .replay import REPLAY_DIRECTORY, Replay, quiet_console, read_intervals
 from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
 
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
@@ -56,7 +59,7 @@ class CtCapture(Capture):
         # Signatures of the exact check to run beside the test (0: none), and its result once it
         # ran: shown next to the statistical localisation.
         self.exact_check = exact_check
-        self.taint: dict | None = None
+        self.taint: TaintDocument | None = None
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
         self._live: sequential.OnlineT | None = None  # the raw total's running t
@@ -117,8 +120,8 @@ class CtCapture(Capture):
         targets = replay_targets(runner.target, self.replay.emulator_args())
         runner.beside(targets, quiet_console()).measure(implementation, path, what, resumed)
 
-    def take_companion(self, document: dict) -> None:
-        self.taint = document
+    def take_companion(self, document: dict | None) -> None:
+        self.taint = None if document is None else TaintDocument.from_json(document)
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
         """At a look before the last, why the test can stop: its verdict is leak or no-leak. A
@@ -169,7 +172,7 @@ class CtCapture(Capture):
     def _exact_leaks(self) -> int:
         """The exact check's leaks (it runs first): one decides the verdict, whatever the statistics
         would say later."""
-        return sum(f["leak"] for f in self.taint["findings"]) if self.taint else 0
+        return len(self.taint.leaks) if self.taint else 0
 
     def _arrive(self, record: CtSample) -> None:
         self._arrived.add(record.index)
@@ -205,8 +208,8 @@ class CtCapture(Capture):
         function the image probes, on its probe's cycles)."""
         model = self._replay.model(max((record.index for record in records), default=-1) + 1)
         intervals = read_intervals(self._replay.path, shard_directories(self._replay.path))
-        findings = self.taint["findings"] if self.taint else []
-        timed_by = probes_timing({finding["function"] for finding in findings if finding["leak"]},
+        findings = self.taint.findings if self.taint else ()
+        timed_by = probes_timing({finding.function for finding in findings if finding.leak},
                                  ProbeSet.from_json(meta.probes).names, Path(meta.elf)) if meta.probes else {}
         return confirm(records, model, intervals, findings, len(self.looks), timed_by)
 
@@ -240,7 +243,7 @@ class CtCapture(Capture):
         """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
         if not self._keys_made:
             return
-        known = {key["key_id"] for key in meta.keys}
+        known = meta.key_ids
         while self._keys_made:
             key = self._keys_made.popleft()
             if key.key_id not in known:
@@ -256,32 +259,33 @@ class CtCapture(Capture):
         records = _first(records, self.decided_at or self.samples)
         self._used = len(records)
         result = self._analyse(implementation, path, records, meta, profiled)
-        top_functions = result.to_json().get("top_functions", [])
-        leaking = [f["function"] for f in top_functions if f["depends_on_class"] and f["function"] != PUBLIC_TIME]
+        statistics = result.statistics()
+        top_functions = statistics.top_functions or ()
+        leaking = [f.name for f in top_functions if f.depends_on_class and f.name != PUBLIC_TIME]
         selection = (["--scheme", implementation.scheme, "--impl", implementation.impl]
                      if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
         boards = board_summaries(records, meta.boards or {})
         timed = [s for s in records if s.status.timed]
-        document = {
-            "board": meta.board, "scheme": implementation.scheme, "impl": implementation.impl,
-            "clock": {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
-            "built_with": built_with(meta.toolchain, meta.build), "run_dir": str(path), **result.to_json(),
-            "sequential": {"looks": self.looks, "stopped": meta.stopped_early},
-            **({} if self.bound is None else {
-                "bound_requested": {"share_of_mean": self.bound, "shown": self._bound_shown(result)}}),
-            **({"boards": boards} if len(boards) > 1 else {}),
-            **({} if not meta.probes else {"probe_inflation": probe_inflation(
-                ProbeSet.from_json(meta.probes), [s.probes for s in timed], [s.cycles for s in timed])}),
-            **({} if not (profiled and leaking) else {"confirm_on_board": confirmation(
-                leaking, implementation.probed_functions, Path(meta.elf), meta.info["board"], selection)}),
-            **({} if self.taint is None else {"taint": taint_beside(self.taint, top_functions)}),
-            **({} if self._replay is None else {"replay": self._replay_document(records, meta)}),
-            **headline(result.to_json(), self.taint, exact_on_target=self._replay is None),
-        }
+        verdict = headline(statistics, self.taint, exact_on_target=self._replay is None)
+        document = CtDocument(
+            meta.board, implementation.scheme, implementation.impl,
+            {"name": meta.clock, "hz": meta.clock_hz, "flash_wait_states": meta.flash_wait_states},
+            built_with(meta.toolchain, meta.build), str(path), verdict.verdict, verdict.reason, statistics,
+            Sequential(tuple(self.looks), meta.stopped_early),
+            bound_requested=None if self.bound is None else {"share_of_mean": self.bound,
+                                                             "shown": self._bound_shown(result)},
+            boards=tuple(boards) if len(boards) > 1 else None,
+            probe_inflation=probe_inflation(ProbeSet.from_json(meta.probes), [s.probes for s in timed],
+                                            [s.cycles for s in timed]) if meta.probes else None,
+            confirm_on_board=confirmation(leaking, implementation.probed_functions, Path(meta.elf), meta.device_board,
+                                          selection) if profiled and leaking else None,
+            taint=None if self.taint is None else taint_beside(self.taint, top_functions),
+            replay=None if self._replay is None else self._replay_document(records, meta),
+            evidence=verdict.evidence, scope=verdict.scope)
         sort_by_sample(path / self.samples_name)
         evidence = result.evidence
-        return Finished(document, (evidence.classes.tolist(), evidence.values.tolist(),
-                                   *(() if evidence.raw is None else (evidence.raw.tolist(),))))
+        return Finished(document.to_json(), (evidence.classes.tolist(), evidence.values.tolist(),
+                                             *(() if evidence.raw is None else (evidence.raw.tolist(),))))
 
     def _replay_document(self, records: list[CtSample], meta) -> dict:
         """What the replay gave the board's test: where it is, how it priced the image, the
@@ -331,7 +335,7 @@ class ReplayCapture(CtCapture):
 
     def take_companion(self, document: dict | None) -> None:
         super().take_companion(document)
-        self.feed.exact_checked(document)
+        self.feed.exact_checked(self.taint)
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
         self.feed.arrived(records[-1])

@@ -3,12 +3,14 @@ functions, the signing attempts and (a board's test) the replay's prediction, it
 and those of each function's time (the localisation), in a `CtResult`."""
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..link.protocol import Status
 from ..project.errors import PqscopeError
+from ..results.documents.ct import CtStatistics, StrongestFunction
+from ..results.documents.profile import ProfiledInterval
 from ..results.probes import ProbeSet, probe_profile
 from . import leakstats, localisation
 from .ct_verdict import decide
@@ -117,35 +119,30 @@ class CtResult:
     localised_by: str | None = None
     evidence: Evidence | None = None  # not in ct.json: the report's plots
 
+    def statistics(self) -> CtStatistics:
+        """The statistics part of ct.json."""
+        worst = localisation.strongest_function(self.functions or ())
+        return CtStatistics(
+            replace(self.total.statistics(), verdict=str(self.verdict), reason=self.reason), self.failed_samples,
+            self.corrupt_accepted, public_time=self.public_time and self.public_time.to_json(),
+            correction=self.attempts and self.attempts.to_json(),
+            control_variate=self.control_variate and self.control_variate.to_json(),
+            uncorrected=self.uncorrected and self.uncorrected.statistics(),
+            plotted=self.evidence and self.evidence.label, localised_by=self.localised_by,
+            top_functions=None if self.functions is None else self.functions[:TOP_FUNCTIONS],
+            max_abs_t_function=StrongestFunction(worst.name, worst.t) if worst else None)
+
     def to_json(self) -> dict:
-        document = self.total.to_json() | {"verdict": str(self.verdict), "reason": self.reason}
-        if self.public_time:
-            document["public_time"] = self.public_time.to_json()
-        if self.attempts:
-            document["correction"] = self.attempts.to_json()
-        if self.control_variate:
-            document["control_variate"] = self.control_variate.to_json()
-        if self.uncorrected:
-            document["uncorrected"] = self.uncorrected.to_json()
-        document |= {"failed_samples": self.failed_samples, "corrupt_accepted": self.corrupt_accepted}
-        if self.evidence is not None:
-            document["plotted"] = self.evidence.label
-        if self.functions is not None:
-            document["localised_by"] = self.localised_by
-            document["top_functions"] = [leak.to_json() for leak in self.functions[:TOP_FUNCTIONS]]
-            worst = localisation.strongest_function(self.functions)
-            if worst:
-                document["max_abs_t_function"] = {"function": worst.name, "t": json_number(worst.t)}
-        return document
+        return self.statistics().to_json()
 
 
-def join_intervals(samples: list, intervals: list[dict]) -> list[dict]:
+def join_intervals(samples: list, intervals: list[ProfiledInterval]) -> list[ProfiledInterval]:
     """Each signature's emulator interval, joined by sample id (intervals of emulators that wrote
     no ids: by position, if their numbers agree). A signature without its interval is an error
     naming it: a localisation must never vanish or shift silently. A signature the device ran
     twice (its answer was lost) has two intervals of the same code: the last one counts."""
-    if all("sample_id" in line for line in intervals):
-        by_id = {line["sample_id"]: line for line in intervals}
+    if all(line.sample_id is not None for line in intervals):
+        by_id = {line.sample_id: line for line in intervals}
     elif len(intervals) == len(samples):
         by_id = {sample.index: line for sample, line in zip(samples, intervals)}
     else:
@@ -159,7 +156,7 @@ def join_intervals(samples: list, intervals: list[dict]) -> list[dict]:
     return [by_id[sample.index] for sample in samples]
 
 
-def analyse_ct(samples: list, intervals: list[dict] | None, retry_function: str | None,
+def analyse_ct(samples: list, intervals: list[ProfiledInterval] | None, retry_function: str | None,
                public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0) -> dict:
     """The verdict document of `analyse` (ct.json)."""
     return analyse(samples, intervals, retry_function, public_functions, probes=probes, seed=seed).to_json()
@@ -168,7 +165,7 @@ def analyse_ct(samples: list, intervals: list[dict] | None, retry_function: str 
 PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probes (inclusive cycles)"
 
 
-def analyse(samples: list, intervals: list[dict] | None, retry_function: str | None,
+def analyse(samples: list, intervals: list[ProfiledInterval] | None, retry_function: str | None,
             public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0, looks: int = 1,
             bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES, predicted: list[float] | None = None
             ) -> CtResult:
@@ -196,17 +193,19 @@ def analyse(samples: list, intervals: list[dict] | None, retry_function: str | N
     raw_cycles = np.array([samples[i].cycles for i in usable], dtype=np.float64)
     cycles = raw_cycles
     if probes is not None:
-        profile = [probe_profile(probes.names, sample.probes, public_functions, PUBLIC_TIME) for sample in samples]
+        # the probes' readings in the shape of the profiler's intervals
+        profile = [ProfiledInterval.from_json(probe_profile(probes.names, sample.probes, public_functions, PUBLIC_TIME))
+                   for sample in samples]
     else:
         profile = join_intervals(samples, intervals) if intervals is not None else None
     public_time = attempt_correction = attempts = None
     if public_functions and profile is not None:
-        public = np.array([profile[i]["functions"].get(PUBLIC_TIME, (0, 0))[0] for i in usable], dtype=float)
+        public = np.array([profile[i].function(PUBLIC_TIME).cycles for i in usable], dtype=float)
         public_time = PublicTime(tuple(public_functions), float(public[classes == FIXED].mean()),
                                  float(public[classes == RANDOM].mean()))
         cycles = cycles - public
     if retry_function and profile is not None:
-        attempts = np.array([profile[i]["functions"].get(retry_function, (0, 0))[1] for i in usable], dtype=float)
+        attempts = np.array([profile[i].function(retry_function).calls for i in usable], dtype=float)
         attempt_correction = AttemptCorrection(retry_function, _attempt_slope(attempts, cycles),
                                                float(attempts[classes == FIXED].mean()),
                                                float(attempts[classes == RANDOM].mean()))
@@ -235,12 +234,13 @@ def analyse(samples: list, intervals: list[dict] | None, retry_function: str | N
                     evidence=evidence)
 
 
-def _function_series(profile: list[dict], usable: list[int], attempts: np.ndarray | None) -> dict[str, np.ndarray]:
+def _function_series(profile: list[ProfiledInterval], usable: list[int], attempts: np.ndarray | None
+                     ) -> dict[str, np.ndarray]:
     """Every function's cycles per usable signature, in test order (less each attempt's cost)."""
-    rows = [profile[i]["functions"] for i in usable]
+    rows = [profile[i] for i in usable]
     series = {}
-    for name in sorted(set().union(*rows) - {PUBLIC_TIME}):
-        values = np.array([functions.get(name, (0, 0))[0] for functions in rows], dtype=float)
+    for name in sorted(set().union(*(row.functions for row in rows)) - {PUBLIC_TIME}):
+        values = np.array([row.function(name).cycles for row in rows], dtype=float)
         series[name] = _without_attempts(attempts, values) if attempts is not None else values
     return series
 

@@ -13,7 +13,6 @@ other slots random keys, optionally regenerated every `key_refresh` uses.
 """
 
 import csv
-import json
 import random
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from ..link.messages import Info, ProbeReading, Sample
 from ..link.protocol import Status
 from ..measure.capture import shard_directories
 from ..project.errors import PqscopeError
+from ..results.documents.profile import ProfiledInterval, identified, json_lines
 from ..results.probes import probe_columns, probe_values, readings_from_values
 from ..results.records import KEYGEN_ID_BASE, derive_seed
 from ..results.rundir import STATUS_BY_LABEL, csv_lines, read_header, write_atomically
@@ -134,6 +134,7 @@ def capture_ct(
 
 
 INTERVALS_FILE = "intervals.jsonl"
+SIGNING_INTERVAL = "a signature's interval"  # what each line of INTERVALS_FILE is
 CT_FIELDS = ("index", "key_class", "key_id", "seed", "cycles", "stack_bytes", "status", "board")
 
 
@@ -156,10 +157,10 @@ def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: 
         raise PqscopeError(f"cannot resume {path}: cannot read ct.csv ({error})") from None
     if lines and not lines[-1].endswith("\n"):
         lines.pop()
-    records = list(csv.reader(lines))
-    probe_names = read_header(samples_path, records[0], CT_FIELDS) if records else ()
+    rows = list(csv.reader(lines))
+    probe_names = read_header(samples_path, rows[0], CT_FIELDS) if rows else ()
     kept: dict[int, CtSample] = {}
-    for number, record in enumerate(records[1:], start=2):
+    for number, record in enumerate(rows[1:], start=2):
         try:
             if len(record) != len(CT_FIELDS) + 2 * len(probe_names):
                 raise ValueError(f"{len(record)} fields")
@@ -181,10 +182,10 @@ def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: 
             intervals_path = directory / INTERVALS_FILE
             if not intervals_path.exists():
                 continue
-            lines = [line for line in intervals_path.read_text().splitlines(keepends=True) if line.endswith("\n")]
-            lines = [line for line in lines if _interval_id(intervals_path, line) in kept]
-            timed |= {_interval_id(intervals_path, line) for line in lines}
-            write_atomically(intervals_path, "".join(lines))
+            own = [(text, interval) for text, interval in json_lines(intervals_path, identified, SIGNING_INTERVAL)
+                   if interval.sample_id in kept]
+            timed |= {interval.sample_id for _, interval in own}
+            write_atomically(intervals_path, "".join(text for text, _ in own))
         kept = {index: sample for index, sample in kept.items() if index in timed}
     ordered = [kept[index] for index in sorted(kept)]
     write_atomically(samples_path, csv_lines([CT_FIELDS + probe_columns(probe_names), *map(ct_record, ordered)])
@@ -192,14 +193,7 @@ def keep_captured(path: Path, master_seed: bytes, samples: int, with_intervals: 
     return ordered
 
 
-def _interval_id(path: Path, line: str) -> int:
-    try:
-        return json.loads(line)["sample_id"]
-    except (ValueError, KeyError, TypeError):
-        raise PqscopeError(f"{path} is damaged: a line without its sample id ({line.strip()[:60]})") from None
-
-
-def load_intervals(path: Path) -> list[dict]:
+def load_intervals(path: Path) -> list[ProfiledInterval]:
     """The emulator's signing intervals (one JSON line per signature) of every shard of the test at `path`."""
     files = [directory / INTERVALS_FILE for directory in shard_directories(path)
              if (directory / INTERVALS_FILE).exists()]
@@ -208,7 +202,8 @@ def load_intervals(path: Path) -> list[dict]:
     intervals = []
     for file in files:
         try:
-            intervals += [json.loads(line) for line in file.read_text().splitlines()]
-        except (OSError, ValueError) as error:
+            intervals += [interval for _, interval in json_lines(file, ProfiledInterval.from_json, SIGNING_INTERVAL,
+                                                              whole_lines_only=False)]
+        except OSError as error:
             raise PqscopeError(f"cannot read the emulator's intervals {file}: {error}") from None
     return intervals

@@ -3,9 +3,12 @@
 shows beside it (the exact check's findings per function, the boards' agreement)."""
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
+from ..results.documents.ct import CtStatistics, FunctionLeak, TaintBeside
+from ..results.documents.taint import TaintDocument
 from . import leakstats, localisation
 from .ttests import FIXED, LEAK_EVIDENCE_T, MIN_SAMPLES_PER_TEST, RANDOM, json_number
 from .words import signature_paths
@@ -38,29 +41,39 @@ EXACT_SCOPE = ("the key, the signing randomness and everything derived from them
                "instruction on the virtual board, beside the statistics of fixed vs random keys)")
 
 
-def headline(statistics: dict, taint: dict | None, exact_on_target: bool = True) -> dict:
-    """The verdict from all the evidence: `leak` when the statistics (`statistics`, the analysis'
-    document) or the exact check (`taint`'s document, if it ran) find time that depends on the
-    secret; `no-leak` when the statistics clear it, the exact check (if it ran) agreeing, or when
-    an exact check of the measured target itself (`exact_on_target`: the virtual board's own, not
-    a board's replay) finds nothing and the statistics no leak either, however few their
-    signatures: on the model, every instruction of the paths followed was checked, which no number
-    of signatures does. A board's no-leak is its statistics': the model it was replayed on may lack
-    what the board has (its flash, its bus). The evidence that decided, and which secrets it
-    covers. Its "verdict" and "reason" are the test's; the statistics' own stay under "statistics"."""
-    leaks = [finding for finding in taint["findings"] if finding["leak"]] if taint else []
-    exact = [{"by": "exact check", "kind": f["kind"], "function": f["function"], "file": f["file"], "line": f["line"],
-              "address": f["address"], "executions": f["count"]} for f in leaks]
-    worst = statistics.get("max_abs_t_function")
-    measured = {"by": "statistics", "max_abs_t": statistics["max_abs_t"],
-                "strongest_test": statistics.get("strongest_test"),
-                **({"function": worst["function"], "function_t": worst["t"]} if worst else {})}
-    verdict, reason = statistics["verdict"], statistics["reason"]
+@dataclass(frozen=True)
+class Headline:
+    """The test's verdict from all the evidence (ct.json's "verdict", "reason", "evidence" and
+    "scope"): what decided it, and which secrets it covers."""
+
+    verdict: str
+    reason: str
+    evidence: tuple[dict, ...]
+    scope: str
+
+
+def headline(statistics: CtStatistics, taint: TaintDocument | None, exact_on_target: bool = True) -> Headline:
+    """The verdict from all the evidence: `leak` when the `statistics` or the exact check (`taint`,
+    if it ran) find time that depends on the secret; `no-leak` when the statistics clear it, the
+    exact check (if it ran) agreeing, or when an exact check of the measured target itself
+    (`exact_on_target`: the virtual board's own, not a board's replay) finds nothing and the
+    statistics no leak either, however few their signatures: on the model, every instruction of
+    the paths followed was checked, which no number of signatures does. A board's no-leak is its
+    statistics': the model it was replayed on may lack what the board has (its flash, its bus).
+    The statistics' own verdict stays theirs (`statistics.verdict`)."""
+    leaks = taint.leaks if taint else ()
+    exact = [{"by": "exact check", "kind": f.kind, "function": f.function, "file": f.file, "line": f.line,
+              "address": f.hex_address, "executions": f.count} for f in leaks]
+    worst = statistics.max_abs_t_function
+    measured = {"by": "statistics", "max_abs_t": json_number(statistics.total.max_abs_t),
+                "strongest_test": statistics.total.strongest_test,
+                **({"function": worst.function, "function_t": json_number(worst.t)} if worst else {})}
+    verdict, reason = statistics.verdict, statistics.reason
     deciding = [measured]
     if verdict != leakstats.Verdict.LEAK and leaks:
         verdict = leakstats.Verdict.LEAK
         reason = (f"the exact check found {len(leaks)} instruction{'' if len(leaks) == 1 else 's'} whose time depends "
-                  f"on a secret (the statistics: {statistics['verdict']})")
+                  f"on a secret (the statistics: {statistics.verdict})")
         deciding = exact
     elif verdict == leakstats.Verdict.LEAK:
         deciding = [measured, *exact]
@@ -69,25 +82,23 @@ def headline(statistics: dict, taint: dict | None, exact_on_target: bool = True)
     elif taint is not None and exact_on_target:
         verdict = leakstats.Verdict.NO_LEAK
         reason = (f"the exact check found no instruction whose time depends on a secret on "
-                  f"{signature_paths(taint['signatures'])} (the statistics: {statistics['verdict']}, "
-                  f"{statistics['reason']})")
-        deciding = [{"by": "exact check", "signatures": taint["signatures"]}, measured]
-    return {"verdict": str(verdict), "reason": reason, "evidence": deciding,
-            "scope": STATISTICS_SCOPE if taint is None else EXACT_SCOPE,
-            "statistics": {"verdict": statistics["verdict"], "reason": statistics["reason"]}}
+                  f"{signature_paths(taint.signatures)} (the statistics: {statistics.verdict}, "
+                  f"{statistics.reason})")
+        deciding = [{"by": "exact check", "signatures": taint.signatures}, measured]
+    return Headline(str(verdict), reason, tuple(deciding), STATISTICS_SCOPE if taint is None else EXACT_SCOPE)
 
 
-def taint_beside(taint: dict, top_functions: list[dict]) -> dict:
+def taint_beside(taint: TaintDocument, top_functions: tuple[FunctionLeak, ...]) -> TaintBeside:
     """The exact check's findings for the constant-time test's page: its verdict and findings,
     and, per function the statistics localised, the findings inside it. The two answer different
     questions: the statistics point at the function where the time goes (a callee doing extra
     work), the exact check at the instruction that decides on the secret (often in its caller)."""
     def counts(function: str) -> dict:
-        inside = [f for f in taint["findings"] if f["function"] == function]
-        return {"leaks": sum(f["leak"] for f in inside), "declassified": sum(f["declassified"] for f in inside)}
+        inside = [f for f in taint.findings if f.function == function]
+        return {"leaks": sum(f.leak for f in inside), "declassified": sum(f.declassified for f in inside)}
 
-    return {"verdict": taint["verdict"], "signatures": taint["signatures"], "findings": taint["findings"],
-            "in_top_functions": {f["function"]: counts(f["function"]) for f in top_functions}}
+    return TaintBeside(taint.verdict, taint.signatures, taint.findings,
+                       {f.name: counts(f.name) for f in top_functions})
 
 
 def board_summaries(records: list, boards: dict[str, dict]) -> list[dict]:

@@ -13,8 +13,9 @@ import numpy as np
 import scipy.stats
 from numpy.typing import ArrayLike
 
-from .ttests import (DEFINITE_LEAK_T, LEAK_EVIDENCE_T, MIN_SAMPLES_PER_TEST, TTest, adjusted_threshold, json_number,
-                     split_classes, strongest, t_tests)
+from ..results.documents.ct import ClassCounts, LeakBound, LeakStatistics, Nonparametric, RankTest
+from .ttests import (DEFINITE_LEAK_T, LEAK_EVIDENCE_T, MIN_SAMPLES_PER_TEST, TTest, adjusted_threshold, split_classes,
+                     strongest, t_tests)
 
 MIN_SAMPLES_PER_CLASS = 1000
 """Samples per class below which "no leak" is never claimed. With n per class a test reaches an
@@ -54,49 +55,24 @@ class LeakResult:
     effect_size: float
     samples_needed: int | None
     detectable_effect: float
-    nonparametric: dict[str, dict[str, float]]
+    nonparametric: Nonparametric
     bootstrap: dict[str, Interval]
     bootstrap_seed: int
-    bound: "LeakBound | None" = None
+    bound: LeakBound | None = None
+
+    def statistics(self) -> LeakStatistics:
+        """The statistics as ct.json keeps them."""
+        return LeakStatistics(
+            str(self.verdict), self.reason, ClassCounts(self.n_fixed, self.n_random), self.max_abs_t,
+            self.strongest_test, {name: test.to_json() for name, test in self.tests.items()}, self.nonparametric,
+            self.effect_size, self.samples_needed, self.detectable_effect,
+            {"confidence": CONFIDENCE_LEVEL, "seed": self.bootstrap_seed,
+             **{name: interval.to_json() for name, interval in self.bootstrap.items()}},
+            self.bound)
 
     def to_json(self) -> dict:
         """A document json.dumps accepts with allow_nan=False: infinities are "inf"/"-inf"."""
-        return {
-            "verdict": str(self.verdict),
-            "reason": self.reason,
-            "n": {"fixed": self.n_fixed, "random": self.n_random},
-            "max_abs_t": json_number(self.max_abs_t),
-            "strongest_test": self.strongest_test,
-            "tests": {name: test.to_json() for name, test in self.tests.items()},
-            "nonparametric": self.nonparametric,
-            "effect_size": json_number(self.effect_size),
-            "samples_needed": self.samples_needed,
-            "detectable_effect": self.detectable_effect,
-            "bootstrap": {
-                "confidence": CONFIDENCE_LEVEL,
-                "seed": self.bootstrap_seed,
-                **{name: interval.to_json() for name, interval in self.bootstrap.items()},
-            },
-            **({"bound": self.bound.to_json()} if self.bound else {}),
-        }
-
-
-@dataclass(frozen=True)
-class LeakBound:
-    """How large a difference between the classes' mean times could still be: the smallest
-    equivalence margin that two one-sided tests (TOST, each at 5 %) reject, i.e. the farther end
-    of the 90 % confidence interval of mean random - mean fixed. "No leak larger than `cycles`
-    (`share` of the mean time) at 95 % confidence"."""
-
-    cycles: float
-    share: float | None  # of the mean time of both classes; None when that is 0
-
-    def to_json(self) -> dict:
-        return {"cycles": self.cycles, "share_of_mean": self.share, "confidence": 0.95}
-
-    def describe(self) -> str:
-        share = "" if self.share is None else f" ({self.share:.3%} of the mean)"
-        return f"no leak larger than {self.cycles:,.1f} cycles{share} at 95% confidence"
+        return self.statistics().to_json()
 
 
 def leak_bound(fixed: ArrayLike, random: ArrayLike) -> LeakBound:
@@ -150,7 +126,7 @@ def detectable_effect(n_fixed: int, n_random: int, threshold: float = LEAK_EVIDE
     return threshold * math.sqrt(1 / n_fixed + 1 / n_random)
 
 
-def nonparametric_tests(fixed: ArrayLike, random: ArrayLike) -> dict[str, dict[str, float]]:
+def nonparametric_tests(fixed: ArrayLike, random: ArrayLike) -> Nonparametric:
     """Mann-Whitney U (a shift of the typical value) and two-sample Kolmogorov-Smirnov (any
     difference of the distributions): no normality assumption, robust to outliers. Reported for
     the reader; the verdict follows the t-tests, whose thresholds are the field's convention."""
@@ -160,10 +136,8 @@ def nonparametric_tests(fixed: ArrayLike, random: ArrayLike) -> dict[str, dict[s
         # scipy says by a warning that would only clutter the output.
         warnings.simplefilter("ignore", RuntimeWarning)
         kolmogorov_smirnov = scipy.stats.ks_2samp(random, fixed)
-    return {
-        "mann_whitney": {"u": float(mann_whitney.statistic), "p": float(mann_whitney.pvalue)},
-        "kolmogorov_smirnov": {"d": float(kolmogorov_smirnov.statistic), "p": float(kolmogorov_smirnov.pvalue)},
-    }
+    return Nonparametric(RankTest("u", float(mann_whitney.statistic), float(mann_whitney.pvalue)),
+                         RankTest("d", float(kolmogorov_smirnov.statistic), float(kolmogorov_smirnov.pvalue)))
 
 
 def _mean_difference(fixed, random, axis=-1):

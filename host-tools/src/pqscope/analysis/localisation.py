@@ -3,13 +3,14 @@ each function's t-tests with thresholds raised for the number of functions teste
 ranking (`rank_functions`)."""
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .leakstats import LeakBound, leak_bound, nonparametric_tests
-from .ttests import DEFINITE_LEAK_T, FIXED, LEAK_EVIDENCE_T, RANDOM, adjusted_threshold, json_number, strongest, t_tests
+from ..results.documents.ct import FunctionLeak, Nonparametric
+from .leakstats import leak_bound, nonparametric_tests
+from .ttests import DEFINITE_LEAK_T, FIXED, LEAK_EVIDENCE_T, RANDOM, adjusted_threshold, strongest, t_tests
 
 
 def function_thresholds(functions: int, looks: int = 1) -> tuple[float, float]:
@@ -22,46 +23,6 @@ def function_thresholds(functions: int, looks: int = 1) -> tuple[float, float]:
     (each function's own 102 tests are covered as the total's are). With 100 functions: 5.4 and
     10.4 instead of 4.5 and 10."""
     return adjusted_threshold(LEAK_EVIDENCE_T, functions * looks), adjusted_threshold(DEFINITE_LEAK_T, functions * looks)
-
-
-@dataclass(frozen=True)
-class FunctionLeak:
-    """A function's cycles against the key class: its strongest test (of the total's: raw, cropped,
-    second order) with the thresholds for the number of functions tested, and the nonparametric
-    tests (Mann-Whitney, Kolmogorov-Smirnov, Holm-adjusted over the functions)."""
-
-    name: str
-    t: float | None
-    p: float | None
-    mean_fixed: float
-    mean_random: float
-    share: float | None  # of the total mean difference; None when the totals do not differ
-    test: str | None = None  # which test gave t
-    evidence_t: float = LEAK_EVIDENCE_T
-    definite_t: float = DEFINITE_LEAK_T
-    nonparametric: dict | None = None
-    bound: LeakBound | None = None
-
-    @property
-    def difference(self) -> float:
-        return self.mean_random - self.mean_fixed
-
-    @property
-    def depends_on_class(self) -> bool:
-        return self.t is not None and abs(self.t) > self.evidence_t
-
-    def describe(self) -> str:
-        """E.g. "__aeabi_dmul: 63% of the difference, +412.0 cycles per sample (t = 38.2)"."""
-        share = "" if self.share is None else f"{100 * self.share:.0f}% of the difference, "
-        t = "too few samples" if self.t is None else f"t = {self.t:.1f}"
-        return f"{self.name}: {share}{self.difference:+.1f} cycles per sample ({t})"
-
-    def to_json(self) -> dict:
-        return {"function": self.name, "t": json_number(self.t), "p": self.p, "test": self.test,
-                "thresholds": {"evidence": self.evidence_t, "definite": self.definite_t},
-                "mean_fixed": self.mean_fixed, "mean_random": self.mean_random, "difference": self.difference,
-                "share": self.share, "depends_on_class": self.depends_on_class, "nonparametric": self.nonparametric,
-                "bound": self.bound.to_json() if self.bound else None}
 
 
 def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike], looks: int = 1) -> list[FunctionLeak]:
@@ -84,18 +45,21 @@ def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLik
     total_difference = sum(differences.values())
     evidence_t, definite_t = function_thresholds(len(columns), looks)
     nonparametric = {name: _function_nonparametric(*pair) for name, pair in columns.items()}
-    for key in ("mann_whitney", "kolmogorov_smirnov"):
-        tested = [name for name in columns if nonparametric[name] is not None]
-        adjusted = _holm([nonparametric[name][key]["p"] for name in tested])
-        for name, p in zip(tested, adjusted):
-            nonparametric[name][key]["p_holm"] = p
+    tested = [name for name in columns if nonparametric[name] is not None]
+    for name, mann_whitney, kolmogorov_smirnov in zip(
+            tested, _holm([nonparametric[name].mann_whitney.p for name in tested]),
+            _holm([nonparametric[name].kolmogorov_smirnov.p for name in tested])):
+        tests = nonparametric[name]
+        nonparametric[name] = Nonparametric(replace(tests.mann_whitney, p_holm=mann_whitney),
+                                            replace(tests.kolmogorov_smirnov, p_holm=kolmogorov_smirnov))
     ranking = []
     for name, (cycles_fixed, cycles_random) in columns.items():
         classes = np.concatenate([np.full(len(cycles_fixed), FIXED), np.full(len(cycles_random), RANDOM)])
         tests = t_tests(classes, np.concatenate([cycles_fixed, cycles_random]))
         test_name, _ = strongest(tests) or (None, None)
-        test = tests[test_name] if test_name else tests["raw"]
-        ranking.append(FunctionLeak(name, test.t, test.p, float(cycles_fixed.mean()), float(cycles_random.mean()),
+        # no test with a t: too few signatures, neither t nor p
+        t, p = (tests[test_name].t, tests[test_name].p) if test_name else (None, None)
+        ranking.append(FunctionLeak(name, t, p, float(cycles_fixed.mean()), float(cycles_random.mean()),
                                     None if total_difference == 0 else float(differences[name] / total_difference),
                                     test_name, evidence_t, definite_t, nonparametric[name],
                                     leak_bound(cycles_fixed, cycles_random) if min(len(cycles_fixed), len(cycles_random)) > 1
@@ -110,7 +74,7 @@ def strongest_function(functions) -> FunctionLeak | None:
     return max(with_t, key=lambda leak: abs(leak.t)) if with_t else None
 
 
-def _function_nonparametric(fixed: np.ndarray, random: np.ndarray) -> dict | None:
+def _function_nonparametric(fixed: np.ndarray, random: np.ndarray) -> Nonparametric | None:
     """Mann-Whitney and Kolmogorov-Smirnov of a function; None where both classes are one constant
     (nothing to rank)."""
     if np.ptp(np.concatenate([fixed, random])) == 0:

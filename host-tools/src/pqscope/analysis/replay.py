@@ -12,42 +12,19 @@ into the run's "replay" subdirectory (resumed with it), and gives per signature:
 The board measures; the replay never decides a board's timing. What the model itself says of the
 secrets is the exact check's."""
 
-import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from ..project.errors import PqscopeError
+from ..results.documents.profile import ProfiledInterval, identified, json_lines
+from ..results.documents.taint import TaintDocument
 
 REPLAY_DIRECTORY = "replay"
 # How far the replay may run ahead of the board, in signatures: enough for each look to find its
 # signatures replayed, few enough that the emulators leave the machine to what runs the board.
 LEAD = 64
-FLASH_TIMINGS = ("modelled", "free")  # the emulator's --flash-timing
-
-
-@dataclass(frozen=True)
-class ReplaySettings:
-    """How the replay prices the image: flash as the image configures it ("modelled"), or free
-    ("free": the 24 MHz model of an image built for 168 MHz, a predictor that lacks the flash)."""
-
-    flash_timing: str = "modelled"
-
-    def emulator_args(self) -> tuple[str, ...]:
-        return ("--flash-timing", self.flash_timing)
-
-    def to_json(self) -> dict:
-        return {"flash_timing": self.flash_timing}
-
-    @classmethod
-    def from_json(cls, data) -> "ReplaySettings | None":
-        if data is None:
-            return None
-        if not (isinstance(data, dict) and data.get("flash_timing") in FLASH_TIMINGS):
-            raise PqscopeError(f"cannot resume: meta.json's 'replay' is damaged ({data!r})")
-        return cls(data["flash_timing"])
 
 
 class Replay:
@@ -63,7 +40,7 @@ class Replay:
         self._samples: dict = {}
         self._prefix = 0  # signatures 0 .. _prefix-1 are all replayed (shards deliver out of order)
         self._condition = threading.Condition()
-        self._exact: dict | None = None
+        self._exact: TaintDocument | None = None
         self._exact_done = False
         self._needed: int | None = None  # set by `close`: the signatures the board's test used
         self._board = 0  # signatures the board has measured
@@ -94,7 +71,7 @@ class Replay:
                 self._prefix += 1
             self._condition.notify_all()
 
-    def exact_checked(self, document: dict | None) -> None:
+    def exact_checked(self, document: TaintDocument | None) -> None:
         with self._condition:
             self._exact, self._exact_done = document, True
             self._condition.notify_all()
@@ -140,7 +117,7 @@ class Replay:
                 self._condition.wait(1.0)
             return {index: self._samples[index] for index in range(count)}
 
-    def exact_check(self) -> dict | None:
+    def exact_check(self) -> TaintDocument | None:
         """The exact check's document, once it ran (None: the test runs none)."""
         with self._condition:
             while not self._exact_done:
@@ -173,20 +150,8 @@ def quiet_console() -> Console:
     return Console(quiet=True)
 
 
-def read_intervals(path: Path, shard_paths: list[Path]) -> dict[int, dict]:
+def read_intervals(path: Path, shard_paths: list[Path]) -> dict[int, ProfiledInterval]:
     """The replay's intervals by sample id, from its shards' files as they are being written: a
     line not yet complete is left for the next read."""
-    intervals = {}
-    for directory in shard_paths:
-        file = directory / "intervals.jsonl"
-        if not file.exists():
-            continue
-        for line in file.read_text().splitlines(keepends=True):
-            if not line.endswith("\n"):
-                break
-            try:
-                entry = json.loads(line)
-                intervals[entry["sample_id"]] = entry
-            except (ValueError, KeyError, TypeError):
-                raise PqscopeError(f"the replay's intervals {file} are damaged: {line.strip()[:60]}") from None
-    return intervals
+    return {interval.sample_id: interval for directory in shard_paths if (directory / "intervals.jsonl").exists()
+            for _, interval in json_lines(directory / "intervals.jsonl", identified, "a replayed signature's interval")}

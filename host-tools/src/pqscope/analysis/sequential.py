@@ -78,7 +78,7 @@ def t_against_n(classes: ArrayLike, cycles: ArrayLike, *, points: int = 20, firs
     total = len(classes)
     series = []
     for n in np.unique(np.geomspace(min(first, total), total, points).round().astype(int)):
-        tests = t_tests(classes[:n], cycles[:n])
-        name, max_abs_t = strongest(tests) or (None, None)
-        series.append(TPoint(int(n), tests["raw"].n_fixed, tests["raw"].n_random, max_abs_t, name))
+        name, max_abs_t = strongest(t_tests(classes[:n], cycles[:n])) or (None, None)
+        series.append(TPoint(int(n), int(np.count_nonzero(classes[:n] == FIXED)),
+                             int(np.count_nonzero(classes[:n] == RANDOM)), max_abs_t, name))
     return series

@@ -6,7 +6,6 @@ signatures under it, keeps what the emulator reports of each, and finishes with 
 (its findings named and declassified by `taint_findings`)."""
 
 import csv
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,8 @@ from ..project.catalogue import Implementation
 from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..project.toolchain import built_with
+from ..results.documents.profile import CheckedSignature, json_lines
+from ..results.documents.taint import Coverage, TaintDocument
 from ..results.records import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from ..results.rundir import STATUS_BY_LABEL, csv_lines, sort_by_sample, write_atomically
 from ..targets.target import Tainting
@@ -41,26 +42,15 @@ class TaintSignature:
         return self.index, self.seed.hex(), self.status.label, self.board, "" if self.cycles is None else self.cycles
 
 
-def _lines(calls: Path) -> list[dict]:
-    """The emulator's per-signature lines in `calls`; a line cut short by a kill is left out."""
-    lines = []
-    for text in calls.read_text().splitlines(keepends=True):
-        if not text.endswith("\n"):
-            continue
-        try:
-            line = json.loads(text)
-        except ValueError:
-            line = None
-        if not isinstance(line, dict) or not isinstance(line.get("sample_id"), int):
-            raise PqscopeError(f"{calls} is damaged: a line that is not a signature's findings ({text.strip()[:60]})")
-        lines.append(line)
-    return lines
+def _lines(calls: Path) -> list[tuple[str, CheckedSignature]]:
+    """The emulator's per-signature lines in `calls`, each with its text; a line cut short by a kill is left out."""
+    return list(json_lines(calls, CheckedSignature.from_json, "a signature's findings"))
 
 
-def _calls(path: Path) -> dict[int, dict]:
+def _calls(path: Path) -> dict[int, CheckedSignature]:
     """Every shard's per-signature lines (CALLS_FILE) of the check at `path`, by sample id."""
-    return {line["sample_id"]: line for directory in shard_directories(path)
-            if (directory / CALLS_FILE).exists() for line in _lines(directory / CALLS_FILE)}
+    return {line.sample_id: line for directory in shard_directories(path)
+            if (directory / CALLS_FILE).exists() for _, line in _lines(directory / CALLS_FILE)}
 
 
 def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples: int) -> list[TaintSignature]:
@@ -85,8 +75,8 @@ def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples:
             kept[signature.index] = signature
     for directory in shard_directories(path):
         if (directory / CALLS_FILE).exists():
-            own = [line for line in _lines(directory / CALLS_FILE) if line["sample_id"] in kept]
-            write_atomically(directory / CALLS_FILE, "".join(json.dumps(line) + "\n" for line in own))
+            own = [text for text, line in _lines(directory / CALLS_FILE) if line.sample_id in kept]
+            write_atomically(directory / CALLS_FILE, "".join(own))
     ordered = [kept[index] for index in sorted(kept)]
     write_atomically(csv_path, csv_lines([TAINT_FIELDS, *(s.values() for s in ordered)]) if ordered else "")
     return ordered
@@ -149,24 +139,24 @@ class TaintCapture(Capture):
         findings = attribute(named_findings(merged_findings(lines), Path(meta.elf), repo_root()),
                              implementation.declassify)
         sort_by_sample(path / self.samples_name)
-        return Finished({
-            "scheme": implementation.scheme, "impl": implementation.impl, "board": meta.board,
-            "built_with": built_with(meta.toolchain, meta.build), "signatures": len(lines),
-            "instructions": sum(line["instructions"] for line in lines),
-            "sign_cycles": [record.cycles for record in ordered],
-            "verdict": "leak" if any(f.leak for f in findings) else "no-leak",
-            "declassifications": [item.to_json() for item in implementation.declassify],
+        document = TaintDocument(
+            implementation.scheme, implementation.impl, meta.board, signatures=len(lines),
+            instructions=sum(line.instructions for line in lines),
+            verdict="leak" if any(f.leak for f in findings) else "no-leak", findings=tuple(findings),
+            built_with=built_with(meta.toolchain, meta.build), sign_cycles=tuple(record.cycles for record in ordered),
+            declassifications=tuple(item.to_json() for item in implementation.declassify),
             # one path per signature: how much code each one reached that no earlier one had
-            "coverage": _coverage(lines), "findings": [finding.to_json() for finding in findings]})
+            coverage=_coverage(lines))
+        return Finished(document.to_json())
 
 
-def _coverage(lines: list[dict]) -> dict:
+def _coverage(lines: list[CheckedSignature]) -> Coverage:
     """Distinct instructions the signatures ran, and per signature those no earlier one ran (each
     emulator lists what it ran first: a resumed check's new emulator starts from nothing)."""
     seen: set[int] = set()
     new = []
     for line in lines:
-        first = set(line["covered"]) - seen
+        first = set(line.covered) - seen
         new.append(len(first))
         seen |= first
-    return {"instructions": len(seen), "new_instructions": new}
+    return Coverage(len(seen), tuple(new))

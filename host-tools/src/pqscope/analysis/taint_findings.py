@@ -1,48 +1,17 @@
-"""The exact check's findings: the instructions whose timing the secret key can change (Finding),
-the signatures' findings merged and named from the image (function and source line), and the
+"""The exact check's findings: the instructions whose timing the secret key can change (taint.json's
+`Finding`s), the signatures' findings merged and named from the image (function and source line), and the
 catalogue's declassifications applied to them: the emulator's options that declare published
 values public, the check that each decision names code of the image, and the findings each one
 declassifies."""
 
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ..project.catalogue import Declassification
 from ..project.elf import Symbolizer, read_symbols
 from ..project.errors import PqscopeError
-
-LEAK_KINDS = ("branch", "jump", "division")
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str
-    address: int
-    count: int
-    declassified: bool  # caused only by values or decisions the scheme publishes (declared public)
-    region: str | None  # memory hit by an "address" finding
-    function: str | None
-    file: str | None
-    line: int | None
-    declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
-    within: str | None = None  # made inside a call of this function, declared to work on masked values
-    taken: int | None = None  # a branch's executions that went the taken way (None: not a branch, or an older check)
-
-    @property
-    def one_way(self) -> bool:
-        """A branch that went the same way every time it ran: its condition depends on a secret,
-        but the secrets it saw never changed the path (a latent leak, no timing difference yet)."""
-        return self.taken is not None and self.taken in (0, self.count)
-
-    @property
-    def leak(self) -> bool:
-        """A timing difference on this board from a secret nobody declared public."""
-        return self.kind in LEAK_KINDS and not self.declassified
-
-    def to_json(self) -> dict:
-        return {**asdict(self), "address": f"0x{self.address:08x}", "declassified_by": list(self.declassified_by),
-                "leak": self.leak}
-
+from ..results.documents.profile import CheckedSignature, RawFinding
+from ..results.documents.taint import Finding
 
 # The emulator's option for each kind of declassification it applies to values.
 EMULATOR_OPTIONS = {"secret_bytes": "--taint-public-secret-bytes", "argument": "--taint-public-argument",
@@ -139,34 +108,30 @@ def check_decisions(declassify: tuple[Declassification, ...], elf: Path) -> None
 REGIONS = ("sram", "ccm", "flash", "peripheral")
 
 
-def merged_findings(lines: list[dict]) -> list[dict]:
+def merged_findings(lines: list[CheckedSignature]) -> list[RawFinding]:
     """The signatures' findings together: per instruction, kind, masked call or not and region, the
-    executions summed, declassified only if it was in every signature; in the emulator's order."""
-    merged: dict[tuple, dict] = {}
+    executions summed, declassified only if it was in every signature, a branch's taken executions
+    summed unless a signature's emulator did not count them (older); in the emulator's order."""
+    merged: dict[tuple, list[RawFinding]] = {}
     for line in lines:
-        for raw in line["findings"]:
-            key = (int(raw["address"], 16), raw["kind"], int(raw.get("within", "0"), 16),
-                   REGIONS.index(raw["region"]) if raw.get("region") else -1)
-            entry = merged.setdefault(key, {**raw, "count": 0, "declassified": True, "taken": 0})
-            entry["count"] += raw["count"]
-            entry["declassified"] &= raw["declassified"]
-            # a branch's taken executions, unless a signature's emulator did not count them (older)
-            entry["taken"] = None if entry["taken"] is None or "taken" not in raw else entry["taken"] + raw["taken"]
-    return [merged[key] for key in sorted(merged)]
+        for raw in line.findings:
+            key = (raw.address, raw.kind, raw.within or 0, REGIONS.index(raw.region) if raw.region else -1)
+            merged.setdefault(key, []).append(raw)
+    return [replace(same[0], count=sum(raw.count for raw in same), declassified=all(raw.declassified for raw in same),
+                    taken=None if any(raw.taken is None for raw in same) else sum(raw.taken for raw in same))
+            for same in (merged[key] for key in sorted(merged))]
 
 
-def named_findings(raw_findings: list[dict], elf: Path, root: Path) -> list[Finding]:
+def named_findings(raw_findings: list[RawFinding], elf: Path, root: Path) -> list[Finding]:
     """The emulator's findings, each named from `elf` (source files inside the repository `root`
     relative to it)."""
-    names = Symbolizer(elf, [int(raw["address"], 16) for raw in raw_findings])
+    names = Symbolizer(elf, [raw.address for raw in raw_findings])
     findings = []
     for raw in raw_findings:
-        address = int(raw["address"], 16)
-        file, line = names.line(address)
+        file, line = names.line(raw.address)
         if file is not None and file.startswith(f"{root}/"):
             file = file[len(f"{root}/"):]
-        findings.append(Finding(raw["kind"], address, raw["count"], raw["declassified"], raw.get("region"),
-                                names.function(address), file, line,
-                                within=names.function(int(raw["within"], 16)) if raw.get("within") else None,
-                                taken=raw.get("taken")))
+        findings.append(Finding(raw.kind, raw.address, raw.count, raw.declassified, raw.region,
+                                names.function(raw.address), file, line,
+                                within=None if raw.within is None else names.function(raw.within), taken=raw.taken))
     return findings

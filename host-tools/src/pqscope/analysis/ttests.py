@@ -29,6 +29,8 @@ import numpy as np
 import scipy.stats
 from numpy.typing import ArrayLike
 
+from ..results.documents.parsing import json_number
+
 FIXED, RANDOM = 0, 1
 
 LEAK_EVIDENCE_T = 4.5
@@ -129,10 +131,3 @@ def adjusted_threshold(threshold: float, tests: int) -> float:
     """The |t| whose normal tail is that of `threshold` divided by `tests` (Bonferroni)."""
     tail = scipy.stats.norm.logsf(threshold) - math.log(max(1, tests))
     return max(threshold, float(-scipy.stats.norm.ppf(math.exp(tail)))) if tail > -700 else threshold
-
-
-def json_number(value: float | None) -> float | str | None:
-    """Strict JSON has no infinity; a certain leak's |t| is written "inf" (or "-inf")."""
-    if value is not None and math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return value

@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 
 from .. import views
-from ..analysis.replay import FLASH_TIMINGS
 from ..jobs.bench import emulator_speed
 from ..jobs.modelcheck import run_model_check
 from ..project.boards import get_board
 from ..project.build import build_emulator
 from ..project.console import stderr, working
 from ..project.paths import repo_root
+from ..results.documents.replay import FLASH_TIMINGS
 from ..targets.kinds import open_target
 from ..targets.target import Link
 from ..targets.vboard_serve import DEFAULT_LINK, SerialDeviceServer

@@ -4,12 +4,12 @@ from pathlib import Path
 
 import click
 
-from ..analysis.replay import FLASH_TIMINGS
 from ..measure.measurement import Measurement, Member, resumed
 from ..project.console import stderr
 from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
 from ..results import store
+from ..results.documents.replay import FLASH_TIMINGS
 from .app import cli, measure, show
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS,
                       connection_options, implementation_options, parse_seed, probe_options, refuse_fixed_options,

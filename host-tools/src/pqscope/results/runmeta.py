@@ -87,6 +87,16 @@ class RunMeta:
     def interrupted(self) -> bool:
         return self.status == "interrupted"
 
+    @property
+    def device_board(self) -> str:
+        """The board the device's INFO names (the virtual board's is the board it emulates)."""
+        return self.info["board"]
+
+    @property
+    def key_ids(self) -> set[int]:
+        """The ids of the keys the device made (a constant-time test's)."""
+        return {key["key_id"] for key in self.keys or []}
+
     def to_json(self) -> dict:
         """The meta.json document: fields without a value are left out."""
         known = {name: value for name, value in dataclasses.asdict(self).items() if value is not None}

@@ -27,6 +27,10 @@ class Finding:
     taken: int | None = None  # a branch's executions that went the taken way (None: not a branch, or an older check)
 
     @property
+    def hex_address(self) -> str:
+        return f"0x{self.address:08x}"
+
+    @property
     def one_way(self) -> bool:
         """A branch that went the same way every time it ran: its condition depends on a secret,
         but the secrets it saw never changed the path (a latent leak, no timing difference yet)."""
@@ -38,7 +42,7 @@ class Finding:
         return self.kind in LEAK_KINDS and not self.declassified
 
     def to_json(self) -> dict:
-        return {**asdict(self), "address": f"0x{self.address:08x}", "declassified_by": list(self.declassified_by),
+        return {**asdict(self), "address": self.hex_address, "declassified_by": list(self.declassified_by),
                 "leak": self.leak}
 
     @classmethod
