@@ -1,5 +1,6 @@
 """The typed result documents (results/documents): each reads a file of today's layout and gives
-it back as it was (same keys, order and values), and refuses a damaged one with a clear error."""
+it back as it was (same keys, order and values), and refuses a damaged one with a clear error; the
+emulator's records likewise, a damaged line refused naming its file and line."""
 
 import json
 import math
@@ -8,6 +9,7 @@ import pytest
 
 from pqscope.project.errors import PqscopeError
 from pqscope.results.documents.ct import CtDocument
+from pqscope.results.documents.profile import CheckedSignature, FunctionTime, ProfiledInterval, identified, json_lines
 from pqscope.results.documents.taint import Finding, TaintDocument
 
 BUILT_WITH = {"compiler": "gcc12", "opt": "catalogue", "compiler_version": "GNU 12.2.1", "c_flags": "-O3"}
@@ -123,3 +125,46 @@ def test_an_older_test_without_the_headline_reads_its_statistics_verdict_from_th
 def test_a_damaged_document_is_refused_saying_what_is_wrong(read, damaged, why):
     with pytest.raises(PqscopeError, match=why):
         read(damaged)
+
+
+INTERVAL = {"interval": 0, "sample_id": 3, "start_cycle": 48988208, "cycles": 6649, "blocks": 590,
+            "trace_hash": "0xefc1b7dbefab11ed", "functions": {"sign": [3, 1, 6607], "__muldf3": [3760, 64, 3760]}}
+CHECKED = {"call": 0, "sample_id": 1, "instructions": 71578, "covered": [134218800, 134218802],
+           "findings": [{"kind": "division", "address": "0x080001fe", "count": 1, "declassified": False},
+                        {"kind": "branch", "address": "0x08000200", "count": 4, "declassified": True,
+                         "within": "0x08000300", "taken": 1}]}
+
+
+def test_an_emulators_interval_is_read_with_each_functions_time(tmp_path):
+    file = tmp_path / "intervals.jsonl"
+    file.write_text(json.dumps(INTERVAL) + "\n" + json.dumps({**INTERVAL, "sample_id": 4})[:40])
+    # A line cut short by a kill is left out.
+    ((text, interval),) = json_lines(file, identified, "a signature's interval")
+    assert json.loads(text) == INTERVAL and (interval.sample_id, interval.cycles) == (3, 6649)
+    assert interval.functions["__muldf3"] == FunctionTime(3760, 64, 3760)
+    assert interval.function("absent") == FunctionTime(0, 0, 0)
+    probed = ProfiledInterval.from_json({"functions": {"sign": (120, 1)}})
+    assert probed.sample_id is None and probed.function("sign") == FunctionTime(120, 1)
+
+
+def test_an_exact_check_line_is_read_with_its_findings(tmp_path):
+    file = tmp_path / "taint-calls.jsonl"
+    file.write_text(json.dumps(CHECKED) + "\n")
+    ((_, line),) = json_lines(file, CheckedSignature.from_json, "a signature's findings")
+    division, branch = line.findings
+    assert (line.sample_id, line.instructions, line.covered) == (1, 71578, (134218800, 134218802))
+    assert (division.address, division.within, division.taken) == (0x080001FE, None, None)
+    assert (branch.within, branch.taken, branch.declassified) == (0x08000300, 1, True)
+
+
+@pytest.mark.parametrize("parse, damaged, why", [
+    (identified, {**INTERVAL, "sample_id": None}, "it has no sample id"),
+    (identified, {**INTERVAL, "functions": {"sign": [3]}}, "missing 1 required positional argument"),
+    (CheckedSignature.from_json, {**CHECKED, "findings": [{"kind": "branch"}]}, "'address'"),
+    (CheckedSignature.from_json, [], "no JSON object"),
+])
+def test_a_damaged_record_is_refused_naming_its_file_and_line(tmp_path, parse, damaged, why):
+    file = tmp_path / "records.jsonl"
+    file.write_text(json.dumps(INTERVAL if parse is identified else CHECKED) + "\n" + json.dumps(damaged) + "\n")
+    with pytest.raises(PqscopeError, match=rf"records\.jsonl is damaged at line 2: it is not a record \(.*{why}"):
+        list(json_lines(file, parse, "a record"))

@@ -104,7 +104,10 @@ def json_lines(file: Path, parse: Callable[[dict], Record], what: str, *,
         if whole_lines_only and not text.endswith("\n"):
             break
         try:
-            yield text, parse(json.loads(text))
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                raise ValueError("no JSON object")
+            yield text, parse(data)
         except DAMAGE as error:
             raise PqscopeError(f"{file} is damaged at line {number}: it is not {what} ({error}: "
                                f"{text.strip()[:60]})") from None
