@@ -83,8 +83,8 @@ PACED_FUNCTIONS = 16
 LABEL_EXPLAINED = 0.9
 
 
-def confirm(board: list, model: dict, intervals: dict[int, ProfiledInterval], findings: Sequence[Finding], looks: int = 1,
-            timed_by: Mapping[str, tuple[str, int]] | None = None) -> list[Confirmation]:
+def confirm(board: list, model: dict, intervals: dict[int, ProfiledInterval], findings: Sequence[Finding],
+            looks: int = 1, timed_by: Mapping[str, tuple[str, int]] | None = None) -> list[Confirmation]:
     """Each leaking function of the exact check's `findings`, tested on the `board`'s signatures
     (CtSamples, verified ones only) with the replay's `model` samples and `intervals` by index.
 

@@ -153,7 +153,8 @@ class FunctionLeak:
     def from_json(cls, data: dict) -> "FunctionLeak":
         return cls(data["function"], number(data["t"]), data["p"], data["mean_fixed"], data["mean_random"],
                    data["share"], data["test"], data["thresholds"]["evidence"], data["thresholds"]["definite"],
-                   optional(data, "nonparametric", Nonparametric.from_json), optional(data, "bound", LeakBound.from_json))
+                   optional(data, "nonparametric", Nonparametric.from_json),
+                   optional(data, "bound", LeakBound.from_json))
 
 
 @dataclass(frozen=True)
@@ -216,7 +217,8 @@ class CtStatistics:
         worst = data.get("max_abs_t_function")
         return cls(LeakStatistics.from_json(data), data["failed_samples"], data["corrupt_accepted"],
                    data.get("public_time"), data.get("correction"), data.get("control_variate"),
-                   optional(data, "uncorrected", LeakStatistics.from_json), data.get("plotted"), data.get("localised_by"),
+                   optional(data, "uncorrected", LeakStatistics.from_json), data.get("plotted"),
+                   data.get("localised_by"),
                    optional(data, "top_functions", lambda entries: tuple(map(FunctionLeak.from_json, entries))),
                    None if worst is None else StrongestFunction(worst["function"], number(worst["t"])))
 
@@ -292,7 +294,8 @@ class CtDocument:
                     "reason": self.reason,
                     **{key: value for key, value in statistics.items() if key not in ("verdict", "reason")},
                     "sequential": None if self.sequential is None else self.sequential.to_json(),
-                    "bound_requested": self.bound_requested, "boards": None if self.boards is None else list(self.boards),
+                    "bound_requested": self.bound_requested,
+                    "boards": None if self.boards is None else list(self.boards),
                     "probe_inflation": self.probe_inflation, "confirm_on_board": self.confirm_on_board,
                     "taint": None if self.taint is None else self.taint.to_json(), "replay": self.replay,
                     "evidence": None if self.evidence is None else list(self.evidence), "scope": self.scope}
