@@ -135,7 +135,7 @@ def in_parallel(work: Callable[[Item], Result], items: list[Item], jobs: int) ->
 
 def _kept(path: Path) -> dict:
     """The document kept in the run directory `path` (a test's evidence left unread)."""
-    return store.read(path / store.FILES[store.stored_kind(path)])
+    return store.read(path / store.file_name(store.stored_kind(path)))
 
 
 def _set_aside(run: Path) -> Path:
