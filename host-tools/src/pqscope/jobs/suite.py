@@ -22,6 +22,7 @@ from ..measure.measurement import Member
 from ..project.errors import PqscopeError
 from ..results import store
 from ..results.documents.ct import CtDocument
+from ..results.documents.profile import ProfiledInterval
 from ..results.documents.runs import EmulatorStats, OpResult
 from ..results.documents.suite import (ConstantTimePart, ExactCheckPart, FalconMode, FalconSet, FpPrimitive,
                                        ImplementationEntry, SigningProfile, SuiteDocument, Variance, VarianceSource)
@@ -29,7 +30,7 @@ from ..results.rundir import resume_parameters
 from ..results.runs import Run, runs_document
 
 CT_DIRECTORY = "ct"  # a member's constant-time test, inside its run directory
-CT_DOCUMENT = store.FILES["ct"]
+CT_DOCUMENT = store.file_name("ct")
 # Statistics beside the exact check, at most: enough for a leak the key shows plainly and for the
 # variance; the virtual board's exact check decides the rest (ct_verdict.headline).
 CT_SIGNATURES = 100
@@ -133,7 +134,7 @@ class MemberResult:
     impl: str
     ct: CtDocument | None
     signing_cycles: list[int]  # of the test's signatures, as the board timed them
-    intervals: list[dict]  # the signing profile of the test's signatures (the replay's on a board)
+    intervals: list[ProfiledInterval]  # the signing profile of the test's signatures (the replay's on a board)
 
 
 def load_members(runs: list[Run]) -> list[MemberResult]:
@@ -152,13 +153,17 @@ def _signing_cycles(path: Path) -> list[int]:
 
     try:
         lines = (path / "ct.csv").read_text().splitlines(keepends=True)
-        rows = csv.DictReader(line for line in lines if line.endswith("\n"))
-        return [int(row["cycles"]) for row in rows if STATUS_BY_LABEL[row["status"]].timed]
-    except (OSError, KeyError, ValueError) as error:
+        rows = list(csv.reader(line for line in lines if line.endswith("\n")))
+        if len(rows) < 2:
+            return []
+        header, *records = rows
+        cycles, status = header.index("cycles"), header.index("status")
+        return [int(record[cycles]) for record in records if STATUS_BY_LABEL[record[status]].timed]
+    except (OSError, KeyError, ValueError, IndexError) as error:
         raise PqscopeError(f"{path / 'ct.csv'} is damaged: {error}") from None
 
 
-def profile(path: Path) -> list[dict]:
+def profile(path: Path) -> list[ProfiledInterval]:
     """The test's intervals: the virtual board's own, or on a board the replay's."""
     from ..analysis.ct_schedule import load_intervals
 
@@ -212,12 +217,11 @@ def variance(member: MemberResult) -> Variance | None:
     if len(cycles) < 2:
         return None
     cv = float(cycles.std(ddof=1) / cycles.mean())
-    totals = np.array([interval["cycles"] for interval in member.intervals], dtype=float)
+    totals = np.array([interval.cycles for interval in member.intervals], dtype=float)
     sources = []
     if not (len(totals) < 2 or totals.std() == 0 or cv < STEADY):
-        for name in {name for interval in member.intervals for name in interval["functions"]}:
-            own = np.array([interval["functions"].get(name, (0, 0, 0))[0] for interval in member.intervals],
-                           dtype=float)
+        for name in {name for interval in member.intervals for name in interval.functions}:
+            own = np.array([interval.function(name).cycles for interval in member.intervals], dtype=float)
             share = float(np.cov(own, totals)[0, 1] / totals.var(ddof=1))
             if share > 0.05:
                 sources.append(VarianceSource(name, share))
@@ -239,20 +243,20 @@ def constant_time(document: CtDocument) -> ConstantTimePart:
         document.run_dir)
 
 
-def signing_profile(intervals: list[dict]) -> SigningProfile | None:
+def signing_profile(intervals: list[ProfiledInterval]) -> SigningProfile | None:
     """Where a signing's time goes: the FP arithmetic's share (soft-float or emulation), and each FP
     primitive's mean cycles per call (callees included), over the test's signatures."""
     if not intervals:
         return None
-    total = sum(interval["cycles"] for interval in intervals)
-    fp = sum(entry[0] for interval in intervals for name, entry in interval["functions"].items()
+    total = sum(interval.cycles for interval in intervals)
+    fp = sum(time.cycles for interval in intervals for name, time in interval.functions.items()
              if FP_ROUTINE.match(name))
     primitives = {}
     for primitive, names in FP_PRIMITIVES.items():
         for name in names:
-            calls = sum(interval["functions"].get(name, (0, 0, 0))[1] for interval in intervals)
+            calls = sum(interval.function(name).calls for interval in intervals)
             if calls:
-                inclusive = sum(interval["functions"].get(name, (0, 0, 0))[2] for interval in intervals)
+                inclusive = sum(interval.function(name).inclusive_cycles for interval in intervals)
                 primitives[primitive] = FpPrimitive(name, inclusive / calls, calls / len(intervals))
                 break
     return SigningProfile(fp / total if total else 0.0, primitives)
@@ -303,7 +307,8 @@ def summary(implementations: Sequence[ImplementationEntry], falcon: Sequence[Fal
                                                                   "more signatures needed") + ").")
     for falcon_set in falcon:
         native = next(mode for mode in falcon_set.modes if mode.impl == FALCON_NATIVE)
-        emulated = [mode for mode in falcon_set.modes if mode.impl != FALCON_NATIVE and mode.price.get(SIGN) is not None]
+        emulated = [mode for mode in falcon_set.modes
+                    if mode.impl != FALCON_NATIVE and mode.price.get(SIGN) is not None]
         if not emulated:
             continue
         costs = " and ".join(f"{mode.price[SIGN]:+.0%} ({'M4 assembly' if mode.impl.endswith('m4') else 'C'}"
