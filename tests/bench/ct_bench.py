@@ -150,6 +150,7 @@ def bench_analysis(args) -> None:
     from pqscope.analysis.ct_analysis import analyse
     from pqscope.analysis.ct_schedule import CtSample
     from pqscope.link.protocol import Status
+    from pqscope.results.documents.profile import ProfiledInterval
 
     rng = np.random.default_rng(1)
     signatures, functions = 24_000, 100
@@ -157,7 +158,8 @@ def bench_analysis(args) -> None:
     for index in range(signatures):
         cycles = rng.integers(0, 50, functions) + 1000
         samples.append(CtSample(index, index % 2, 0, bytes(32), int(cycles.sum()), 0, Status.OK))
-        intervals.append({"sample_id": index, "functions": {f"f{i}": [int(c), 1] for i, c in enumerate(cycles)}})
+        intervals.append(ProfiledInterval.from_json(
+            {"sample_id": index, "functions": {f"f{i}": [int(c), 1] for i, c in enumerate(cycles)}}))
     started = time.monotonic()
     result = analyse(samples, intervals, None)
     print(f"analysis of {signatures:,} signatures x {functions} functions: {result.verdict} in "

@@ -11,6 +11,8 @@ calls the probed `__ieee754_sqrt` once per call (newlib's w_sqrt.c), so `sqrt`'s
 probed call is in the probe's cycles (the counter runs on), not in the profiler's inclusive cycles
 (the handler's own): a probe may exceed them by the signature's interrupt time."""
 
+from dataclasses import astuple
+
 import pytest
 from elftools.elf.elffile import ELFFile
 
@@ -66,12 +68,13 @@ def test_probe_cycles_equal_the_profilers_inclusive_cycles(scheme, impl, tmp_pat
 
     called = set()
     for signature, interval in zip(signatures, intervals, strict=True):
-        interrupted = interval["functions"].get(INTERRUPT_HANDLER, (0, 0, 0))[2]
+        functions = {name: astuple(time) for name, time in interval.functions.items()}
+        interrupted = functions.get(INTERRUPT_HANDLER, (0, 0, 0))[2]
         for name, probe in zip(names, signature.probes, strict=True):
-            _exclusive, calls, inclusive = profiled(interval["functions"], name)
+            _exclusive, calls, inclusive = profiled(functions, name)
             assert probe.calls == calls, (signature.index, name)
             if name in nested:
-                assert profiled(interval["functions"], nested[name])[1] == calls, (signature.index, name)
+                assert profiled(functions, nested[name])[1] == calls, (signature.index, name)
                 inclusive -= calls * info.probe_call_cycles
             assert -interrupted <= inclusive - probe.cycles <= CYCLES_PER_CALL * calls, (
                 signature.index, name, probe.cycles, inclusive, calls, interrupted)
