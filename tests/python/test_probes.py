@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from fakedevice import PROBE_CALL_CYCLES, Behaviour, fake_probe
 from pqscope.results.records import sample_seed
 from pqscope.cli import cli
-from pqscope.results.probes import (ProbeSet, confirmation, names_from_columns, probe_columns, probe_profile,
-                                    probes_timing)
+from pqscope.results.documents.runs import ProbeSet
+from pqscope.results.probes import confirmation, names_from_columns, probe_columns, probe_profile, probes_timing
 from pqscope.link.messages import ProbeReading
 from test_cli import assert_one_line_error
 

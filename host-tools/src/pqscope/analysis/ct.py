@@ -16,8 +16,9 @@ from ..project.errors import PqscopeError
 from ..project.toolchain import built_with
 from ..results.documents.ct import CtDocument, Sequential
 from ..results.documents.replay import ReplaySettings
+from ..results.documents.runs import ProbeSet
 from ..results.documents.taint import TaintDocument
-from ..results.probes import ProbeSet, check_probes, confirmation, probe_inflation, probes_timing
+from ..results.probes import check_probes, confirmation, probe_inflation, probes_timing
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
 from ..targets.kinds import replay_targets, target_kind

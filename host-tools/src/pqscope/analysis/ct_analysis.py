@@ -11,7 +11,8 @@ from ..link.protocol import Status
 from ..project.errors import PqscopeError
 from ..results.documents.ct import CtStatistics, StrongestFunction
 from ..results.documents.profile import ProfiledInterval
-from ..results.probes import ProbeSet, probe_profile
+from ..results.documents.runs import ProbeSet
+from ..results.probes import probe_profile
 from . import leakstats, localisation
 from .ct_verdict import decide
 from .ttests import FIXED, RANDOM, json_number

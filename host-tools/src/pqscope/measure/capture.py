@@ -15,7 +15,8 @@ from ..project.boards import Board
 from ..project.build import PLAIN, Variant
 from ..project.catalogue import Implementation
 from ..project.errors import PqscopeError
-from ..results.probes import ProbeSet, probe_inflation
+from ..results.documents.runs import ProbeSet
+from ..results.probes import probe_inflation
 from ..results.records import Row, sample_seed
 from ..results.rundir import CSV_FIELDS, RunDirectory, keep_complete_samples, sort_by_sample
 from ..results.runmeta import RunMeta

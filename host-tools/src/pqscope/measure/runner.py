@@ -21,7 +21,8 @@ from ..project.build import build_info, code_digest
 from ..project.catalogue import Implementation
 from ..project.console import progress
 from ..project.errors import PqscopeError
-from ..results.probes import ProbeSet, probe_columns
+from ..results.documents.runs import ProbeSet
+from ..results.probes import probe_columns
 from ..results.rundir import RunDirectory, resume_parameters, write_meta
 from ..results.runmeta import RunMeta, timestamp
 from ..results.store import save

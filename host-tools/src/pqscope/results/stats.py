@@ -6,8 +6,8 @@ import numpy as np
 
 from ..link.protocol import Op, Status
 from ..results.records import Row
-from .documents.runs import CycleStats, OpResult
-from .probes import ProbeSet, probe_inflation
+from .documents.runs import CycleStats, OpResult, ProbeSet
+from .probes import probe_inflation
 
 
 def cycle_stats(cycles: Sequence[int]) -> CycleStats:
