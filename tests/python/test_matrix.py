@@ -23,7 +23,7 @@ from pqscope.results.documents.ct import CtDocument
 from pqscope.results.documents.matrix import confirmation, leaks_by_line
 from pqscope.results.documents.taint import Finding
 from pqscope.targets import virtual
-from pqscope.targets.vboard import CycleBudgetExhausted, VirtualBoard
+from pqscope.targets.vboard import CycleBudgetExhausted, VBoardError, VirtualBoard
 from pqscope.views import render
 
 # The stand-ins' world: code per (impl, compiler, level) and the exact check's verdict per code.
@@ -357,7 +357,7 @@ def test_without_tests_on_timing_a_new_leak_says_so(fake_repo, tmp_path, monkeyp
 
 # The virtual board as fake_vboard.py stands in for it, but for a key and a signature that take
 # NEEDED cycles: given fewer (--max-cycles), it stops as the emulator stops at its budget (its
-# error line, exit status 1; boards/virtual/emulator/machine.c), after announcing its uart.
+# error line, exit status 3; boards/virtual/emulator/machine.h), after announcing its uart.
 NEEDED = 5000
 BUDGETED_EMULATOR = """#!{python}
 import os, sys, tty
@@ -368,18 +368,22 @@ if "--max-cycles" in arguments and int(arguments[arguments.index("--max-cycles")
     tty.setraw(slave)
     print(f"vboard: uart {{os.ttyname(slave)}}", file=sys.stderr, flush=True)
     print(f"vboard: error: cycle limit {{budget}} exceeded at address 0x08000420 (pc=0x08000420)", file=sys.stderr)
-    sys.exit(1)
+    sys.exit({status})
 os.execv(sys.executable, [sys.executable, {fake!r}, *arguments])
 """
 
 
-@pytest.fixture
-def budgeted_emulator(tmp_path) -> Path:
+def emulator_exiting(tmp_path, status: int) -> Path:
     emulator = tmp_path / "pqscope-vboard"
-    emulator.write_text(BUDGETED_EMULATOR.format(python=sys.executable, needed=NEEDED,
+    emulator.write_text(BUDGETED_EMULATOR.format(python=sys.executable, needed=NEEDED, status=status,
                                                  fake=str(Path(__file__).with_name("fake_vboard.py"))))
     emulator.chmod(0o755)
     return emulator
+
+
+@pytest.fixture
+def budgeted_emulator(tmp_path) -> Path:
+    return emulator_exiting(tmp_path, 3)
 
 
 def test_an_emulator_stopped_at_its_budget_of_cycles_is_a_typed_outcome(budgeted_emulator, tiny_elf, tmp_path):
@@ -388,6 +392,14 @@ def test_an_emulator_stopped_at_its_budget_of_cycles_is_a_typed_outcome(budgeted
                           extra_args=("--max-cycles", "1000")) as board, board.open_uart() as port:
             DeviceSession(port, answer_timeout=60).hello()
     assert (stopped.value.budget, stopped.value.address) == (1000, 0x08000420)
+
+
+def test_the_budget_is_told_by_the_emulators_exit_status_not_by_its_words(tiny_elf, tmp_path):
+    with pytest.raises(VBoardError, match="cycle limit 1000 exceeded") as stopped:
+        with VirtualBoard(emulator_exiting(tmp_path, 1), tiny_elf[0], tmp_path / "stats.json",
+                          extra_args=("--max-cycles", "1000")) as board, board.open_uart() as port:
+            DeviceSession(port, answer_timeout=60).hello()
+    assert not isinstance(stopped.value, CycleBudgetExhausted)
 
 
 def test_a_cell_whose_emulator_runs_out_of_its_budget_is_a_hang_measured_in_this_process(

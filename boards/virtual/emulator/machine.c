@@ -302,6 +302,7 @@ int machine_run(struct machine *m)
 			if (m->cycles >= m->max_cycles) {
 				machine_fail(m, "cycle limit %llu exceeded at address 0x%08x",
 					     (unsigned long long)m->max_cycles, pc);
+				m->cycle_limit = true;
 				break;
 			}
 			if (exception_entry(m, pc) == 0)
@@ -324,6 +325,6 @@ int machine_run(struct machine *m)
 		}
 		uart_flush(m->uart);
 		fprintf(stderr, "vboard: error: %s (pc=0x%08x)\n", m->fail_msg, pc);
-		return 1;
+		return m->cycle_limit ? MACHINE_EXIT_CYCLE_LIMIT : 1;
 	}
 }

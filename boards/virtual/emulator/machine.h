@@ -72,6 +72,7 @@ struct machine {
 	struct elf_image *elf;
 	uint8_t *flash;
 	uint64_t max_cycles;
+	bool cycle_limit;             /* the run stopped at max_cycles */
 	volatile int signal;          /* SIGINT/SIGTERM received */
 
 	enum stop_reason stop;
@@ -133,6 +134,9 @@ void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitte
 /* The board's HSE never starts (the firmware must boot on its HSI). */
 void machine_remove_hse(struct machine *m);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */
+/* The run's exit status when it stopped at its budget of cycles (--max-cycles), apart from the
+ * other errors' 1: the host tells a build that does not finish in time from one that fails. */
+#define MACHINE_EXIT_CYCLE_LIMIT 3
 int machine_run(struct machine *m);
 void machine_free(struct machine *m);
 

@@ -21,8 +21,9 @@ from ..project.metadata import load_json
 UART_PREFIX = "vboard: uart "
 ERROR_PREFIX = "vboard: error: "
 IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
-# The emulator's error when it stops at its --max-cycles budget (emulator/machine.c): it exits 1 as
-# for any other error, so this line is what tells the budget apart from a fault.
+# The emulator's exit status when it stopped at its --max-cycles budget (emulator/machine.h), and
+# its error line then, which says the budget and where the image was.
+EXIT_CYCLE_LIMIT = 3
 CYCLE_LIMIT = re.compile(r"cycle limit (\d+) exceeded at address (0x[0-9a-f]+)")
 STOP_SECONDS = 5.0
 EXIT_GRACE_SECONDS = 2.0  # after a failed session, how long an emulator that is ending may take to exit
@@ -161,11 +162,13 @@ class VirtualBoard:
         self._reader.join()
 
     def _failure(self) -> VBoardError:
-        """Why the emulator ended: its error line, typed when it is the budget of cycles."""
+        """Why the emulator ended: its error line, typed by its exit status when it stopped at
+        its budget of cycles."""
         for line in self._stderr:
             if line.startswith(ERROR_PREFIX):
                 message = f"virtual board: {line[len(ERROR_PREFIX):]}"
-                if limit := CYCLE_LIMIT.match(line[len(ERROR_PREFIX):]):
+                limit = CYCLE_LIMIT.match(line[len(ERROR_PREFIX):])
+                if self._process.returncode == EXIT_CYCLE_LIMIT and limit:
                     return CycleBudgetExhausted(message, int(limit[1]), int(limit[2], 16))
                 return VBoardError(message)
         last = self._stderr[-1] if self._stderr else "no output"
