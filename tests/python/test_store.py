@@ -5,11 +5,15 @@ with the file and the versions named."""
 import json
 
 import pytest
+from test_falcon_compare import ct_document
 
 from pqscope.project.errors import PqscopeError
 from pqscope.results import store
+from pqscope.results.documents.taint import TaintDocument
 
 DOCUMENT = {"kind": "taint", "verdict": "no-leak", "findings": []}
+TAINT_DOCUMENT = {"scheme": "ml-dsa-44", "impl": "m4f", "board": "virtual", "signatures": 2, "instructions": 10,
+                  "verdict": "no-leak", "findings": []}
 
 
 @pytest.mark.parametrize("kind", sorted(store.FILES))
@@ -23,8 +27,8 @@ def test_every_kind_is_kept_with_its_schema_and_read_back_as_saved(tmp_path, kin
 
 def test_a_document_from_before_schemas_loads_as_it_is(tmp_path):
     # The layout every document had before it carried a schema: schema 1.
-    (tmp_path / "taint.json").write_text(json.dumps(DOCUMENT, indent=2) + "\n")
-    assert store.load(tmp_path)[:2] == ("taint", DOCUMENT)
+    (tmp_path / "taint.json").write_text(json.dumps(TAINT_DOCUMENT, indent=2) + "\n")
+    assert store.load(tmp_path)[:2] == ("taint", TaintDocument.from_json(TAINT_DOCUMENT))
 
 
 def test_a_newer_schema_is_refused_naming_the_file_and_both_versions(tmp_path):
@@ -45,6 +49,6 @@ def test_a_damaged_document_is_refused_naming_what_is_wrong(tmp_path, text, why)
 
 
 def test_a_constant_time_tests_evidence_is_kept_beside_its_document(tmp_path):
-    store.save(tmp_path, "ct", DOCUMENT, ([0, 1, 0], [10.0, 12.5, 9.0]))
-    kind, document, evidence = store.load(tmp_path)
-    assert (kind, document, evidence) == ("ct", DOCUMENT, ([0, 1, 0], [10.0, 12.5, 9.0]))
+    document = ct_document("no-leak")
+    store.save(tmp_path, "ct", document.to_json(), ([0, 1, 0], [10.0, 12.5, 9.0]))
+    assert store.load(tmp_path) == ("ct", document, ([0, 1, 0], [10.0, 12.5, 9.0]))

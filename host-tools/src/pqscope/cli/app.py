@@ -43,9 +43,10 @@ def print_json(document: dict) -> None:
     click.echo(json.dumps(document, indent=2))
 
 
-def show(kind: str, document: dict, as_json: bool) -> None:
+def show(kind: str, document, as_json: bool) -> None:
+    """A result's typed document: its JSON, or its view on the terminal."""
     if as_json:
-        print_json(document)
+        print_json(document.to_json())
     else:
         views.show(wide_console(), kind, document)
 

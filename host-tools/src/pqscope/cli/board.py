@@ -14,6 +14,7 @@ from ..project.boards import get_board
 from ..project.build import build_emulator
 from ..project.console import stderr, working
 from ..project.paths import repo_root
+from ..results.documents.bench import EmulatorSpeed
 from ..results.documents.replay import FLASH_TIMINGS
 from ..targets.kinds import open_target
 from ..targets.target import Link
@@ -54,12 +55,12 @@ def model_check(ctx: click.Context, board_name, out, as_json, **connection) -> N
     board = get_board(root, board_name)
     path = run_directory(root, out, board, "model-check")
     document = run_model_check(root, open_target(root, board, Link(**connection)), stderr(), connection["timeout"],
-                               path).to_json()
+                               path)
     views.write_pages(path)
     show("model-check", document, as_json)
     if not as_json:
         stderr().print(f"results: {path / 'model-check.json'}")
-    if document["departures"]:
+    if document.departures:
         ctx.exit(1)
 
 
@@ -92,4 +93,4 @@ def vboard_serve(link: Path, flash_timing: str, without_hse: bool) -> None:
 @JSON_OPTION
 def vboard_bench(as_json: bool) -> None:
     """Measure the emulator's speed (model cycles per second) on signing workloads."""
-    show("vboard-bench", emulator_speed(repo_root(), VIRTUAL_BOARD), as_json)
+    show("vboard-bench", EmulatorSpeed.from_json(emulator_speed(repo_root(), VIRTUAL_BOARD)), as_json)

@@ -44,6 +44,6 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
                                              ct_samples=ct_samples, fp_ct_samples=fp_ct_samples)
     store.save(path, "compare-falcon", document)
     report_path = views.write_pages(path)
-    show("compare-falcon", document, as_json)
+    show("compare-falcon", store.typed("compare-falcon", document), as_json)
     if not as_json:
         stderr().print(f"report: {report_path}")

@@ -73,7 +73,7 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
                              lambda text: stderr().print(text, markup=False, highlight=False)).run(
         keep=lambda so_far: _keep(path, "matrix", so_far.to_json(), with_report))
     report = _keep(path, "matrix", document.to_json(), with_report)
-    show("matrix", document.to_json(), as_json)
+    show("matrix", document, as_json)
     if with_report and not as_json:
         stderr().print(f"report: {report}")
 

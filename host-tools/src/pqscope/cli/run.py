@@ -83,7 +83,7 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
         if manifest:
             stderr().print(f"resume the whole suite with `pqscope run --resume {path}`")
         ctx.exit(130)
-    show(kind, document, as_json)
+    show(kind, store.typed(kind, document), as_json)
     if report and not as_json:
         stderr().print(f"report: {report}")
 

@@ -11,13 +11,13 @@ questions need (docs/pages/results/model-accuracy.md)."""
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from rich.console import Console
 
 from ..project.build import build_test_image
 from ..project.errors import PqscopeError
+from ..results.documents.model_check import ModelCheck, Sequence
 from ..results.rundir import write_atomically
 from ..results.store import save
 from ..targets.target import Target
@@ -30,47 +30,6 @@ SUMMARY_LINE = re.compile(r"TRM: (?:all (\d+) passed|FAILED (\d+) failed)")
 
 class ModelCheckError(PqscopeError):
     pass
-
-
-@dataclass(frozen=True)
-class Sequence:
-    name: str
-    cycles: int
-    model_low: int
-    model_high: int
-    silicon: int | None  # a published measurement of the same sequence on silicon
-
-    @property
-    def as_modelled(self) -> bool:
-        return self.model_low <= self.cycles <= self.model_high
-
-    @property
-    def model_text(self) -> str:
-        return str(self.model_low) if self.model_low == self.model_high else f"{self.model_low}..{self.model_high}"
-
-
-@dataclass(frozen=True)
-class ModelCheck:
-    board: str
-    target: dict
-    empty_cycles: int  # the two counter reads with nothing between them, taken off every sequence
-    sequences: tuple[Sequence, ...]
-
-    @property
-    def departures(self) -> list[Sequence]:
-        """Sequences that did not take what the model prices them at."""
-        return [sequence for sequence in self.sequences if not sequence.as_modelled]
-
-    @property
-    def model_against_published(self) -> list[Sequence]:
-        """Sequences whose published measurement on silicon the model does not reproduce."""
-        return [s for s in self.sequences if s.silicon is not None and not s.model_low <= s.silicon <= s.model_high]
-
-    def to_json(self) -> dict:
-        return {"board": self.board, "target": self.target, "empty_cycles": self.empty_cycles,
-                "sequences": [{**asdict(s), "as_modelled": s.as_modelled} for s in self.sequences],
-                "departures": [s.name for s in self.departures],
-                "model_against_published": [s.name for s in self.model_against_published]}
 
 
 def parse_output(lines: Iterable[str], board: str, target: dict) -> ModelCheck:

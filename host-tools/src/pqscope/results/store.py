@@ -10,6 +10,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..project.errors import PqscopeError
+from .documents.comparison import ComparisonDocument
+from .documents.ct import CtDocument
+from .documents.matrix import MatrixDocument
+from .documents.model_check import ModelCheck
+from .documents.runs import RunsDocument
+from .documents.suite import SuiteDocument
+from .documents.taint import TaintDocument
 from .rundir import write_atomically
 from .runs import Run, find_runs, load_run, runs_document
 
@@ -22,6 +29,9 @@ FILES = {
     "matrix": "matrix.json",
     "suite": "suite-report.json",  # the main job's answer; a suite without it is shown as runs
 }
+# The typed document of each kind ("run": the runs of a directory that keeps no document).
+DOCUMENTS = {"run": RunsDocument, "ct": CtDocument, "taint": TaintDocument, "compare-falcon": ComparisonDocument,
+             "model-check": ModelCheck, "matrix": MatrixDocument, "suite": SuiteDocument}
 # The layout version of every kind's document. Files written before documents carried one are of
 # version 1 (the layout they have); raise a kind's number when its fields change meaning.
 SCHEMA = 1
@@ -72,13 +82,18 @@ def read(file: Path) -> dict:
     return document
 
 
-def load(path: Path) -> tuple[str, dict, object]:
-    """The kind, document and plot data of the result kept in `path` (runs: their samples)."""
+def typed(kind: str, document: dict):
+    """The typed document of `kind` that `document` (its file's layout) holds."""
+    return DOCUMENTS[kind].from_json(document)
+
+
+def load(path: Path) -> tuple[str, object, object]:
+    """The kind, typed document and plot data of the result kept in `path` (runs: their samples)."""
     kind = stored_kind(path)
     if kind is None:
         loaded = _runs(path)
-        return "run", runs_document(path, loaded).to_json(), loaded
-    document = read(path / FILES[kind])
+        return "run", runs_document(path, loaded), loaded
+    document = typed(kind, read(path / FILES[kind]))
     return kind, document, _evidence(path) if kind == "ct" else _runs(path) if kind == "suite" else None
 
 

@@ -3,10 +3,12 @@
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from ..results.documents.bench import EmulatorSpeed
 
-def show(console: Console, document: dict) -> None:
+
+def show(console: Console, document: EmulatorSpeed) -> None:
     table = RichTable("scheme", "impl", "model cycles", "emulation s", "model cycles/s")
-    for entry in document["benchmarks"]:
-        table.add_row(entry["scheme"], entry["impl"], f"{entry['model_cycles']:,}", f"{entry['run_seconds']:.2f}",
-                      f"{entry['model_cycles_per_second']:,.0f}")
+    for workload in document.workloads:
+        table.add_row(workload.scheme, workload.impl, f"{workload.model_cycles:,}", f"{workload.run_seconds:.2f}",
+                      f"{workload.model_cycles_per_second:,.0f}")
     console.print(table)
