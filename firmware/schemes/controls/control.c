@@ -1,6 +1,6 @@
 /* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV,
- * CONTROL_WIDE_SHIFT, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE or
- * CONTROL_NONCE_DIVISION, with CONTROL_LEAKY 1 (the textbook leak; CONTROL_WIDE_SHIFT's is the
+ * CONTROL_WIDE_SHIFT, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE,
+ * CONTROL_NONCE_DIVISION or CONTROL_CANCELLING_BOUNDS, with CONTROL_LEAKY 1 (the textbook leak; CONTROL_WIDE_SHIFT's is the
  * compiler's) or 0 (its constant-time twin). */
 #include "api.h"
 
@@ -11,7 +11,7 @@
 #if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + defined(CONTROL_UDIV) + \
                                 defined(CONTROL_WIDE_SHIFT) + defined(CONTROL_FLASH_TABLE) +                    \
                                 defined(CONTROL_DERIVED_NONCE) + defined(CONTROL_RANDOM_NONCE) +                \
-                                defined(CONTROL_NONCE_DIVISION) != 1)
+                                defined(CONTROL_NONCE_DIVISION) + defined(CONTROL_CANCELLING_BOUNDS) != 1)
 #error "define CONTROL_LEAKY and exactly one of the patterns above"
 #endif
 
@@ -217,6 +217,34 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
   uint32_t value = 0;
   for (uint32_t i = 0; i < CRYPTO_SECRETKEYBYTES; i++) {
     value = value * 31u + table[sk[i]];
+  }
+  return value;
+}
+
+#elif defined(CONTROL_CANCELLING_BOUNDS)
+/* A loop from one key-derived value to another (issue #54), as an optimised loop counts with
+ * `p - i` and stops at `p - n` for a secret p: both operands of its exit branch are secret, so the
+ * exact check's taint convicts the branch, but in the twin the bounds differ by a public count
+ * and the branch goes the same way for every key. In the leaky one their difference is secret too:
+ * the number of rounds, and the time, follow the key. The end comes from a function the compiler
+ * cannot see through, so it cannot count the rounds with a public counter instead. */
+#define ROUNDS 24u
+#define SECRET_EXTRA_ROUNDS(sk) (CONTROL_LEAKY ? (uint32_t)((sk)[1] & 15u) : 0u)
+
+static __attribute__((noipa)) uint32_t loop_end(uint32_t start, uint32_t rounds)
+{
+  return start + rounds;
+}
+
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  uint32_t start = load32(sk);
+  uint32_t end = loop_end(start, ROUNDS + SECRET_EXTRA_ROUNDS(sk));
+  (void)m;
+  (void)mlen;
+  uint32_t value = 0;
+  for (uint32_t i = start; i != end; i++) {
+    value = value * 33u + i;
   }
   return value;
 }
