@@ -6,10 +6,12 @@ from dataclasses import replace
 
 import pytest
 
+from pqscope.analysis.taint_findings import Finding, attribute, check_decisions, emulator_options, merged_findings
 from pqscope.project.catalogue import Declassification
 from pqscope.project.errors import PqscopeError
-from pqscope.analysis.taint_findings import Finding, attribute, check_decisions, emulator_options
-from pqscope.views.taint import taint_source
+from pqscope.results.documents.profile import CheckedSignature, RawFinding
+from pqscope.results.documents.taint import BENCHMARK_CLOCK, CheckedClock, TaintDocument
+from pqscope.views.taint import taint_source, taint_what
 
 SAMPLER = Declassification("decision", "sampler", "sampler", "acceptance is public", ("sign.c:1343",))
 NORM = Declassification("decision", "chknorm", "rejection", "rejection is public")
@@ -140,3 +142,59 @@ def test_a_finding_is_placed_by_dependency_row_or_repository_file():
         "firmware/schemes/controls/control.c", None)] == [
         "pqm4:crypto_sign/x/m4f/sign.c:144", "falcon-512/fpemu-c/fpr.h:144",
         "firmware/schemes/controls/control.c:144", "0x08000100"]
+
+
+# A key-indexed load from a table in flash, as the emulator reports it at 24 MHz and at 168 MHz.
+FLASH_LOAD = {"kind": "address", "address": "0x08000208", "count": 32, "declassified": False, "region": "flash"}
+TIMED_FLASH_LOAD = {**FLASH_LOAD, "timed": True}
+FAST = CheckedClock("fast", 168_000_000, 5)
+
+
+def test_a_flash_address_is_a_leak_where_the_emulator_timed_it_and_a_note_where_it_did_not():
+    """Behind flash wait states the ART's data cache makes a load wait unless its line is held: the
+    emulator marks such a load `timed`, a leak unless declared public. At 0 wait states (no mark) a
+    flash address costs the same as any other, a note; an SRAM address is a note at any clock."""
+    untimed, timed = (RawFinding.from_json(line) for line in (FLASH_LOAD, TIMED_FLASH_LOAD))
+    assert (untimed.timed, timed.timed) == (False, True)
+    note, leak = (Finding("address", raw.address, raw.count, raw.declassified, raw.region, "lookup", "control.c", 219,
+                          timed=raw.timed) for raw in (untimed, timed))
+    assert not note.leak and leak.leak
+    assert not replace(leak, declassified=True).leak
+    assert not Finding("address", 0x08000208, 32, False, "sram", "lookup", "control.c", 219).leak
+
+
+def test_a_timed_finding_is_written_with_its_mark_and_an_untimed_one_as_before():
+    """taint.json at 0 wait states stays as it was (no `timed` key); a timed finding keeps its mark
+    through the file."""
+    note = Finding("address", 0x08000208, 32, False, "flash", "lookup", "control.c", 219)
+    leak = replace(note, timed=True)
+    assert "timed" not in note.to_json() and not note.to_json()["leak"]
+    assert leak.to_json()["timed"] and leak.to_json()["leak"]
+    assert [Finding.from_json(finding.to_json()) for finding in (note, leak)] == [note, leak]
+
+
+def test_the_signatures_keep_a_timed_and_an_untimed_flash_finding_of_one_instruction_apart():
+    """An instruction whose loads were timed in one signature and not in another (the firmware
+    changed its flash wait states in between) is two findings: the leak is not diluted into the note."""
+    lines = [CheckedSignature(index, (RawFinding.from_json(line),), 100, ())
+             for index, line in enumerate((FLASH_LOAD, TIMED_FLASH_LOAD, TIMED_FLASH_LOAD))]
+    untimed, timed = merged_findings(lines)
+    assert (untimed.timed, untimed.count) == (False, 32) and (timed.timed, timed.count) == (True, 64)
+
+
+def test_the_check_says_its_clock_and_an_older_one_ran_at_the_benchmark_clock():
+    document = TaintDocument("control-flash-table", "leaky", "virtual", 2, 1000, "leak",
+                             (replace(Finding.from_json({**TIMED_FLASH_LOAD, "function": "lookup", "file": "control.c",
+                                                         "line": 219}), count=64),), clock=FAST)
+    assert TaintDocument.from_json(document.to_json()) == document
+    assert document.to_json()["clock"] == {"name": "fast", "hz": 168_000_000, "flash_wait_states": 5}
+    assert document.checked_at.describe() == "168 MHz, 5 wait states behind the ART"
+    older = {key: value for key, value in document.to_json().items() if key != "clock"}
+    assert TaintDocument.from_json(older).checked_at == BENCHMARK_CLOCK
+    assert BENCHMARK_CLOCK.describe() == "24 MHz, 0 wait states"
+
+
+def test_the_view_gives_a_timed_flash_leak_its_reason():
+    finding = Finding("address", 0x08000208, 32, False, "flash", "lookup", "control.c", 219)
+    assert taint_what(finding.to_json()) == "note"
+    assert "the ART's data cache" in taint_what(replace(finding, timed=True).to_json())

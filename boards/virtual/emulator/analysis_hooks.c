@@ -43,6 +43,14 @@ static uint32_t core_code(void *core, uint32_t addr, uint8_t *buf, uint32_t len)
 	return 0;
 }
 
+/* A flash load's wait follows its address only through the ART's data cache (which lines it
+ * holds): without it, behind wait states, every load misses alike (art_load). */
+static bool core_flash_load_timed(void *core)
+{
+	const struct machine *m = core;
+	return m->flash_timed && (m->art->acr & FLASH_ACR_DCEN);
+}
+
 static void on_taint_block(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
 	struct machine *m = user;
@@ -72,7 +80,8 @@ int attach_analyses(struct machine *m)
 			fprintf(stderr, "vboard: error: cannot install the taint hooks\n");
 			return -1;
 		}
-		if (taint_attach(m->taint, &(struct taint_core){m, core_register, core_code}))
+		if (taint_attach(m->taint, &(struct taint_core){m, core_register, core_code,
+								 core_flash_load_timed}))
 			return -1;
 	}
 	return 0;

@@ -19,8 +19,12 @@
 #define MAX_PUBLIC_RANGES 16
 #define MAX_SITES 8
 
-enum region { REGION_NONE, REGION_SRAM, REGION_CCM, REGION_FLASH, REGION_PERIPHERAL };
-static const char *const region_names[] = {"", "sram", "ccm", "flash", "peripheral"};
+/* REGION_FLASH_TIMED: flash whose load time follows the address (taint_core.flash_load_timed),
+ * reported as "flash" with "timed": true. */
+enum region {
+	REGION_NONE, REGION_SRAM, REGION_CCM, REGION_FLASH, REGION_FLASH_TIMED, REGION_PERIPHERAL
+};
+static const char *const region_names[] = {"", "sram", "ccm", "flash", "flash", "peripheral"};
 static const char *const kind_names[TAINT_KINDS] = {"address", "branch", "division", "jump",
 							"select"};
 
@@ -314,8 +318,12 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 		at |= t->r[d->index];
 	}
 	uint8_t extra = at | or_slots(t, d->reads);
-	if (at && t->recording)
-		record(t, pc, TAINT_ADDRESS, region_of(addr), at, false);
+	if (at && t->recording) {
+		enum region region = region_of(addr);
+		if (region == REGION_FLASH && t->core.flash_load_timed(t->core.core))
+			region = REGION_FLASH_TIMED;
+		record(t, pc, TAINT_ADDRESS, region, at, false);
+	}
 	for (unsigned k = 0; k < d->nxfer; k++) {
 		uint32_t a = addr + k * d->xbytes;
 		if (d->cls == CLASS_LOAD) {
@@ -643,6 +651,8 @@ static void write_finding(FILE *f, const struct finding *e, uint64_t count, uint
 		secret ? "false" : "true");
 	if (kind == TAINT_ADDRESS)
 		fprintf(f, ", \"region\": \"%s\"", region_names[e->key & 0xf]);
+	if (kind == TAINT_ADDRESS && (e->key & 0xf) == REGION_FLASH_TIMED)
+		fputs(", \"timed\": true", f);
 	if (kind == TAINT_BRANCH)
 		fprintf(f, ", \"taken\": %llu", (unsigned long long)taken);
 	if (within)

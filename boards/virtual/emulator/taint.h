@@ -75,7 +75,9 @@
  * - "division": UDIV/SDIV with a tainted operand (2..12 cycles, operand-dependent);
  * - "address": a load or store (TBB/TBH included) whose address registers are tainted, with
  *   the region the access hit ("sram", "ccm", "flash", "peripheral"): every region is constant
- *   time at 24 MHz, 0 wait states, no cache; the region is there for faster clocks.
+ *   time at 24 MHz, 0 wait states, no cache. In flash whose load time follows the address
+ *   (taint_core.flash_load_timed: wait states behind the ART's data cache, at 168 MHz) the
+ *   finding is "timed": kept apart from the same instruction's untimed flash findings.
  * Each counts the executions where the deciding value was tainted; it is "declassified" when
  * that value was never SECRET, only DECLASSIFIED.
  *
@@ -103,11 +105,12 @@
  *    "findings": [{"kind": "address|branch|division|jump|select", "address": "0x0800abcd",
  *                  "count": N, "declassified": false,
  *                  "region": "sram|ccm|flash|peripheral",   // "region": address only
+ *                  "timed": true,   // flash whose load time followed the address; else absent
  *                  "within": "0x0800abcd"}],   // inside a --taint-public-within call
  *    "coverage": [N, ...]}  // per returned call, in order: the distinct flash instruction
  *                           // addresses it was the first call to run (their sum: all of them)
- * sorted by address, then kind (by name), then region; an address finding is one entry per
- * region its instruction touched. */
+ * sorted by address, then kind (by name), then region (flash untimed, then timed); an address
+ * finding is one entry per region its instruction touched. */
 #ifndef VBOARD_TAINT_H
 #define VBOARD_TAINT_H
 
@@ -144,6 +147,9 @@ struct taint_core {
 	uint32_t (*reg)(void *core, int n);  /* core register r0..r15, or TAINT_CORE_XPSR */
 	/* Copies up to `len` bytes of code at `addr` to `buf`; returns how many are readable. */
 	uint32_t (*code)(void *core, uint32_t addr, uint8_t *buf, uint32_t len);
+	/* Whether a load from flash now waits by its address: flash wait states priced and the ART's
+	 * data cache on, so which lines it holds decides the wait (flash_art.h). */
+	bool (*flash_load_timed)(void *core);
 };
 
 /* `elf` may be NULL (unit tests): no functions then, and taint_record() decides recording. */

@@ -17,7 +17,7 @@ from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..project.toolchain import built_with
 from ..results.documents.profile import CheckedSignature, json_lines
-from ..results.documents.taint import Coverage, TaintDocument
+from ..results.documents.taint import BENCHMARK_CLOCK, CheckedClock, Coverage, TaintDocument
 from ..results.records import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from ..results.rundir import STATUS_BY_LABEL, csv_lines, sort_by_sample, write_atomically
 from ..targets.target import Tainting
@@ -136,6 +136,8 @@ class TaintCapture(Capture):
             raise PqscopeError(f"the emulator wrote no findings for signature {missing[0]}: its check would be lost")
         ordered = sorted(records, key=lambda record: record.index)
         lines = [calls[record.index] for record in ordered]
+        # A check resumed from before runs recorded their clock ran at the board's default, the benchmark clock.
+        clock = CheckedClock(meta.clock, meta.clock_hz, meta.flash_wait_states) if meta.clock else BENCHMARK_CLOCK
         findings = attribute(named_findings(merged_findings(lines), Path(meta.elf), repo_root()),
                              implementation.declassify)
         sort_by_sample(path / self.samples_name)
@@ -146,7 +148,7 @@ class TaintCapture(Capture):
             built_with=built_with(meta.toolchain, meta.build), sign_cycles=tuple(record.cycles for record in ordered),
             declassifications=tuple(item.to_json() for item in implementation.declassify),
             # one path per signature: how much code each one reached that no earlier one had
-            coverage=_coverage(lines))
+            coverage=_coverage(lines), clock=clock)
         return Finished(document.to_json())
 
 

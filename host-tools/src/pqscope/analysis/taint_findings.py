@@ -109,13 +109,14 @@ REGIONS = ("sram", "ccm", "flash", "peripheral")
 
 
 def merged_findings(lines: list[CheckedSignature]) -> list[RawFinding]:
-    """The signatures' findings together: per instruction, kind, masked call or not and region, the
-    executions summed, declassified only if it was in every signature, a branch's taken executions
-    summed unless a signature's emulator did not count them (older); in the emulator's order."""
+    """The signatures' findings together: per instruction, kind, masked call or not, region and
+    whether its load time followed the address (flash behind wait states), the executions summed,
+    declassified only if it was in every signature, a branch's taken executions summed unless a
+    signature's emulator did not count them (older); in the emulator's order."""
     merged: dict[tuple, list[RawFinding]] = {}
     for line in lines:
         for raw in line.findings:
-            key = (raw.address, raw.kind, raw.within or 0, REGIONS.index(raw.region) if raw.region else -1)
+            key = (raw.address, raw.kind, raw.within or 0, REGIONS.index(raw.region) if raw.region else -1, raw.timed)
             merged.setdefault(key, []).append(raw)
     return [replace(same[0], count=sum(raw.count for raw in same), declassified=all(raw.declassified for raw in same),
                     taken=None if any(raw.taken is None for raw in same) else sum(raw.taken for raw in same))
@@ -133,5 +134,6 @@ def named_findings(raw_findings: list[RawFinding], elf: Path, root: Path) -> lis
             file = file[len(f"{root}/"):]
         findings.append(Finding(raw.kind, raw.address, raw.count, raw.declassified, raw.region,
                                 names.function(raw.address), file, line,
-                                within=None if raw.within is None else names.function(raw.within), taken=raw.taken))
+                                within=None if raw.within is None else names.function(raw.within), taken=raw.taken,
+                                timed=raw.timed))
     return findings

@@ -11,8 +11,8 @@ from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
 from ..results import store
 from .app import cli, measure, show
-from .options import (JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS, implementation_options, parse_seed,
-                      refuse_fixed_options, resume_option, run_directory, select)
+from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS, implementation_options,
+                      parse_seed, refuse_fixed_options, resume_option, run_directory, select)
 
 
 @cli.command("taint")
@@ -21,6 +21,7 @@ from .options import (JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTION
               help="Signatures, each with a key of its own: each one's path is checked.")
 @SEED_OPTION
 @MSG_LEN_OPTION
+@CLOCK_OPTION
 @TOOLCHAIN_OPTIONS
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
@@ -31,9 +32,10 @@ from .options import (JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTION
 @JSON_OPTION
 @click.pass_context
 def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len,
-                  compiler, opt_level, out, timeout, resume_path, as_json) -> None:
+                  clock_name, compiler, opt_level, out, timeout, resume_path, as_json) -> None:
     """Check signing exactly on the virtual board: every executed instruction whose time can depend on a secret
-    (the key, the signing randomness, anything derived from them)."""
+    (the key, the signing randomness, anything derived from them), at the clock's timing (--clock fast: a read
+    from flash at a secret address is a leak behind the flash wait states and the ART's caches)."""
     from ..analysis.taint import TaintCapture
 
     root = repo_root()
@@ -41,8 +43,8 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
         refuse_fixed_options(ctx)
         path, measurement = resume_path, resumed(root, resume_path, TaintCapture)
     else:
-        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes,
-                                       built_with=Toolchain.parse(compiler, opt_level))
+        board, implementation = select(root, board_name, scheme, impl, impl_dir, stack_bytes, clock_name,
+                                       Toolchain.parse(compiler, opt_level))
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-taint")
         measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
                                   [Member(implementation, path)])

@@ -9,15 +9,17 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from ..project.toolchain import built_with_text
+from ..results.documents.taint import TaintDocument
 from .page import Bullets, Page, Section, Table
 
-# What each kind of finding means on this board (24 MHz, 0 flash wait states, no cache).
+# What each kind of finding means on this board, at either clock.
 KINDS = {
     "branch": "a branch or conditional on the secret: the path, and so the time, depends on it",
     "jump": "a jump to an address computed from the secret",
     "division": "UDIV/SDIV with a secret operand: 2-12 cycles, depending on the operands",
-    "address": "a memory access at an address computed from the secret: constant time on this board (no "
-               "cache, no wait states), a leak where memory timing varies (caches, flash wait states)",
+    "address": "a memory access at an address computed from the secret: a note where every address costs the same "
+               "(SRAM and CCM, flash at 0 wait states), a leak where the time follows the address (flash behind wait "
+               "states and the ART's data cache)",
     "select": "an IT block on the secret whose instructions each take one cycle, executed or skipped: a "
               "constant-time select",
 }
@@ -56,6 +58,8 @@ def taint_what(finding: dict) -> str:
         reasons = ", ".join(finding["declassified_by"])
         inside = f" (in a call of {finding['within']})" if finding.get("within") else ""
         return (f"declassified: {reasons}" if reasons else "declassified") + inside
+    if finding.get("timed"):
+        return "LEAK: behind flash wait states the ART's data cache makes a load's time follow its address"
     return "LEAK" if finding["leak"] else "note"
 
 
@@ -98,12 +102,18 @@ def page(document: dict, _data=None) -> Page:
     sections.append(Section("Coverage", [f"{_coverage_text(document['coverage'])}. Each signature follows one path: "
                                          "code that no signature reached is not checked."]))
     return Page(f"pqscope taint: {document['scheme']} {document['impl']} on {document['board']}",
-                [f"built with {built_with_text(document.get('built_with'))}"], sections)
+                [f"at {_clock_text(document)}, built with {built_with_text(document.get('built_with'))}"], sections)
+
+
+def _clock_text(document: dict) -> str:
+    """The clock whose timing the check priced its findings at (an older check's: the benchmark clock)."""
+    return TaintDocument.from_json(document).checked_at.describe()
 
 
 def show(console: Console, document: dict) -> None:
     """The findings as the `taint` command prints them."""
-    click.echo(f"{document['scheme']} {document['impl']} on {document['board']}: {document['verdict']} "
+    click.echo(f"{document['scheme']} {document['impl']} on {document['board']} at {_clock_text(document)}: "
+               f"{document['verdict']} "
                f"({document['signatures']} signatures, {document['instructions']:,} instructions checked; built with "
                f"{built_with_text(document.get('built_with'))})")
     if document["findings"]:

@@ -70,11 +70,13 @@ class RawFinding:
     region: str | None = None  # memory hit by an "address" finding
     within: int | None = None  # the address of the masked function whose call it was made in
     taken: int | None = None  # a branch's executions that went the taken way (None: not counted)
+    timed: bool = False  # an "address" finding in flash whose load time followed the address (the ART at 168 MHz)
 
     @classmethod
     def from_json(cls, data: dict) -> "RawFinding":
         return cls(data["kind"], int(data["address"], 16), data["count"], data["declassified"], data.get("region"),
-                   int(data["within"], 16) if data.get("within") else None, data.get("taken"))
+                   int(data["within"], 16) if data.get("within") else None, data.get("taken"),
+                   data.get("timed", False))
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,10 @@ class Finding:
     declassified_by: tuple[str, ...] = ()  # the catalogue's reasons that declassified it
     within: str | None = None  # made inside a call of this function, declared to work on masked values
     taken: int | None = None  # a branch's executions that went the taken way (None: not a branch, or an older check)
+    # An address finding in flash whose load time followed the address, as the virtual board priced
+    # it: behind flash wait states the ART's data cache holds some lines, and a load waits unless its
+    # line is held. Absent from the file otherwise (every check at 0 wait states, and older ones).
+    timed: bool = False
 
     @property
     def hex_address(self) -> str:
@@ -38,18 +42,21 @@ class Finding:
 
     @property
     def leak(self) -> bool:
-        """A timing difference on this board from a secret nobody declared public."""
-        return self.kind in LEAK_KINDS and not self.declassified
+        """A timing difference on this board, at the check's clock, from a secret nobody declared public."""
+        return (self.kind in LEAK_KINDS or self.timed) and not self.declassified
 
     def to_json(self) -> dict:
-        return {**asdict(self), "address": self.hex_address, "declassified_by": list(self.declassified_by),
-                "leak": self.leak}
+        document = {**asdict(self), "address": self.hex_address, "declassified_by": list(self.declassified_by),
+                    "leak": self.leak}
+        if not self.timed:
+            del document["timed"]
+        return document
 
     @classmethod
     def from_json(cls, data: dict) -> "Finding":
         return cls(data["kind"], int(data["address"], 16), data["count"], data["declassified"], data.get("region"),
                    data.get("function"), data.get("file"), data.get("line"), tuple(data.get("declassified_by", ())),
-                   data.get("within"), data.get("taken"))
+                   data.get("within"), data.get("taken"), data.get("timed", False))
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,33 @@ class Coverage:
     @classmethod
     def from_json(cls, data: dict) -> "Coverage":
         return cls(data["instructions"], tuple(data["new_instructions"]))
+
+
+@dataclass(frozen=True)
+class CheckedClock:
+    """The clock the exact check ran at (board.json's "clocks"): behind flash wait states a load
+    from flash at a secret address is a leak (`Finding.timed`)."""
+
+    name: str
+    hz: int
+    flash_wait_states: int
+
+    def describe(self) -> str:
+        """"24 MHz, 0 wait states" or "168 MHz, 5 wait states behind the ART"."""
+        plural = "" if self.flash_wait_states == 1 else "s"
+        behind = " behind the ART" if self.flash_wait_states else ""
+        return f"{self.hz / 1e6:g} MHz, {self.flash_wait_states} wait state{plural}{behind}"
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "CheckedClock":
+        return cls(data["name"], data["hz"], data["flash_wait_states"])
+
+
+# Checks before the clock was recorded ran at the benchmark clock: pqm4's 24 MHz, 0 wait states.
+BENCHMARK_CLOCK = CheckedClock("benchmark", 24_000_000, 0)
 
 
 @dataclass(frozen=True)
@@ -84,20 +118,26 @@ class TaintDocument:
     sign_cycles: tuple[int | None, ...] | None = None  # per signature, in their order
     declassifications: tuple[dict, ...] | None = None  # the catalogue's, as project.catalogue writes them
     coverage: Coverage | None = None
+    clock: CheckedClock | None = None  # None: an older check, which ran at the benchmark clock
 
     @property
     def leaks(self) -> tuple[Finding, ...]:
         return tuple(finding for finding in self.findings if finding.leak)
 
+    @property
+    def checked_at(self) -> CheckedClock:
+        return self.clock or BENCHMARK_CLOCK
+
     def to_json(self) -> dict:
-        document = {"scheme": self.scheme, "impl": self.impl, "board": self.board, "built_with": self.built_with,
+        document = {"scheme": self.scheme, "impl": self.impl, "board": self.board,
+                    "clock": None if self.clock is None else self.clock.to_json(), "built_with": self.built_with,
                     "signatures": self.signatures, "instructions": self.instructions,
                     "sign_cycles": None if self.sign_cycles is None else list(self.sign_cycles),
                     "verdict": self.verdict,
                     "declassifications": None if self.declassifications is None else list(self.declassifications),
                     "coverage": None if self.coverage is None else self.coverage.to_json(),
                     "findings": [finding.to_json() for finding in self.findings]}
-        return without_absent(document, ("built_with", "sign_cycles", "declassifications", "coverage"))
+        return without_absent(document, ("clock", "built_with", "sign_cycles", "declassifications", "coverage"))
 
     @classmethod
     def from_json(cls, data: dict) -> "TaintDocument":
@@ -106,4 +146,5 @@ class TaintDocument:
                        data["verdict"], tuple(Finding.from_json(item) for item in data["findings"]),
                        built_with=data.get("built_with"), sign_cycles=optional(data, "sign_cycles", tuple),
                        declassifications=optional(data, "declassifications", tuple),
-                       coverage=optional(data, "coverage", Coverage.from_json))
+                       coverage=optional(data, "coverage", Coverage.from_json),
+                       clock=optional(data, "clock", CheckedClock.from_json))
