@@ -35,6 +35,13 @@ struct finding {
 	bool secret;
 	uint64_t call_count, call_taken; /* ... within the current call of the scope function (--taint-calls) */
 	bool call_secret;
+	/* What its executions in the current call did, in order (taint.h, "outcomes"): the host
+	 * compares them between secrets. */
+	uint64_t call_digest;
+	struct outcome_run {
+		uint32_t value, repeat;
+	} call_runs[TAINT_OUTCOME_RUNS];
+	unsigned call_nruns;
 };
 
 enum role {
@@ -127,6 +134,7 @@ struct taint {
 	size_t first_used, first_cap;
 	uint64_t call_start;     /* instructions before the current call */
 	uint32_t id_addr;        /* --taint-id-symbol: the sample id's word (0: none) */
+	uint64_t jump_pending;   /* a jump finding's key (+ 1) whose target, the next block, is its outcome */
 	uint32_t sample_id;      /* ... read when the call began */
 
 	bool in_handler;
@@ -239,7 +247,28 @@ static void findings_grow(struct taint *t)
 	free(old);
 }
 
-static void finding_put(struct taint *t, uint64_t key, uint64_t count, uint64_t taken, bool secret)
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+/* Appends the outcome of the execution just counted (the call's first when call_count is 1). */
+static void add_outcome(struct finding *f, uint32_t outcome)
+{
+	if (f->call_count == 1) {
+		f->call_digest = FNV_OFFSET;
+		f->call_nruns = 0;
+	}
+	for (unsigned b = 0; b < 4; b++)
+		f->call_digest = (f->call_digest ^ (outcome >> 8 * b & 0xff)) * FNV_PRIME;
+	struct outcome_run *last = f->call_nruns ? &f->call_runs[f->call_nruns - 1] : NULL;
+	if (last && last->value == outcome && last->repeat < UINT32_MAX)
+		last->repeat++;
+	else if (f->call_nruns < TAINT_OUTCOME_RUNS)
+		f->call_runs[f->call_nruns++] = (struct outcome_run){outcome, 1};
+	else
+		f->call_nruns = TAINT_OUTCOME_RUNS + 1; /* the runs kept end here: the rest is in the digest */
+}
+
+static struct finding *finding_put(struct taint *t, uint64_t key, uint64_t count, uint64_t taken, bool secret)
 {
 	if (2 * (t->finding_used + 1) > t->finding_mask + 1)
 		findings_grow(t);
@@ -254,15 +283,31 @@ static void finding_put(struct taint *t, uint64_t key, uint64_t count, uint64_t 
 	f->call_count += count;
 	f->call_taken += taken;
 	f->call_secret |= secret;
+	return f;
 }
 
-static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
-		   uint8_t v, bool taken)
+static uint64_t finding_key(const struct taint *t, uint32_t addr, enum taint_kind kind, enum region region)
 {
 	/* Inside a call declared to work on masked values, a finding is kept apart from the same
 	 * instruction's elsewhere, and declassified. */
-	finding_put(t, (uint64_t)t->within << WITHIN_SHIFT | (uint64_t)addr << 8 | (uint64_t)kind << 4 | region,
-		    1, taken, !t->within && (v & TAINT_SECRET));
+	return (uint64_t)t->within << WITHIN_SHIFT | (uint64_t)addr << 8 | (uint64_t)kind << 4 | region;
+}
+
+/* One execution of a finding and its outcome: what the secret could change of its time. */
+static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
+		   uint8_t v, bool taken, uint32_t outcome)
+{
+	struct finding *f = finding_put(t, finding_key(t, addr, kind, region), 1, taken,
+					!t->within && (v & TAINT_SECRET));
+	add_outcome(f, outcome);
+}
+
+/* A jump's outcome is its target, the block that runs next: recorded there (taint_block). */
+static void record_jump(struct taint *t, uint32_t addr, uint8_t v)
+{
+	uint64_t key = finding_key(t, addr, TAINT_JUMP, REGION_NONE);
+	finding_put(t, key, 1, 0, !t->within && (v & TAINT_SECRET));
+	t->jump_pending = key + 1;
 }
 
 /* Whether a branch finding goes the taken way this time (the instruction is about to execute):
@@ -322,7 +367,7 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 		enum region region = region_of(addr);
 		if (region == REGION_FLASH && t->core.flash_load_timed(t->core.core))
 			region = REGION_FLASH_TIMED;
-		record(t, pc, TAINT_ADDRESS, region, at, false);
+		record(t, pc, TAINT_ADDRESS, region, at, false, addr);
 	}
 	for (unsigned k = 0; k < d->nxfer; k++) {
 		uint32_t a = addr + k * d->xbytes;
@@ -335,7 +380,7 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 			if (d->xfer[k] != SLOT_PC)
 				t->r[d->xfer[k]] = v;
 			else if (v && t->recording)
-				record(t, pc, TAINT_JUMP, REGION_NONE, v, false);
+				record_jump(t, pc, v);
 		} else {
 			uint8_t v = t->r[d->xfer[k]] | extra;
 			for (unsigned b = 0; b < d->xbytes; b++) {
@@ -362,9 +407,16 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 	}
 	if (d->finding && t->recording) {
 		uint8_t v = or_slots(t, d->decides);
-		if (v)
-			record(t, pc, (enum taint_kind)(d->finding - 1), REGION_NONE, v,
-			       d->finding == TAINT_BRANCH + 1 && branch_taken(t, d));
+		enum taint_kind kind = (enum taint_kind)(d->finding - 1);
+		if (v && kind == TAINT_JUMP) {
+			record_jump(t, pc, v);
+		} else if (v && kind == TAINT_DIVISION) {
+			uint32_t n = t->core.reg(t->core.core, d->src[0]), m = t->core.reg(t->core.core, d->src[1]);
+			record(t, pc, kind, REGION_NONE, v, false, timing_div(n, m, d->shift));
+		} else if (v) {
+			bool taken = branch_taken(t, d); /* a branch's or a select's direction */
+			record(t, pc, kind, REGION_NONE, v, kind == TAINT_BRANCH && taken, taken);
+		}
 	}
 	uint8_t v = or_slots(t, d->reads);
 	set_slots(t, d->writes, v);
@@ -440,6 +492,10 @@ static void call_returned(struct taint *t, const struct frame *f)
 
 void taint_block(struct taint *t, uint32_t addr)
 {
+	if (t->jump_pending && !t->in_handler) { /* a SysTick between a jump and its target waits */
+		add_outcome(finding_slot(t, t->jump_pending - 1), addr);
+		t->jump_pending = 0;
+	}
 	while (call_returns(t->depth ? &t->stack[t->depth - 1].call : NULL, addr)) {
 		t->depth--;
 		call_returned(t, &t->stack[t->depth]);
@@ -642,7 +698,8 @@ static int by_address_kind_region(const void *pa, const void *pb)
 	return r < s ? -1 : r > s;
 }
 
-static void write_finding(FILE *f, const struct finding *e, uint64_t count, uint64_t taken, bool secret)
+static void write_finding(FILE *f, const struct finding *e, uint64_t count, uint64_t taken, bool secret,
+			  bool outcomes)
 {
 	unsigned within = (unsigned)(e->key >> WITHIN_SHIFT);
 	enum taint_kind kind = (enum taint_kind)(e->key >> 4 & 0xf);
@@ -657,6 +714,15 @@ static void write_finding(FILE *f, const struct finding *e, uint64_t count, uint
 		fprintf(f, ", \"taken\": %llu", (unsigned long long)taken);
 	if (within)
 		fprintf(f, ", \"within\": \"0x%08x\"", WITHIN_ENTRY(within));
+	if (outcomes) {
+		fprintf(f, ", \"outcome_digest\": \"%016llx\", \"outcomes\": [",
+			(unsigned long long)e->call_digest);
+		unsigned nruns = e->call_nruns < TAINT_OUTCOME_RUNS ? e->call_nruns : TAINT_OUTCOME_RUNS;
+		for (unsigned i = 0; i < nruns; i++)
+			fprintf(f, "%s[%lu, %lu]", i ? ", " : "", (unsigned long)e->call_runs[i].value,
+				(unsigned long)e->call_runs[i].repeat);
+		fputc(']', f);
+	}
 	fputc('}', f);
 }
 
@@ -684,7 +750,7 @@ static void write_call(struct taint *t)
 		(unsigned long long)(t->instructions - t->call_start));
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ", " : "", f);
-		write_finding(f, &list[i], list[i].call_count, list[i].call_taken, list[i].call_secret);
+		write_finding(f, &list[i], list[i].call_count, list[i].call_taken, list[i].call_secret, true);
 	}
 	fputs("], \"covered\": [", f);
 	for (size_t i = 0; i < t->first_used; i++)
@@ -741,7 +807,7 @@ int taint_write(const struct taint *t, const char *path)
 		(unsigned long long)t->calls, (unsigned long long)t->instructions);
 	for (size_t i = 0; i < n; i++) {
 		fputs(i ? ",\n  " : "\n  ", f);
-		write_finding(f, &list[i], list[i].count, list[i].taken, list[i].secret);
+		write_finding(f, &list[i], list[i].count, list[i].taken, list[i].secret, false);
 	}
 	fprintf(f, "%s], \"coverage\": [", n ? "\n" : "");
 	for (uint64_t i = 0; i < t->calls; i++)

@@ -178,8 +178,17 @@ void taint_exception_return(struct taint *t);
 /* --taint-calls FILE.jsonl: when a call of the scope function returns, appends and flushes one
  * line: {"call": N, "sample_id": N, "instructions": N, "findings": [as below, counted in this
  * call], "covered": [the flash instruction addresses this call ran first in this run]}; a killed
- * run keeps each call before it. --taint-id-symbol NAME: "sample_id" is the 32-bit word NAME holds
- * when the call begins (0 without). Each -1 after an error message. */
+ * run keeps each call before it. Each finding of a line also says what its executions in this
+ * call did, so that the host can tell whether another secret changes it (issue #54): its outcome
+ * per execution is a branch's or a select's direction (1 taken / condition true, 0 not), an
+ * address finding's effective address, a division's operand-dependent cycles (timing_div), a
+ * jump's target (the next block); "outcome_digest": 16 hex digits, FNV-1a 64 of the call's
+ * outcomes in order, each as 4 little-endian bytes; "outcomes": their first TAINT_OUTCOME_RUNS
+ * runs, [value, repeat] each (a loop's exit branch is [[1, 31], [0, 1]]): where two calls first
+ * differ, when it is within them. Runs that add up to fewer than "count" were cut there. */
+#define TAINT_OUTCOME_RUNS 16
+/* --taint-id-symbol NAME: "sample_id" is the 32-bit word NAME holds when the call begins (0
+ * without). Each -1 after an error message. */
 int taint_calls(struct taint *t, const char *path);
 int taint_id_symbol(struct taint *t, const char *name);
 /* Writes the findings (format above). -1 after an error message. */

@@ -476,6 +476,10 @@ static void decode(csh cs, struct insn *d, const cs_insn *in, bool in_it, uint64
 	case ARM_INS_UDIV: case ARM_INS_SDIV:
 		d->finding = TAINT_DIVISION + 1;
 		d->decides = reads;
+		/* its operands, whose values price it (timing_div): the outcome the host compares */
+		d->src[0] = (uint8_t)core_reg(a->operands[a->op_count - 2].reg);
+		d->src[1] = (uint8_t)core_reg(a->operands[a->op_count - 1].reg);
+		d->shift = id == ARM_INS_SDIV;
 		break;
 	case ARM_INS_SEL:
 		reads |= F_GE;

@@ -35,7 +35,7 @@ struct insn {
 	uint8_t cls;       /* enum insn_class */
 	uint8_t finding;   /* enum taint_kind + 1 decided by `decides` (data class), or 0 */
 	int8_t base, index; /* address registers (loads/stores), -1: none */
-	uint8_t shift;
+	uint8_t shift;     /* loads/stores: the index's; UDIV/SDIV: 1 if signed */
 	uint8_t xbytes;    /* bytes per transfer */
 	uint8_t nxfer;
 	int32_t offset;    /* address = offset + base + (index << shift); PC resolved */
@@ -47,7 +47,7 @@ struct insn {
 	uint8_t cond;      /* a branch finding's condition (arm_cc; IT: its first) ... */
 	int8_t cond_reg;   /* ... on this core register's zero test (CBZ, CBNZ), or on the flags: -1 */
 	uint8_t xfer[XFER_MAX]; /* slot moved at offset k * xbytes (SLOT_PC: a jump target) */
-	uint8_t src[2];    /* CLASS_PAIRS */
+	uint8_t src[2];    /* CLASS_PAIRS; UDIV/SDIV: dividend, divisor (core registers) */
 };
 
 struct block_timing;

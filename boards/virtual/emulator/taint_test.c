@@ -9,6 +9,7 @@
 #include "elf.h"
 #include "memmap.h"
 #include "taint.h"
+#include "timing.h"
 
 #define CODE 0x08000100u
 #define BUF (SRAM_BASE + 0x100)
@@ -903,8 +904,9 @@ static void test_coverage_per_call(void)
 	taint_free(t);
 }
 
-/* --taint-calls: a line per returned call of the scope function with that call's own findings,
- * instructions and the instructions it ran first. */
+/* --taint-calls: a line per returned call of the scope function with that call's own findings
+ * (each with its outcomes: the division's 2 cycles, a zero divisor), instructions and the
+ * instructions it ran first. */
 static void test_call_lines(void)
 {
 	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
@@ -939,11 +941,134 @@ static void test_call_lines(void)
 	unlink(path);
 	CHECK(!strcmp(text,
 		      "{\"call\": 0, \"sample_id\": 0, \"instructions\": 1, \"findings\": [{\"kind\": "
-		      "\"division\", \"address\": \"0x08000100\", \"count\": 1, \"declassified\": false}], "
+		      "\"division\", \"address\": \"0x08000100\", \"count\": 1, \"declassified\": false, "
+		      "\"outcome_digest\": \"8d1ace904a398d17\", \"outcomes\": [[2, 1]]}], "
 		      "\"covered\": [134217984]}\n"
 		      "{\"call\": 1, \"sample_id\": 0, \"instructions\": 2, \"findings\": [{\"kind\": "
-		      "\"division\", \"address\": \"0x08000100\", \"count\": 1, \"declassified\": false}], "
+		      "\"division\", \"address\": \"0x08000100\", \"count\": 1, \"declassified\": false, "
+		      "\"outcome_digest\": \"8d1ace904a398d17\", \"outcomes\": [[2, 1]]}], "
 		      "\"covered\": [134218048]}\n"));
+}
+
+/* The line's outcomes (--taint-calls): per finding, what each execution in the call did, so that
+ * the host can see whether another secret changes it. Three calls on different secrets: a branch
+ * taken in the first two and not in the third, the address a secret index reaches, a division's
+ * cycles, a jump's target; the branch's and the division's outcomes are the same in the first two
+ * calls (and so their digests), the address's differ. */
+static void test_call_outcomes(void)
+{
+	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
+	struct taint *t = taint_new(&elf);
+	char path[] = "/tmp/vboard-taint-outcomes-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_scope_function(t, "sign") == 0);
+	CHECK(taint_calls(t, path) == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	const uint32_t r0[] = {0, 0, 7}, r2[] = {BUF, BUF + 4, BUF + 4}, dividend[] = {1u << 31, 1u << 31, 3};
+	for (int call = 0; call < 3; call++) {
+		regs[14] = CALLER + 1;
+		taint_block(t, SCOPE);
+		code_base = CODE;
+		regs[0] = r0[call];
+		regs[2] = r2[call];
+		regs[3] = dividend[call];
+		regs[4] = 3;
+		taint_set(t, 0, S);
+		taint_set(t, 2, S);
+		taint_set(t, 3, S);
+		RUN(t, 0,
+		    0xb108,          /* cbz r0: taken while r0 is 0 */
+		    0x6811,          /* ldr r1, [r2]: a secret address */
+		    0xfbb3, 0xf5f4); /* udiv r5, r3, r4: a secret dividend */
+		code_base = CODE + 0x40;
+		regs[6] = CODE + 0x60 + 1;
+		taint_set(t, 6, S);
+		RUN(t, 0, 0x4730);          /* bx r6: a secret target, the block that runs next */
+		taint_block(t, CODE + 0x60);
+		taint_block(t, CALLER);
+	}
+	taint_free(t);
+	char text[4096] = {0};
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+	char *call[3] = {text, NULL, NULL};
+	for (int i = 1; i < 3; i++) {
+		call[i] = call[i - 1] ? strchr(call[i - 1], '\n') : NULL;
+		call[i] = call[i] ? call[i] + 1 : NULL;
+	}
+	CHECK(call[1] && call[2]);
+	if (!call[1] || !call[2])
+		return;
+	call[1][-1] = call[2][-1] = '\0';
+	char cycles[64], fast[64];
+	snprintf(cycles, sizeof cycles, "\"outcomes\": [[%u, 1]]}", timing_div(1u << 31, 3, false));
+	snprintf(fast, sizeof fast, "\"outcomes\": [[%u, 1]]}", timing_div(3, 3, false));
+	CHECK(strstr(call[0], "\"taken\": 1, \"outcome_digest\": \"") && strstr(call[0], "\"outcomes\": [[1, 1]]}"));
+	CHECK(strstr(call[2], "\"taken\": 0, \"outcome_digest\": \"") && strstr(call[2], "\"outcomes\": [[0, 1]]}"));
+	char address[64];
+	snprintf(address, sizeof address, "\"outcomes\": [[%u, 1]]}", BUF);
+	CHECK(strstr(call[0], address));
+	snprintf(address, sizeof address, "\"outcomes\": [[%u, 1]]}", BUF + 4);
+	CHECK(strstr(call[1], address) && strstr(call[2], address));
+	CHECK(strstr(call[0], cycles) && strstr(call[1], cycles) && strstr(call[2], fast));
+	char target[64];
+	snprintf(target, sizeof target, "\"outcomes\": [[%u, 1]]}", CODE + 0x60);
+	CHECK(strstr(call[0], target));
+	/* the digests: the same outcomes give the same digest, in any call */
+	const char *d0 = strstr(call[0], "outcome_digest"), *d1 = strstr(call[1], "outcome_digest");
+	CHECK(d0 && d1 && !strncmp(d0, d1, 36));
+}
+
+/* Outcomes are kept as runs: a loop's exit branch taken 3 times then not, one run each; an
+ * address that changes every time keeps only its first TAINT_OUTCOME_RUNS runs (its count says more
+ * ran, its digest covers them all). */
+static void test_outcome_runs(void)
+{
+	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
+	struct taint *t = taint_new(&elf);
+	char path[] = "/tmp/vboard-taint-runs-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(taint_scope_function(t, "sign") == 0);
+	CHECK(taint_calls(t, path) == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	regs[14] = CALLER + 1;
+	taint_block(t, SCOPE);
+	for (uint32_t visit = 0; visit < TAINT_OUTCOME_RUNS + 4; visit++) {
+		code_base = CODE;
+		regs[0] = visit < 3 ? 0 : 1;
+		regs[2] = BUF + 4 * visit;
+		taint_set(t, 0, S);
+		taint_set(t, 2, S);
+		RUN(t, 0,
+		    0xb108,  /* cbz r0 */
+		    0x6811); /* ldr r1, [r2] */
+	}
+	taint_block(t, CALLER);
+	taint_free(t);
+	char text[4096] = {0};
+	FILE *f = fopen(path, "r");
+	CHECK(f && fread(text, 1, sizeof text - 1, f) > 0);
+	if (f)
+		fclose(f);
+	unlink(path);
+	char runs[64];
+	snprintf(runs, sizeof runs, "\"outcomes\": [[1, 3], [0, %u]]}", TAINT_OUTCOME_RUNS + 1);
+	CHECK(strstr(text, runs));
+	char count[32], last[64];
+	snprintf(count, sizeof count, "\"count\": %u,", TAINT_OUTCOME_RUNS + 4);
+	snprintf(last, sizeof last, "[%u, 1]]}", BUF + 4 * (TAINT_OUTCOME_RUNS - 1));
+	CHECK(strstr(text, count) && strstr(text, last));
 }
 
 int main(void)
@@ -977,5 +1102,7 @@ int main(void)
 	test_within();
 	test_coverage_per_call();
 	test_call_lines();
+	test_call_outcomes();
+	test_outcome_runs();
 	return check_summary("taint tests");
 }
