@@ -37,7 +37,7 @@ class FaultyPort:
     Whether and how frame k of a direction is damaged depends only on `seed`, the direction and
     k, never on how reads happen to be chunked. A frame to be reordered is held until its
     successor arrives, then delivered after it. `port` must offer `device_waiting()` (see
-    `pqscope.vboard.VirtualUart`): a frame held while the device waits has no successor coming
+    `pqscope.targets.vboard.VirtualUart`): a frame held while the device waits has no successor coming
     and is delivered as it is.
 
     `frames` counts the frames that crossed, `injected` the faults applied, both by direction
