@@ -17,6 +17,7 @@ from pqscope.cli import cli
 from pqscope.analysis.ct_schedule import CtSample
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
+from pqscope.results.documents.comparison import ComparisonDocument
 from pqscope.results.documents.ct import CtDocument
 from pqscope.results.documents.runs import RunsDocument
 from test_cli import assert_one_line_error
@@ -139,12 +140,12 @@ def test_fp_operations_cost_the_random_operand_median_per_operation(compared):
 
 def test_the_reports_show_every_section(compared):
     document, _steps, _path = compared
-    page = to_html(falcon_view.page(document))
+    page = to_html(falcon_view.page(ComparisonDocument.from_json(document)))
     for text in ("Price of constant time", "fpemu-c/fpnative", "1.67x", "__ieee754_sqrt", "sqrt", "101.0",
                  "<img"):
         assert text in page
     console = Console(record=True, width=200)
-    falcon_view.show(console, document)
+    falcon_view.show(console, ComparisonDocument.from_json(document))
     printed = console.export_text()
     assert "__aeabi_l2d" in printed and "1.10x" in printed and "no-leak" in printed
     assert "-31.6 (__ieee754_sqrt)" in printed  # the function that decided the verdict beside the total's 1.8
@@ -153,7 +154,7 @@ def test_the_reports_show_every_section(compared):
 def test_the_figure_renders(compared):
     from pqscope.views.plots import falcon_modes_png
 
-    assert falcon_modes_png(compared[0], falcon_compare.MODES, falcon_compare.OPS).startswith(b"\x89PNG")
+    assert falcon_modes_png(ComparisonDocument.from_json(compared[0]), falcon_compare.MODES, falcon_compare.OPS).startswith(b"\x89PNG")
 
 
 def test_the_operations_per_signature_match_the_firmware():
@@ -199,5 +200,5 @@ def test_the_comparison_carries_the_main_jobs_section_of_the_modes(compared):
     assert modes["fpemu-c"]["price"]["sign"] == pytest.approx(SIGN_CYCLES["fpemu-c"] / SIGN_CYCLES["fpnative"] - 1)
     assert modes["fpemu-c"]["extra_ms"]["sign"] == pytest.approx((60_000_000 - 36_000_000) / 24e3)
     assert (modes["fpnative"]["verdict"], modes["fpemu-m4"]["verdict"]) == ("leak", "inconclusive")
-    page = to_html(falcon_view.page(document))
+    page = to_html(falcon_view.page(ComparisonDocument.from_json(document)))
     assert page.index("Falcon-512: floating-point modes") < page.index("<h2>Modes</h2>")

@@ -55,7 +55,7 @@ def test_summary_counts_failures_and_excludes_their_cycles():
     assert (verify.n, verify.verified, verify.corrupt_accepted) == (3, 1, 1)
     assert (verify.cycles.min, verify.cycles.max) == (10, 12)
     assert sign.code_bytes == verify.code_bytes == 4242
-    report = to_markdown(page(RunsDocument("virtual", 24_000_000, "runs/x", (sign, verify)).to_json(), []))
+    report = to_markdown(page(RunsDocument("virtual", 24_000_000, "runs/x", (sign, verify)), []))
     assert report.count("stayed valid with one bit flipped") == 1
     assert "ml-dsa-44 m4f: 1 of 3 signatures stayed valid" in report
     (keygen,) = summarize(rows, (Op.KEYGEN,), "ml-dsa-44", "m4f", code_bytes=1)

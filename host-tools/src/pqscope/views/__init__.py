@@ -21,7 +21,7 @@ VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, "ct": ct, "t
                                 "model-check": modelcheck, "matrix": matrix, "suite": suite}
 FORMATS = ("table", "md", "html", "csv", "json")
 # The views that still read a document as its file keeps it (issue #53 types them one by one).
-READ_AS_KEPT = {"run", "ct", "taint", "compare-falcon", "matrix", "suite"}
+READ_AS_KEPT = {"ct", "taint"}
 
 
 def _as_read(kind: str, document):
@@ -56,6 +56,6 @@ def render(path: Path, fmt: str, console: Console) -> str | None:
     if fmt == "csv":
         if kind not in ("run", "suite"):
             raise PqscopeError(f"{path} holds a {kind} result: CSV is for runs (its data is in the directory)")
-        return runs.csv_text(document.to_json())
+        return runs.csv_text(document.runs if kind == "suite" else document)
     page = view.page(_as_read(kind, document), data)
     return to_markdown(page) if fmt == "md" else to_html(page)

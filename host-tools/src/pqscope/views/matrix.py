@@ -2,9 +2,12 @@
 one signature of each row at each optimisation level; then each leaking cell's instructions
 (function and source line) and what its statistical test on that build made of it."""
 
+from dataclasses import asdict
+
 from rich.console import Console
 from rich.table import Table as RichTable
 
+from ..results.documents.matrix import MatrixCell, MatrixDocument
 from .page import Page, Section, Table
 from .taint import taint_source
 
@@ -12,74 +15,74 @@ from .taint import taint_source
 STATUS_TEXT = {"build-failed": "does not build", "failed": "failed", "hang": "NO SIGNATURE"}
 
 
-def _cell_text(cell: dict) -> str:
-    status = cell["status"]
+def _cell_text(cell: MatrixCell) -> str:
+    status = cell.result.status
     if status not in ("leak", "no-leak"):
         return STATUS_TEXT.get(status, status)
-    verdict = "LEAK" if status == "leak" and not cell.get("expected") else status
-    if status == "leak" and cell.get("expected"):
+    verdict = "LEAK" if status == "leak" and not cell.expected else status
+    if status == "leak" and cell.expected:
         verdict = "leak (as default)"
-    same = f" (= {cell['same_code_as'][1]})" if "same_code_as" in cell else ""
-    return f"{verdict}, {cell['sign_cycles'] / 1e6:.2f} M{same}"
+    same = f" (= {cell.same_code_as[1]})" if cell.same_code_as is not None else ""
+    return f"{verdict}, {cell.result.sign_cycles / 1e6:.2f} M{same}"
 
 
-def _levels(document: dict) -> list[str]:
-    return list(dict.fromkeys(toolchain["opt"] for toolchain in document["toolchains"]))
+def _levels(document: MatrixDocument) -> list[str]:
+    return list(dict.fromkeys(toolchain.opt for toolchain in document.plan.toolchains))
 
 
-def _compiler_rows(document: dict, compiler: str) -> list[list[str]]:
-    cells = {(c["scheme"], c["impl"], c["opt"]): c for c in document["cells"] if c["compiler"] == compiler}
-    return [[f"{row['scheme']}/{row['impl']}", *(_cell_text(cells[(row["scheme"], row["impl"], level)])
-                                                 if (row["scheme"], row["impl"], level) in cells else "-"
-                                                 for level in _levels(document))] for row in document["rows"]]
+def _compiler_rows(document: MatrixDocument, compiler: str) -> list[list[str]]:
+    cells = {(c.scheme, c.impl, c.toolchain.opt): c for c in document.cells if c.toolchain.compiler == compiler}
+    return [[f"{scheme}/{impl}", *(_cell_text(cells[(scheme, impl, level)]) if (scheme, impl, level) in cells else "-"
+                                   for level in _levels(document))] for scheme, impl in document.plan.rows]
 
 
-def _compilers(document: dict) -> list[str]:
-    return list(dict.fromkeys(toolchain["compiler"] for toolchain in document["toolchains"]))
+def _compilers(document: MatrixDocument) -> list[str]:
+    return list(dict.fromkeys(toolchain.compiler for toolchain in document.plan.toolchains))
 
 
-def _leaking(document: dict) -> list[dict]:
-    return [cell for cell in document["cells"] if cell["status"] == "leak" and not cell.get("expected")
-            and "same_code_as" not in cell]
+def _leaking(document: MatrixDocument) -> list[MatrixCell]:
+    return [cell for cell in document.cells if cell.result.status == "leak" and not cell.expected
+            and cell.same_code_as is None]
 
 
-def _finding_rows(document: dict) -> list[list[str]]:
+def _finding_rows(document: MatrixDocument) -> list[list[str]]:
     rows = []
     for cell in _leaking(document):
-        confirmation = cell.get("confirmation", {}).get("text", "not tested yet" if document["ct_signatures"] else
-                                                         "not tested (--ct-n 0)")
-        for leak in cell["leaks"]:
-            rows.append([f"{cell['scheme']}/{cell['impl']}", f"{cell['compiler']} {cell['opt']}", leak["kind"],
-                         leak["function"] or "?", taint_source({**leak, "address": "?"}), str(leak["instructions"]),
-                         f"{leak['count']:,}" + (", each one way" if leak.get("one_way") else ""), confirmation])
+        confirmation = cell.result.confirmation
+        confirmation_text = (confirmation.text if confirmation is not None else "not tested yet"
+                             if document.plan.ct_signatures else "not tested (--ct-n 0)")
+        for leak in cell.result.leaks:
+            rows.append([f"{cell.scheme}/{cell.impl}", f"{cell.toolchain.compiler} {cell.toolchain.opt}", leak.kind,
+                         leak.function or "?", taint_source({**leak.to_json(), "address": "?"}), str(leak.instructions),
+                         f"{leak.count:,}" + (", each one way" if leak.one_way else ""), confirmation_text])
     return rows
 
 
 FINDING_HEADINGS = ("row", "build", "kind", "function", "source", "instructions", "executions", "on timing")
 
 
-def _summary(document: dict) -> list[str]:
-    cells = document["cells"]
-    counts = {status: sum(cell["status"] == status for cell in cells)
+def _summary(document: MatrixDocument) -> list[str]:
+    cells = document.cells
+    counts = {status: sum(cell.result.status == status for cell in cells)
               for status in ("no-leak", "leak", "hang", "build-failed")}
     undecided = len(cells) - sum(counts.values())
     leaking = _leaking(document)
-    tested = sum("confirmation" in cell for cell in leaking)
-    return [f"{len(document['rows'])} rows x {len(document['toolchains'])} builds on {document['board']}: "
+    tested = sum(cell.result.confirmation is not None for cell in leaking)
+    plan = document.plan
+    return [f"{len(plan.rows)} rows x {len(plan.toolchains)} builds on {plan.board}: "
             f"{counts['no-leak']} cells without a leak, {counts['leak']} leaking ({len(leaking)} where the "
             f"row's default build does not), {counts['hang']} whose build gives no signature, "
             f"{counts['build-failed']} that the compiler refuses to build, {undecided} undecided",
-            *([] if document.get("complete", True) else [
+            *([] if document.complete else [
                 f"still running, or stopped (pqscope matrix --resume): {tested} of {len(leaking)} tests on timing "
                 "done, the cheapest first"]),
             "this invocation's seconds: " + ", ".join(f"{what.replace('_', ' ')} {seconds:,}"
-                                                     for what, seconds in document["seconds"].items())]
+                                                     for what, seconds in asdict(document.seconds).items())]
 
 
-def page(document: dict, _data=None) -> Page:
+def page(document: MatrixDocument, _data=None) -> Page:
     levels = _levels(document)
-    # Matrices from before the count was recorded checked two signatures (pqscope taint's default).
-    signatures = document.get("exact_signatures", 2)
+    signatures = document.plan.exact_signatures
     checked = "one signature" if signatures == 1 else f"{signatures} signatures"
     sections = [Section(f"Built by {compiler}", [
         f"The exact check's verdict over {checked} and the cycles of one signature (the same seed in every cell: "
@@ -94,7 +97,7 @@ def page(document: dict, _data=None) -> Page:
     return Page("pqscope matrix: constant time across compilers and optimisation levels", _summary(document), sections)
 
 
-def show(console: Console, document: dict) -> None:
+def show(console: Console, document: MatrixDocument) -> None:
     for compiler in _compilers(document):
         table = RichTable("row", *_levels(document), title=f"built by {compiler}", box=None)
         for row in _compiler_rows(document, compiler):

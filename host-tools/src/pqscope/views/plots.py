@@ -15,6 +15,9 @@ import numpy as np  # noqa: E402
 from ..analysis.leakstats import class_ecdfs  # noqa: E402
 from ..analysis.sequential import TPoint  # noqa: E402
 from ..analysis.ttests import DEFINITE_LEAK_T, LEAK_EVIDENCE_T  # noqa: E402
+from ..results.documents.comparison import ComparisonDocument  # noqa: E402
+from ..results.documents.runs import OpResult  # noqa: E402
+from ..results.documents.suite import FalconSet  # noqa: E402
 from ..results.runs import Run  # noqa: E402
 from ..results.tls import INITCWND_SEGMENTS, MSS_BYTES, TARGET_BYTES  # noqa: E402
 
@@ -26,15 +29,15 @@ def _png(figure) -> bytes:
     return buffer.getvalue()
 
 
-def comparison_bars(results: list[dict]) -> bytes:
+def comparison_bars(results: list[OpResult]) -> bytes:
     """Median cycles per operation, one bar per implementation (log scale: schemes differ by 1000x)."""
-    ops = list(dict.fromkeys(r["op"] for r in results))
-    labels = list(dict.fromkeys(f"{r['scheme']} {r['impl']}" for r in results))
+    ops = list(dict.fromkeys(r.op for r in results))
+    labels = list(dict.fromkeys(f"{r.scheme} {r.impl}" for r in results))
     width = 0.8 / len(labels)
     figure, axes = plt.subplots(figsize=(max(6, 1.6 * len(ops) * max(1, len(labels) / 3)), 4))
     for index, label in enumerate(labels):
-        medians = [next((r["cycles"]["median"] for r in results if f"{r['scheme']} {r['impl']}" == label
-                         and r["op"] == op and r["cycles"]), np.nan) for op in ops]
+        medians = [next((r.cycles.median for r in results if f"{r.scheme} {r.impl}" == label
+                         and r.op == op and r.cycles), np.nan) for op in ops]
         axes.bar(np.arange(len(ops)) + index * width, medians, width, label=label)
     axes.set_xticks(np.arange(len(ops)) + width * (len(labels) - 1) / 2, ops)
     axes.set_yscale("log")
@@ -103,28 +106,28 @@ def class_ecdfs_png(classes, cycles, label: str = "signing cycles") -> bytes:
     return _png(figure)
 
 
-def falcon_modes_png(document: dict, all_modes: Sequence[str], ops: Sequence[str]) -> bytes:
+def falcon_modes_png(document: ComparisonDocument, all_modes: Sequence[str], ops: Sequence[str]) -> bytes:
     """compare-falcon's figure: median cycles per operation (`ops`) and mode (log scale), and
     cycles per FP primitive and mode, hatched where the fixed-vs-random-operand test found a leak."""
-    modes = [mode for mode in all_modes if mode in document["modes"]]
-    operations = list(dict.fromkeys(entry["op"] for entry in document["fp_operations"]))
+    modes = [mode for mode in all_modes if mode in document.modes]
+    operations = list(dict.fromkeys(entry.op for entry in document.fp_operations))
     width = 0.8 / len(modes)
     figure, (op_axis, fp_axis) = plt.subplots(1, 2, figsize=(13, 4.5))
     for index, mode in enumerate(modes):
-        entry = document["modes"][mode]
-        medians = [entry[op]["median"] if entry[op] else np.nan for op in ops]
+        figures = document.modes[mode]
+        medians = [figures.ops[op].median if figures.ops[op] else np.nan for op in ops]
         op_axis.bar(np.arange(len(ops)) + index * width, medians, width, label=mode)
-        fp = {e["op"]: e for e in document["fp_operations"] if e["mode"] == mode}
-        cycles = [fp[op]["cycles_per_op"] if op in fp and fp[op]["cycles_per_op"] is not None else np.nan
+        fp = {e.op: e for e in document.fp_operations if e.mode == mode}
+        cycles = [fp[op].cycles_per_op if op in fp and fp[op].cycles_per_op is not None else np.nan
                   for op in operations]
         bars = fp_axis.bar(np.arange(len(operations)) + index * width, cycles, width, label=mode)
         for bar, op in zip(bars, operations):
-            if op in fp and fp[op]["verdict"] == "leak":
+            if op in fp and fp[op].verdict == "leak":
                 bar.set_hatch("///")
     op_axis.set_xticks(np.arange(len(ops)) + width * (len(modes) - 1) / 2, ops)
     op_axis.set_yscale("log")
     op_axis.set_ylabel("median cycles")
-    op_axis.set_title(document["scheme"])
+    op_axis.set_title(document.scheme)
     fp_axis.set_xticks(np.arange(len(operations)) + width * (len(modes) - 1) / 2, operations)
     fp_axis.set_ylabel("cycles per operation")
     fp_axis.set_title("FP primitives (hatched: timing leak)")
@@ -134,26 +137,26 @@ def falcon_modes_png(document: dict, all_modes: Sequence[str], ops: Sequence[str
     return _png(figure)
 
 
-def falcon_split(falcon: dict) -> bytes:
+def falcon_split(falcon: FalconSet) -> bytes:
     """The main job's Falcon figure: each mode's median signing cycles as one bar, its FP
     arithmetic (soft-float or emulation) apart from the rest, labelled with the mode's verdict:
     what constant time costs and where, at a glance."""
-    modes = falcon["modes"]
-    labels = [mode["impl"] for mode in modes]
-    totals = np.array([mode["cycles"].get("sign", np.nan) for mode in modes], dtype=float) / 1e6
-    shares = np.array([(mode["profile"] or {}).get("fp_share", np.nan) for mode in modes], dtype=float)
+    modes = falcon.modes
+    labels = [mode.impl for mode in modes]
+    totals = np.array([mode.cycles.get("sign", np.nan) for mode in modes], dtype=float) / 1e6
+    shares = np.array([mode.profile.fp_share if mode.profile else np.nan for mode in modes], dtype=float)
     figure, axis = plt.subplots(figsize=(9, 0.8 + 0.7 * len(modes)))
     positions = np.arange(len(modes))
     fp = totals * np.nan_to_num(shares)
     axis.barh(positions, fp, color="#e57373", label="FP arithmetic (soft-float or emulation)")
     axis.barh(positions, totals - fp, left=fp, color="#90a4ae", label="everything else")
     for position, total, mode in zip(positions, totals, modes):
-        axis.text(total, position, f"  {total:,.1f} M: {str(mode['verdict']).upper()}", va="center")
+        axis.text(total, position, f"  {total:,.1f} M: {str(mode.verdict).upper()}", va="center")
     axis.set_yticks(positions, labels)
     axis.invert_yaxis()
     axis.set_xlabel("median signing cycles (millions)")
     axis.set_xlim(0, np.nanmax(totals) * 1.35)
-    axis.set_title(f"{falcon['name']}: what constant time costs, and where the time goes")
+    axis.set_title(f"{falcon.name}: what constant time costs, and where the time goes")
     axis.legend(fontsize="small", loc="lower right")
     axis.grid(axis="x", alpha=0.3)
     return _png(figure)

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from ..project.toolchain import built_with_text
+from ..results.documents.runs import RunsDocument
 from ..results.runs import Run
 from ..results.tls import budget_rows, has_sign_and_verify, signer_from_run
 from .page import Bullets, Figure, Page, Section, Table
@@ -40,25 +41,25 @@ def clock_text(clock_hz: int, flash_wait_states: int | None) -> str:
     return f"{clock_hz / 1e6:g} MHz, {flash_wait_states} flash wait state{'s' if flash_wait_states != 1 else ''}"
 
 
-def title(document: dict) -> str:
-    built = f", built with {built_with_text(document['built_with'])}" if document.get("built_with") else ""
-    return (f"pqscope on {document['board']} at {clock_text(document['clock_hz'], document.get('flash_wait_states'))}"
-            f"{built}")
+def title(document: RunsDocument) -> str:
+    built = f", built with {built_with_text(document.built_with)}" if document.built_with else ""
+    return f"pqscope on {document.board} at {clock_text(document.clock_hz, document.flash_wait_states)}{built}"
 
 
-def _table_rows(document: dict) -> list[list[str]]:
-    clock_hz = document["clock_hz"]
+def _table_rows(document: RunsDocument) -> list[list[str]]:
+    clock_hz = document.clock_hz
     rows = []
-    for result in document["results"]:
-        cycles = result["cycles"]
+    for result in document.results:
+        cycles = result.cycles
         if cycles is None:
             figures = ["-"] * 7
         else:
-            figures = [f"{cycles[key]:,.0f}" for key in ("min", "median", "mean", "p95", "max", "stdev")]
-            figures.append(f"{cycles['median'] / clock_hz * 1e3:,.2f}" if clock_hz else "-")
-        stack = result["stack_bytes"]
-        rows.append([f"{result['scheme']} {result['impl']}", result["op"], str(result["n"]), str(result["verified"]),
-                     *figures, "-" if stack is None else f"{stack:,}", f"{result['code_bytes']:,}"])
+            figures = [f"{value:,.0f}" for value in (cycles.min, cycles.median, cycles.mean, cycles.p95, cycles.max,
+                                                     cycles.stdev)]
+            figures.append(f"{cycles.median / clock_hz * 1e3:,.2f}" if clock_hz else "-")
+        stack = result.stack_bytes
+        rows.append([f"{result.scheme} {result.impl}", result.op, str(result.n), str(result.verified),
+                     *figures, "-" if stack is None else f"{stack:,}", f"{result.code_bytes:,}"])
     return rows
 
 
@@ -68,34 +69,34 @@ CYCLE_COLUMNS = ("implementation", "op", "n", "min", "median", "mean", "p95", "m
 TIME_AND_MEMORY_COLUMNS = ("implementation", "op", "verified", "median ms", "stack B", "code B")
 
 
-def detail_tables(document: dict) -> list[Table]:
+def detail_tables(document: RunsDocument) -> list[Table]:
     """Every operation's cycle statistics; then its time at the board's clock, stack and code."""
     rows = _table_rows(document)
     return [Table(columns, [[row[TABLE_HEADINGS.index(column)] for column in columns] for row in rows], left=2)
             for columns in (CYCLE_COLUMNS, TIME_AND_MEMORY_COLUMNS)]
 
 
-def _probe_rows(document: dict) -> list[list[str]]:
+def _probe_rows(document: RunsDocument) -> list[list[str]]:
     def share(value: float | None) -> str:
         return "-" if value is None else f"{value:.2%}"
 
     rows = []
-    for result in document["results"]:
-        for probe in result.get("probes", []):
-            rows.append([result["scheme"], result["impl"], result["op"], probe["function"],
-                         f"{probe['mean_cycles']:,.0f}", f"{probe['mean_calls']:,.1f}", share(probe["share_of_total"])])
-        if "probe_inflation" in result:
-            inflation = result["probe_inflation"]
-            rows.append([result["scheme"], result["impl"], result["op"], "(probe inflation of the total)",
-                         f"{inflation['mean_cycles']:,.0f}", "", share(inflation["share_of_total"])])
+    for result in document.results:
+        for probe in result.probed_functions:
+            rows.append([result.scheme, result.impl, result.op, probe.function, f"{probe.mean_cycles:,.0f}",
+                         f"{probe.mean_calls:,.1f}", share(probe.share_of_total)])
+        inflation = result.probes_added
+        if inflation is not None:
+            rows.append([result.scheme, result.impl, result.op, "(probe inflation of the total)",
+                         f"{inflation.mean_cycles:,.0f}", "", share(inflation.share_of_total)])
     return rows
 
 
-def _malleability_notes(document: dict) -> list[str]:
+def _malleability_notes(document: RunsDocument) -> list[str]:
     """Verifications that also accepted the seed-chosen one-bit corruption of the signature."""
-    return [f"{result['scheme']} {result['impl']}: {result['corrupt_accepted']} of {result['n']} signatures stayed "
+    return [f"{result.scheme} {result.impl}: {result.corrupt_accepted} of {result.n} signatures stayed "
             f"valid with one bit flipped (the verifier accepts more than one encoding; their cycles are counted)"
-            for result in document["results"] if result.get("corrupt_accepted")]
+            for result in document.results if result.corrupt_accepted]
 
 
 def tls_label(row: dict) -> str:
@@ -118,15 +119,15 @@ def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
     return budget_rows([signer_from_run(run) for run in runs if has_sign_and_verify(run)])
 
 
-def page(document: dict, runs: Sequence[Run]) -> Page:
+def page(document: RunsDocument, runs: Sequence[Run]) -> Page:
     from . import plots  # matplotlib is slow to import: only when a figure is drawn
 
-    intro = [f"Run directory: `{document['run_dir']}`", *detail_tables(document)]
+    intro = [f"Run directory: `{document.run_dir}`", *detail_tables(document)]
     notes = _malleability_notes(document)
     if notes:
         intro.append(Bullets(notes))
     sections = []
-    with_cycles = [result for result in document["results"] if result["cycles"]]
+    with_cycles = [result for result in document.results if result.cycles]
     if with_cycles:
         sections += [Section("Median cycles", [Figure(lambda: plots.comparison_bars(with_cycles), MEDIANS_CAPTION)]),
                      Section("Cycle distributions", [Figure(lambda: plots.cycle_ecdfs(list(runs)), ECDF_CAPTION)])]
@@ -142,7 +143,7 @@ def page(document: dict, runs: Sequence[Run]) -> Page:
     return Page(title(document), intro, sections)
 
 
-def show(console: Console, document: dict) -> None:
+def show(console: Console, document: RunsDocument) -> None:
     table = RichTable(title=title(document))
     for heading in TABLE_HEADINGS:
         table.add_column(heading, justify="left" if heading in ("implementation", "op") else "right")
@@ -159,7 +160,7 @@ def show(console: Console, document: dict) -> None:
         console.print(probes)
     for note in _malleability_notes(document):
         console.print(note, markup=False)
-    console.print(f"run saved in {document['run_dir']}")
+    console.print(f"run saved in {document.run_dir}")
 
 
 def show_tls_budget(console: Console, rows: list[dict]) -> None:
@@ -176,12 +177,12 @@ def show_tls_budget(console: Console, rows: list[dict]) -> None:
     console.print(table)
 
 
-def csv_text(document: dict) -> str:
+def csv_text(document: RunsDocument) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["scheme", "impl", "op", "n", "verified", *STAT_KEYS, "stack_bytes", "code_bytes"])
-    for r in document["results"]:
-        stats = [r["cycles"][key] for key in STAT_KEYS] if r["cycles"] else [""] * len(STAT_KEYS)
-        writer.writerow([r["scheme"], r["impl"], r["op"], r["n"], r["verified"], *stats,
-                         "" if r["stack_bytes"] is None else r["stack_bytes"], r["code_bytes"]])
+    for r in document.results:
+        stats = [getattr(r.cycles, key) for key in STAT_KEYS] if r.cycles else [""] * len(STAT_KEYS)
+        writer.writerow([r.scheme, r.impl, r.op, r.n, r.verified, *stats,
+                         "" if r.stack_bytes is None else r.stack_bytes, r.code_bytes])
     return buffer.getvalue()

@@ -36,6 +36,33 @@ class CycleStats:
 
 
 @dataclass(frozen=True)
+class ProbedFunction:
+    """A probed function in one operation (an OpResult's `probes`): its mean cycles, callees
+    included, its mean calls, and its share of the operation's mean cycles (None: they are 0)."""
+
+    function: str
+    mean_cycles: float
+    mean_calls: float
+    share_of_total: float | None
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ProbedFunction":
+        return cls(data["function"], data["mean_cycles"], data["mean_calls"], data["share_of_total"])
+
+
+@dataclass(frozen=True)
+class ProbeInflation:
+    """What the probes added to an operation's mean cycles (an OpResult's `probe_inflation`)."""
+
+    mean_cycles: float
+    share_of_total: float | None
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ProbeInflation":
+        return cls(data["mean_cycles"], data["share_of_total"])
+
+
+@dataclass(frozen=True)
 class OpResult:
     """One operation of one implementation: its samples, how many verified, its cycles (None if
     none was timed), deepest stack and the image's code size; with probes, each probed function's
@@ -52,6 +79,14 @@ class OpResult:
     code_bytes: int
     probes: list[dict] | None = None
     probe_inflation: dict | None = None
+
+    @property
+    def probed_functions(self) -> tuple[ProbedFunction, ...]:
+        return () if self.probes is None else tuple(map(ProbedFunction.from_json, self.probes))
+
+    @property
+    def probes_added(self) -> ProbeInflation | None:
+        return None if self.probe_inflation is None else ProbeInflation.from_json(self.probe_inflation)
 
     def to_json(self) -> dict:
         probed = {} if self.probes is None else {"probes": self.probes, "probe_inflation": self.probe_inflation}
