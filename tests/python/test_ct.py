@@ -18,7 +18,8 @@ from pqscope.analysis.ttests import FIXED, RANDOM
 from pqscope.analysis.ct_analysis import PUBLIC_TIME, analyse, analyse_ct, join_intervals
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Status
-from pqscope.results.documents.ct import ClassCounts, CtStatistics, LeakStatistics, Nonparametric, RankTest
+from pqscope.results.documents.ct import (ClassCounts, CtStatistics, FunctionLeak, LeakStatistics, Nonparametric,
+                                          RankTest)
 from pqscope.results.documents.profile import ProfiledInterval
 from pqscope.results.documents.taint import Finding, TaintDocument
 
@@ -292,10 +293,10 @@ def test_classes_come_in_pairs_of_one_each_in_seeded_random_order():
 
 def test_a_ranked_function_reads_in_rounded_words():
     from pqscope.views.ct import function_line
-    line = function_line({"function": "__ieee754_sqrt", "t": 88.33532345976302, "difference": 412.4,
-                          "share": 5.056124488968192})
+    line = function_line(FunctionLeak("__ieee754_sqrt", 88.33532345976302, None, 0.0, 412.4, 5.056124488968192, "raw",
+                                      4.5, 10.0))
     assert line == ("__ieee754_sqrt: t = 88.3, +412 cycles per signature, 506% of the total's difference")
-    assert function_line({"function": "f", "t": None, "difference": -3.0, "share": None}) == (
+    assert function_line(FunctionLeak("f", None, None, 3.0, 0.0, None, None, 4.5, 10.0)) == (
         "f: t: too few samples, -3 cycles per signature")
 
 

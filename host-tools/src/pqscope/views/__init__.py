@@ -21,7 +21,7 @@ VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, "ct": ct, "t
                                 "model-check": modelcheck, "matrix": matrix, "suite": suite}
 FORMATS = ("table", "md", "html", "csv", "json")
 # The views that still read a document as its file keeps it (issue #53 types them one by one).
-READ_AS_KEPT = {"ct", "taint"}
+READ_AS_KEPT = {"taint"}
 
 
 def _as_read(kind: str, document):

@@ -1,11 +1,14 @@
 """The constant-time test's document (ct.json): the test's verdict and the evidence behind it,
 the statistics of the signatures' time (`CtStatistics`: the total's leak statistics and each
-function's, `FunctionLeak`), and the exact check beside them (`TaintBeside`). The views render
-the document as `to_json` gives it; the rest of the package reads its fields."""
+function's, `FunctionLeak`), and the exact check beside them (`TaintBeside`). The parts the
+test writes as it measures them are kept so and typed for the view by ct_parts."""
 
 from dataclasses import dataclass
 
+from .ct_parts import (BoardAgreement, Evidence, FindingCounts, ProbeSuggestion, ReplayFit, ReplayPart, RequestedBound,
+                       RetryCorrection, TestClock, evidence_from_json)
 from .parsing import json_number, number, optional, refused_as, without_absent
+from .runs import ProbeInflation
 from .taint import Finding
 
 
@@ -173,7 +176,7 @@ class CtStatistics:
     """The statistics part of ct.json: the leak statistics of the (corrected) total, its verdict
     and reason weighed with the functions' (the test's own may differ: the exact check's), the
     corrections, and the functions ranked (virtual board or probes). Corrections stay as ct.json
-    has them: only the views read them."""
+    has them, typed for the view (`retry_correction`, `replay_fit`)."""
 
     total: LeakStatistics
     failed_samples: int
@@ -194,6 +197,14 @@ class CtStatistics:
     @property
     def reason(self) -> str:
         return self.total.reason
+
+    @property
+    def retry_correction(self) -> RetryCorrection | None:
+        return None if self.correction is None else RetryCorrection.from_json(self.correction)
+
+    @property
+    def replay_fit(self) -> ReplayFit | None:
+        return None if self.control_variate is None else ReplayFit.from_json(self.control_variate)
 
     def to_json(self) -> dict:
         document = self.total.to_json()
@@ -234,6 +245,11 @@ class TaintBeside:
     findings: tuple[Finding, ...]
     in_top_functions: dict[str, dict]
 
+    def finding_counts(self, function: str) -> FindingCounts | None:
+        """The findings inside `function`, if the statistics localised the leak to it."""
+        counts = self.in_top_functions.get(function)
+        return None if counts is None else FindingCounts(counts["leaks"], counts["declassified"])
+
     def to_json(self) -> dict:
         return {"verdict": self.verdict, "signatures": self.signatures,
                 "findings": [finding.to_json() for finding in self.findings], "in_top_functions": self.in_top_functions}
@@ -265,8 +281,8 @@ OPTIONAL_PARTS = ("clock", "built_with", "run_dir", "sequential", "bound_request
 class CtDocument:
     """The constant-time test's document, kept in ct.json (`pqscope ct`): the verdict from all the
     evidence (`verdict`, `reason`, `evidence`, `scope`), set once; the statistics' own verdict is
-    `statistics.verdict`. Parts only the views read stay as ct.json has them (dicts); fields None
-    are absent from the file."""
+    `statistics.verdict`. Parts only the view reads stay as ct.json has them (dicts), typed for it
+    by the properties below; fields None are absent from the file."""
 
     board: str
     scheme: str
@@ -286,6 +302,36 @@ class CtDocument:
     replay: dict | None = None  # a board's test replayed on the virtual board
     evidence: tuple[dict, ...] | None = None  # what decided the verdict
     scope: str | None = None  # the secrets the verdict covers
+
+    # The parts kept as ct.json has them, typed for the view.
+    @property
+    def test_clock(self) -> TestClock | None:
+        return None if self.clock is None else TestClock.from_json(self.clock)
+
+    @property
+    def deciding_evidence(self) -> tuple[Evidence, ...]:
+        return tuple(map(evidence_from_json, self.evidence or ()))
+
+    @property
+    def requested_bound(self) -> RequestedBound | None:
+        return None if self.bound_requested is None else RequestedBound.from_json(self.bound_requested)
+
+    @property
+    def farm_boards(self) -> tuple[BoardAgreement, ...]:
+        return tuple(map(BoardAgreement.from_json, self.boards or ()))
+
+    @property
+    def probes_added(self) -> ProbeInflation | None:
+        return None if self.probe_inflation is None else ProbeInflation.from_json(self.probe_inflation)
+
+    @property
+    def probe_suggestion(self) -> ProbeSuggestion | None:
+        return None if self.confirm_on_board is None else ProbeSuggestion.from_json(self.confirm_on_board)
+
+    @property
+    def replayed(self) -> ReplayPart:
+        """The replay's part (a test not replayed: none confirmed, flash as modelled)."""
+        return ReplayPart.from_json(self.replay or {})
 
     def to_json(self) -> dict:
         statistics = self.statistics.to_json()

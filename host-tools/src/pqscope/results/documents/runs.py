@@ -66,7 +66,8 @@ class ProbeInflation:
 class OpResult:
     """One operation of one implementation: its samples, how many verified, its cycles (None if
     none was timed), deepest stack and the image's code size; with probes, each probed function's
-    mean cycles and calls and what the probes added (kept as measured, for the views)."""
+    mean cycles and calls and what the probes added (kept as measured, typed for the view by
+    `probed_functions` and `probes_added`)."""
 
     scheme: str
     impl: str
