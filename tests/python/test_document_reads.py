@@ -1,8 +1,8 @@
 """Result documents are typed: outside the store (results/store.py and the typed documents beside
 it), no code reads a document's field by a string key, the views included. A string key read
 elsewhere is either in a module listed here, which reads data that is not a result document, one
-of the listed reads of a mapping keyed by data (an operation's name, a status), or a document read
-that should be an attribute."""
+of the listed reads of a mapping keyed by data (an operation's name, a status) or of a TLS budget
+row (no result document), or a document read that should be an attribute."""
 
 import ast
 from pathlib import Path
@@ -20,12 +20,13 @@ NOT_DOCUMENTS = {
     "measure/measurement.py": "a suite's manifest (suite.json): the parameters it was started with",
     "measure/capture.py": "meta.json's variant as it is parsed",
     "cli": "click's option values",
-    # Typed once issue #54's work on it (each finding's confirmation) lands; ct.py gives it findings as their JSON.
+    # Typed once issue #54's work on it (each finding's relational check) lands; views/ct.py gives it findings as
+    # their JSON until then.
     "views/taint.py": "the exact check's findings as taint.json keeps them",
 }
-# Reads of a mapping keyed by data, not by a document's fields, each by its module and text.
+# Reads of a mapping keyed by data, not by a document's fields, or of a TLS budget row, each by its module and text.
 PER_OP = "a figure per operation, keyed by the operation's name"
-TLS_ROW = "a TLS budget row of results/tls.py (budget_rows), printed as it is by `pqscope tls --json`"
+TLS_ROW = "a row of results/tls.py's budget (budget_rows, no result document), printed as it is by `pqscope tls --json`"
 DATA_KEYED = {
     ("views/suite.py", "item.ms.get('sign', {})"): "milliseconds per operation, then per clock",
     ("views/suite.py", "mode.price.get('sign')"): PER_OP,
