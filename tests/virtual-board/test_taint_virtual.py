@@ -83,11 +83,14 @@ def test_a_constant_time_scheme_has_only_declassified_findings(scheme, impl, tmp
 
 
 def test_native_double_falcon_leaks_in_the_soft_float_routines(tmp_path):
+    """The leaks are confirmed by pairs of keys (issue #54); __divdf3's tainted branches (its special
+    cases) never went another way for the keys tried: unchanged, found but not a leak."""
     document = taint("falcon-512", "fpnative", tmp_path)
     leaks = {f["function"] for f in document["findings"] if f["leak"]}
+    found = {f["function"] for f in document["findings"] if f["leak"] or f.get("relational")}
     assert document["verdict"] == "leak"
-    assert {"__aeabi_dadd", "__muldf3", "__divdf3"} <= leaks, leaks
-    assert all(function.startswith("__") for function in leaks), leaks  # libgcc's and libm's only
+    assert {"__aeabi_dadd", "__muldf3"} <= leaks and "__divdf3" in found, leaks
+    assert all(function.startswith("__") for function in found), found  # libgcc's and libm's only
 
 
 def test_ct_shows_the_exact_check_beside_its_localisation(tmp_path):

@@ -3,7 +3,9 @@ secret key (the harness marks it before each timed signature, firmware/include/p
 through every executed instruction of the signature and reports each one whose timing on the
 Cortex-M4 can depend on it (docs/pages/virtual-board.md, "Secret-taint tracking"); this module runs a few
 signatures under it, keeps what the emulator reports of each, and finishes with the check's document
-(its findings named and declassified by `taint_findings`)."""
+(its findings named and declassified by `taint_findings`, each that would convict confirmed or not by
+comparing what it did across signatures with other secrets, `taint_relational`: a few more signatures,
+each with a key of its own, while some finding is not yet confirmed)."""
 
 import csv
 from collections.abc import Iterator
@@ -12,18 +14,23 @@ from pathlib import Path
 
 from ..link.protocol import Status
 from ..measure.capture import Capture, Finished, shard_directories
-from ..project.catalogue import Implementation
+from ..project.catalogue import Declassification, Implementation
 from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..project.toolchain import built_with
-from ..results.documents.profile import CheckedSignature, json_lines
-from ..results.documents.taint import BENCHMARK_CLOCK, CheckedClock, Coverage, TaintDocument
+from ..results.documents.profile import CheckedSignature, RawFinding, json_lines
+from ..results.documents.taint import BENCHMARK_CLOCK, CheckedClock, Coverage, Finding, TaintDocument
 from ..results.records import INTERVAL_FUNCTION, KEYGEN_ID_BASE, derive_seed
 from ..results.rundir import STATUS_BY_LABEL, csv_lines, sort_by_sample, write_atomically
 from ..targets.target import Tainting
 from .taint_findings import attribute, check_decisions, emulator_options, merged_findings, named_findings
+from .taint_relational import Variant, confirmed, unconfirmed
 
 EXACT_CHECK_SIGNATURES = 2  # the exact check's default: each signature's path is checked whole
+# The most signatures beyond -n the check adds, each with a key of its own, while a finding that would
+# convict has not yet been changed by a secret: one decided by a single key bit goes the same way in
+# two random keys half the time, in all of 8 signatures once in 128.
+CONFIRMING_VARIANTS = 6
 CALLS_FILE = "taint-calls.jsonl"
 TAINT_FIELDS = ("index", "seed", "status", "board", "cycles")
 
@@ -54,8 +61,9 @@ def _calls(path: Path) -> dict[int, CheckedSignature]:
 
 
 def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples: int) -> list[TaintSignature]:
-    """The signatures a resumed check keeps: those in its CSV whose emulator line was written
-    (the CSV and every shard's line file are written back with just those, atomically)."""
+    """The signatures a resumed check keeps (its confirming variants among them): those in its CSV
+    whose emulator line was written (the CSV and every shard's line file are written back with just
+    those, atomically)."""
     csv_path = path / samples_name
     lines = csv_path.read_text().splitlines(keepends=True) if csv_path.exists() else []
     rows = list(csv.reader(line for line in lines[1:] if line.endswith("\n")))
@@ -68,7 +76,8 @@ def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples:
                                        int(cycles[0]) if cycles and cycles[0] else None)
         except (ValueError, KeyError) as error:
             raise PqscopeError(f"{csv_path} is damaged at line {number}: {error}") from None
-        if not 0 <= signature.index < samples or signature.seed != derive_seed(master_seed, "sign", signature.index):
+        if not 0 <= signature.index < samples + CONFIRMING_VARIANTS or \
+                signature.seed != derive_seed(master_seed, "sign", signature.index):
             raise PqscopeError(f"{csv_path} does not belong to this check: line {number} is not a signature of "
                                "meta.json's master seed and -n")
         if signature.index in calls:
@@ -88,6 +97,8 @@ class TaintCapture(Capture):
     emulator; taint.csv holds one row per signature, CALLS_FILE each one's findings."""
 
     kind, unit, samples_name, fields, view = "taint", "signatures", "taint.csv", TAINT_FIELDS, "taint"
+    # The -n signatures' ids, their findings merged, and named and declassified: unchanged by the variants.
+    _named: tuple[tuple[int, ...], list[RawFinding], list[Finding]] | None = None
 
     @classmethod
     def from_meta(cls, meta) -> "TaintCapture":
@@ -105,18 +116,24 @@ class TaintCapture(Capture):
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         check_decisions(implementation.declassify, elf)
         self._emulator_options = emulator_options(implementation.declassify, elf)
+        self._elf, self._declassify, self._calls_files = elf, implementation.declassify, []
 
     def profiling(self, implementation: Implementation, directory: Path) -> Tainting:
+        self._calls_files.append(directory / CALLS_FILE)
         return Tainting(directory / CALLS_FILE, INTERVAL_FUNCTION, self._emulator_options)
 
     def keep(self, path: Path, profiled: bool) -> list[TaintSignature]:
         return _keep_signatures(path, self.samples_name, self.master_seed, self.samples)
 
     def records(self, session, info, kept, shard) -> Iterator[TaintSignature]:
+        """The -n signatures, then confirming variants (signatures made alike, not merged into the
+        findings) while a finding that would convict is unchanged by the secrets so far."""
         done = {signature.index for signature in kept}
-        for index in range(self.samples):
+        for index in range(self.samples + CONFIRMING_VARIANTS):
             if index in done or not shard.owns(index):
                 continue
+            if index >= self.samples and not self._unconfirmed():
+                break
             made = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
             if made.status != Status.OK:
                 raise PqscopeError(f"key generation {index} failed on the device ({made.status.label})")
@@ -126,6 +143,24 @@ class TaintCapture(Capture):
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
             yield TaintSignature(index, seed, signed.status, info.board_serial, signed.cycles)
 
+    def _unconfirmed(self) -> list[Finding]:
+        """The findings no secret has changed yet, from every shard's lines written so far."""
+        lines = {line.sample_id: line for calls in self._calls_files if calls.exists() for _, line in _lines(calls)}
+        return unconfirmed(self._findings(lines, self._elf, self._declassify))
+
+    def _findings(self, lines: dict[int, CheckedSignature], elf: Path,
+                  declassify: tuple[Declassification, ...]) -> list[Finding]:
+        """The findings of the -n signatures' `lines` (by sample id), named from `elf`, declassified,
+        and confirmed or not across all the lines (the confirming variants' too)."""
+        signatures = tuple(index for index in sorted(lines) if index < self.samples)
+        if self._named is None or self._named[0] != signatures:  # named once while only variants are added
+            merged = merged_findings([lines[index] for index in signatures])
+            self._named = signatures, merged, attribute(named_findings(merged, elf, repo_root()), declassify)
+        _, merged, findings = self._named
+        variants = [Variant(index, derive_seed(self.master_seed, "key", index),
+                            derive_seed(self.master_seed, "sign", index), lines[index]) for index in sorted(lines)]
+        return confirmed(findings, merged, variants)
+
     def write(self, run_dir, record: TaintSignature) -> None:
         run_dir.write_record(record.values())
 
@@ -134,12 +169,12 @@ class TaintCapture(Capture):
         missing = [record.index for record in records if record.index not in calls]
         if missing:
             raise PqscopeError(f"the emulator wrote no findings for signature {missing[0]}: its check would be lost")
-        ordered = sorted(records, key=lambda record: record.index)
+        ordered = sorted((record for record in records if record.index < self.samples), key=lambda record: record.index)
         lines = [calls[record.index] for record in ordered]
         # A check resumed from before runs recorded their clock ran at the board's default, the benchmark clock.
         clock = CheckedClock(meta.clock, meta.clock_hz, meta.flash_wait_states) if meta.clock else BENCHMARK_CLOCK
-        findings = attribute(named_findings(merged_findings(lines), Path(meta.elf), repo_root()),
-                             implementation.declassify)
+        findings = self._findings({record.index: calls[record.index] for record in records}, Path(meta.elf),
+                                  implementation.declassify)
         sort_by_sample(path / self.samples_name)
         document = TaintDocument(
             implementation.scheme, implementation.impl, meta.board, signatures=len(lines),

@@ -119,7 +119,8 @@ def merged_findings(lines: list[CheckedSignature]) -> list[RawFinding]:
             key = (raw.address, raw.kind, raw.within or 0, REGIONS.index(raw.region) if raw.region else -1, raw.timed)
             merged.setdefault(key, []).append(raw)
     return [replace(same[0], count=sum(raw.count for raw in same), declassified=all(raw.declassified for raw in same),
-                    taken=None if any(raw.taken is None for raw in same) else sum(raw.taken for raw in same))
+                    taken=None if any(raw.taken is None for raw in same) else sum(raw.taken for raw in same),
+                    outcome_digest=None, outcomes=None)  # each signature's own: compared by taint_relational
             for same in (merged[key] for key in sorted(merged))]
 
 

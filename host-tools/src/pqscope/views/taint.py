@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.table import Table as RichTable
 
 from ..project.toolchain import built_with_text
+from ..results.documents.relational import UNCHANGED, RelationalCheck
 from ..results.documents.taint import TaintDocument
 from .page import Bullets, Page, Section, Table
 
@@ -24,6 +25,13 @@ KINDS = {
               "constant-time select",
 }
 FINDING_HEADINGS = ("kind", "function", "source", "executions", "what")
+# How a finding that would convict is confirmed (issue #54), for the views' explanations.
+CONFIRMATION = ("A finding that would convict is compared, execution by execution, between the check's signatures "
+                "and a few more made alike (each with a key, signing randomness and message of its own): one whose "
+                "branch direction, address, division cycles or jump target differed is confirmed, with the pair that "
+                "shows it; one that never differed is 'unchanged': tainted (e.g. by arithmetic whose secret parts "
+                "cancel), never changed by a secret in the variants tried. That is evidence, not proof (a secret "
+                "not tried may change it): it is kept apart and is not a leak.")
 
 
 def taint_kind(finding: dict) -> str:
@@ -58,9 +66,13 @@ def taint_what(finding: dict) -> str:
         reasons = ", ".join(finding["declassified_by"])
         inside = f" (in a call of {finding['within']})" if finding.get("within") else ""
         return (f"declassified: {reasons}" if reasons else "declassified") + inside
+    relational = RelationalCheck.from_json(finding["relational"]) if finding.get("relational") else None
+    if relational and relational.state == UNCHANGED:
+        return f"unchanged: {relational.describe()}"
+    confirmed = f" ({relational.describe()})" if relational else ""
     if finding.get("timed"):
-        return "LEAK: behind flash wait states the ART's data cache makes a load's time follow its address"
-    return "LEAK" if finding["leak"] else "note"
+        return "LEAK: behind flash wait states the ART's data cache makes a load's time follow its address" + confirmed
+    return "LEAK" + confirmed if finding["leak"] else "note"
 
 
 def _finding_rows(findings: list[dict]) -> list[list[str]]:
@@ -74,9 +86,7 @@ def findings_section(taint: dict, heading: str) -> Section:
               "instruction whose time can depend on a secret (the key, the signing randomness or a value derived from "
               "them). The statistics point at the function where the time "
               "goes (a callee doing the extra work); the exact check at the instruction that decides on the secret "
-              "(often in its caller). A branch that went the same way in every execution is a leak all the same (its "
-              "condition depends on a secret, so another secret may turn it), but in these signatures it cost no "
-              "time difference."]
+              "(often in its caller).", CONFIRMATION]
     blocks.append(Table(FINDING_HEADINGS, _finding_rows(taint["findings"]), left=3) if taint["findings"] else
                   "No instruction's timing depends on a secret.")
     return Section(heading, blocks)
@@ -123,6 +133,8 @@ def show(console: Console, document: dict) -> None:
         console.print(table)
         for kind in dict.fromkeys(finding["kind"] for finding in document["findings"]):
             click.echo(f"  {kind}: {KINDS[kind]}")
+        if any(finding.get("relational") for finding in document["findings"]):
+            click.echo(f"  {CONFIRMATION}")
     click.echo(f"coverage: {_coverage_text(document['coverage'])}")
     for item in _used_declassifications(document):
         click.echo(f"  declassified, {item['reason']}: {item['why']}")

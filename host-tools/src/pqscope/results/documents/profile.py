@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from ...project.errors import PqscopeError
-from .parsing import DAMAGE
+from .parsing import DAMAGE, optional
 
 Record = TypeVar("Record")
 
@@ -71,12 +71,22 @@ class RawFinding:
     within: int | None = None  # the address of the masked function whose call it was made in
     taken: int | None = None  # a branch's executions that went the taken way (None: not counted)
     timed: bool = False  # an "address" finding in flash whose load time followed the address (the ART at 168 MHz)
+    # What its executions did in one signature, in order (the emulator's outcomes, taint.h): a digest
+    # of them all and their first runs, (outcome, repeat) each. None: merged, or an older emulator.
+    outcome_digest: str | None = None
+    outcomes: tuple[tuple[int, int], ...] | None = None
+
+    @property
+    def place(self) -> tuple:
+        """What makes it one finding: its instruction, kind, masked call, memory region and timing."""
+        return self.address, self.kind, self.within or 0, self.region, self.timed
 
     @classmethod
     def from_json(cls, data: dict) -> "RawFinding":
         return cls(data["kind"], int(data["address"], 16), data["count"], data["declassified"], data.get("region"),
                    int(data["within"], 16) if data.get("within") else None, data.get("taken"),
-                   data.get("timed", False))
+                   data.get("timed", False), data.get("outcome_digest"),
+                   optional(data, "outcomes", lambda runs: tuple((value, repeat) for value, repeat in runs)))
 
 
 @dataclass(frozen=True)

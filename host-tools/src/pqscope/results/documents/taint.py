@@ -5,6 +5,7 @@ instruction whose timing a secret can change (`Finding`)."""
 from dataclasses import asdict, dataclass
 
 from .parsing import optional, refused_as, without_absent
+from .relational import UNCHANGED, RelationalCheck
 
 LEAK_KINDS = ("branch", "jump", "division")
 
@@ -29,6 +30,9 @@ class Finding:
     # it: behind flash wait states the ART's data cache holds some lines, and a load waits unless its
     # line is held. Absent from the file otherwise (every check at 0 wait states, and older ones).
     timed: bool = False
+    # Whether other secrets changed what it did (issue #54): None for a note, a declassified finding
+    # and an older check; an `unchanged` one is not a leak.
+    relational: RelationalCheck | None = None
 
     @property
     def hex_address(self) -> str:
@@ -41,22 +45,35 @@ class Finding:
         return self.taken is not None and self.taken in (0, self.count)
 
     @property
+    def convicting(self) -> bool:
+        """Its kind times by a secret at the check's clock and nobody declared that secret public: a leak
+        unless other secrets never changed what it did (`unchanged`)."""
+        return (self.kind in LEAK_KINDS or self.timed) and not self.declassified
+
+    @property
+    def unchanged(self) -> bool:
+        """Tainted, but what it did never changed between the secrets tried: not a leak (evidence, not proof)."""
+        return self.relational is not None and self.relational.state == UNCHANGED
+
+    @property
     def leak(self) -> bool:
         """A timing difference on this board, at the check's clock, from a secret nobody declared public."""
-        return (self.kind in LEAK_KINDS or self.timed) and not self.declassified
+        return self.convicting and not self.unchanged
 
     def to_json(self) -> dict:
         document = {**asdict(self), "address": self.hex_address, "declassified_by": list(self.declassified_by),
-                    "leak": self.leak}
+                    "leak": self.leak,
+                    "relational": None if self.relational is None else self.relational.to_json()}
         if not self.timed:
             del document["timed"]
-        return document
+        return without_absent(document, ("relational",))
 
     @classmethod
     def from_json(cls, data: dict) -> "Finding":
         return cls(data["kind"], int(data["address"], 16), data["count"], data["declassified"], data.get("region"),
                    data.get("function"), data.get("file"), data.get("line"), tuple(data.get("declassified_by", ())),
-                   data.get("within"), data.get("taken"), data.get("timed", False))
+                   data.get("within"), data.get("taken"), data.get("timed", False),
+                   optional(data, "relational", RelationalCheck.from_json))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The exact check's cost with its relational confirmation (issue #54): the time of
+`pqscope taint -n 2` on ML-DSA-44 and Falcon-512 (fpnative) in this tree and in a checkout from
+before the confirmation, alternately, the fastest of ROUNDS each (the machine is shared), and their
+ratio (acceptance: at most 3x). Each check runs once untimed first, so that its image is built.
+Prints per row: both times, the ratio, the signatures the check signed (its -n and the confirming
+variants) and both verdicts.
+
+    tests/bench/exact_check_cost.py --before DIR [--rounds N] [ROW ...]   (ROW: scheme/impl)
+
+DIR is a checkout of the revision before (e.g. 5d024f8, the commit before the emulator kept its
+outcomes) with its build trees configured; from this tree, without fetching the dependencies again:
+
+    git worktree add --detach /tmp/pqscope-before 5d024f8 && ln -s $PWD/.venv /tmp/pqscope-before/.venv
+    deps=$PWD/build/stm32f4discovery/_deps; cd /tmp/pqscope-before && cmake --preset host &&
+    cmake --preset stm32f4discovery -DFETCHCONTENT_FULLY_DISCONNECTED=ON
+        -DFETCHCONTENT_SOURCE_DIR_PQM4=$deps/pqm4-src -DFETCHCONTENT_SOURCE_DIR_MBEDTLS=$deps/mbedtls-src
+        -DFETCHCONTENT_SOURCE_DIR_PQM4_ROUND3=$deps/pqm4_round3-src -DFETCHCONTENT_SOURCE_DIR_UNITY=$deps/unity-src
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+ROWS = ("ml-dsa-44/m4f", "falcon-512/fpnative")
+
+
+def check(root: Path, row: str, out: Path) -> tuple[float, dict, int]:
+    """`pqscope taint -n 2` of `row` with the tree at `root` (its host tool and build trees): the
+    seconds it took, its document and how many signatures it signed."""
+    scheme, impl = row.split("/")
+    env = {**os.environ, "PQSCOPE_ROOT": str(root), "PYTHONPATH": str(root / "host-tools" / "src")}
+    started = time.monotonic()
+    result = subprocess.run([sys.executable, "-m", "pqscope", "taint", "--scheme", scheme, "--impl", impl, "-n", "2",
+                             "--seed", "7", "--out", str(out), "--json"], capture_output=True, text=True, env=env)
+    seconds = time.monotonic() - started
+    if result.returncode != 0:
+        raise SystemExit(f"{row} in {root}: {result.stderr.strip()}")
+    signed = len((out / "taint.csv").read_text().splitlines()) - 1
+    return seconds, json.loads(result.stdout), signed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--before", type=Path, required=True, metavar="DIR")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("rows", nargs="*", default=list(ROWS), metavar="ROW")
+    arguments = parser.parse_args()
+    trees = {"before": arguments.before.resolve(), "after": ROOT}
+    with tempfile.TemporaryDirectory(prefix="pqscope-exact-check-cost-") as scratch:
+        for row in arguments.rows:
+            runs = 0
+
+            def timed(name: str) -> tuple[float, dict, int]:
+                nonlocal runs
+                runs += 1
+                return check(trees[name], row, Path(scratch) / f"{row.replace('/', '-')}-{name}-{runs}")
+
+            for name in trees:
+                timed(name)  # builds the image
+            best: dict[str, tuple[float, dict, int]] = {}
+            for _ in range(arguments.rounds):
+                for name in trees:
+                    measured = timed(name)
+                    if name not in best or measured[0] < best[name][0]:
+                        best[name] = measured
+            (before, old, _), (after, new, signed) = best["before"], best["after"]
+            print(f"{row}: before {before:.1f} s, after {after:.1f} s: {after / before:.2f}x "
+                  f"({signed} signatures signed for -n 2; verdict {old['verdict']} before, {new['verdict']} after)",
+                  flush=True)
+
+
+if __name__ == "__main__":
+    main()
