@@ -9,6 +9,7 @@ shown for each function's findings (slow tier)."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -55,6 +56,31 @@ def test_bounds_with_a_secret_difference_are_confirmed_by_a_pair_of_keys(tmp_pat
     assert pair["signatures"][0] != pair["signatures"][1] and pair["key_seeds"][0] != pair["key_seeds"][1]
     # one key's loop leaves where the other's goes round again: 24 rounds and more
     assert pair["visit"] > 24 and sorted(pair["outcomes"]) == ["not taken", "taken"]
+
+
+def test_a_killed_check_resumes_with_its_variants(tmp_path):
+    """The confirming variants are signatures of the check like its -n ones: killed among them (3 of
+    the 8 signed kept, the third's line cut in half), --resume signs the rest and ends with the
+    uninterrupted check's document."""
+    whole = tmp_path / "whole"
+    expected = pqscope("taint", "--scheme", "control-cancelling-bounds", "--impl", "ct", "--out", str(whole))
+    rows = (whole / "taint.csv").read_text().splitlines(keepends=True)
+    calls = (whole / "taint-calls.jsonl").read_text().splitlines(keepends=True)
+    assert len(rows) == 1 + 8 and len(calls) == 8
+    killed = tmp_path / "killed"
+    shutil.copytree(whole, killed)
+    (killed / "taint.csv").write_text("".join(rows[:4]))
+    (killed / "taint-calls.jsonl").write_text("".join(calls[:2]) + calls[2][:len(calls[2]) // 2])
+    meta = json.loads((killed / "meta.json").read_text())
+    meta.update(status="running", samples_completed=0)
+    meta.pop("result")
+    (killed / "meta.json").write_text(json.dumps(meta))
+    (killed / "taint.json").unlink()
+    result = subprocess.run([sys.executable, "-m", "pqscope", "taint", "--resume", str(killed), "--json"],
+                            capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == expected
+    assert (killed / "taint.csv").read_text() == "".join(rows)
 
 
 @pytest.mark.parametrize("impl, verdict", [("ct", "no-leak"), ("leaky", "leak")])
