@@ -20,9 +20,6 @@ NOT_DOCUMENTS = {
     "measure/measurement.py": "a suite's manifest (suite.json): the parameters it was started with",
     "measure/capture.py": "meta.json's variant as it is parsed",
     "cli": "click's option values",
-    # Typed once issue #54's work on it (each finding's relational check) lands; views/ct.py gives it findings as
-    # their JSON until then.
-    "views/taint.py": "the exact check's findings as taint.json keeps them",
 }
 # Reads of a mapping keyed by data, not by a document's fields, or of a TLS budget row, each by its module and text.
 PER_OP = "a figure per operation, keyed by the operation's name"

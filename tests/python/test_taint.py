@@ -135,8 +135,7 @@ def test_a_decision_at_line_0_needs_its_function_not_code_at_line_0(tmp_path):
 def test_a_finding_is_placed_by_dependency_row_or_repository_file():
     """Build trees differ by toolchain; the place should not: a dependency's file by its name, a
     row's configured copy of its sources by the row, the repository's own files as they are."""
-    place = {"address": "0x08000100", "line": 144}
-    assert [taint_source({**place, "file": file}) for file in (
+    assert [taint_source(Finding("branch", 0x08000100, 1, False, None, None, file, 144)) for file in (
         "build/stm32f4discovery.gcc11.O2/_deps/pqm4-src/crypto_sign/x/m4f/sign.c",
         "build/stm32f4discovery.gcc12.O0/sources/falcon-512/fpemu-c/fpr.h",
         "firmware/schemes/controls/control.c", None)] == [
@@ -196,5 +195,5 @@ def test_the_check_says_its_clock_and_an_older_one_ran_at_the_benchmark_clock():
 
 def test_the_view_gives_a_timed_flash_leak_its_reason():
     finding = Finding("address", 0x08000208, 32, False, "flash", "lookup", "control.c", 219)
-    assert taint_what(finding.to_json()) == "note"
-    assert "the ART's data cache" in taint_what(replace(finding, timed=True).to_json())
+    assert taint_what(finding) == "note"
+    assert "the ART's data cache" in taint_what(replace(finding, timed=True))

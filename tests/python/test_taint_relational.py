@@ -41,7 +41,7 @@ def test_a_loop_whose_bounds_cancel_is_unchanged_and_no_leak():
     assert result.relational == RelationalCheck(UNCHANGED, 3)
     assert (result.convicting, result.unchanged, result.leak) == (True, True, False)
     assert unconfirmed([result]) == [result]
-    assert "never changed by a secret in 3 variants" in taint_what(result.to_json())
+    assert "never changed by a secret in 3 variants" in taint_what(result)
 
 
 def test_a_loop_whose_rounds_follow_the_key_is_confirmed_where_it_first_differs():
@@ -51,7 +51,7 @@ def test_a_loop_whose_rounds_follow_the_key_is_confirmed_where_it_first_differs(
     assert result.relational.state == CONFIRMED and result.leak and not unconfirmed([result])
     assert (pair.signatures, pair.visit, pair.outcomes) == ((0, 2), 32, ("taken", "not taken"))
     assert pair.key_seeds == ("00" * 32, "02" * 32) and pair.sign_seeds == ("80" * 32, "82" * 32)
-    assert "signatures 0 and 2 differ at execution 32: taken vs not taken" in taint_what(result.to_json())
+    assert "signatures 0 and 2 differ at execution 32: taken vs not taken" in taint_what(result)
 
 
 def test_a_signature_without_the_finding_differs_where_the_other_goes_on():

@@ -20,21 +20,13 @@ from .page import to_html, to_markdown
 VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, "ct": ct, "taint": taint, "compare-falcon": falcon,
                                 "model-check": modelcheck, "matrix": matrix, "suite": suite}
 FORMATS = ("table", "md", "html", "csv", "json")
-# The views that still read a document as its file keeps it: the exact check's, typed once issue
-# #54's work on it (each finding's relational check) lands (issue #53).
-READ_AS_KEPT = {"taint"}
-
-
-def _as_read(kind: str, document):
-    """`document` (typed) as `kind`'s view reads it."""
-    return document.to_json() if kind in READ_AS_KEPT else document
 
 
 def write_pages(path: Path) -> Path:
     """Writes the reports (report.md, report.html) of the result kept in `path` (a run or suite
     without a document: made from its samples anew); returns the HTML report's path."""
     kind, document, data = load(path)
-    page = VIEWS[kind].page(_as_read(kind, document), data)
+    page = VIEWS[kind].page(document, data)
     write_atomically(path / "report.md", to_markdown(page))
     write_atomically(path / "report.html", to_html(page))
     return path / "report.html"
@@ -42,7 +34,7 @@ def write_pages(path: Path) -> Path:
 
 def show(console: Console, kind: str, document) -> None:
     """A result (its typed document) on the terminal, as the command that made it prints it."""
-    VIEWS[kind].show(console, _as_read(kind, document))
+    VIEWS[kind].show(console, document)
 
 
 def render(path: Path, fmt: str, console: Console) -> str | None:
@@ -50,7 +42,7 @@ def render(path: Path, fmt: str, console: Console) -> str | None:
     kind, document, data = load(path)
     view = VIEWS[kind]
     if fmt == "table":
-        view.show(console, _as_read(kind, document))
+        view.show(console, document)
         return None
     if fmt == "json":
         return dumps(document.to_json()) if kind in FILES else json.dumps(document.to_json(), indent=2) + "\n"
@@ -58,5 +50,5 @@ def render(path: Path, fmt: str, console: Console) -> str | None:
         if kind not in ("run", "suite"):
             raise PqscopeError(f"{path} holds a {kind} result: CSV is for runs (its data is in the directory)")
         return runs.csv_text(document.runs if kind == "suite" else document)
-    page = view.page(_as_read(kind, document), data)
+    page = view.page(document, data)
     return to_markdown(page) if fmt == "md" else to_html(page)

@@ -13,9 +13,7 @@ from ..results.documents.ct import CtDocument, FunctionLeak
 from ..results.documents.ct_parts import BoardAgreement, ExactClear, ExactFinding, ReplayPart
 from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
-# The exact check's view still reads findings as taint.json keeps them (its typing waits for issue #54's
-# work on it): the findings are given to it as their JSON.
-from .taint import findings_section, taint_executions, taint_source
+from .taint import findings_section, source_text, taint_executions, taint_source
 
 T_CAPTION = ("|t| of the key-class test as the signatures accumulate: a leak climbs past the threshold lines, a "
              "constant-time signing stays under them.")
@@ -76,8 +74,8 @@ def _decided(document: CtDocument) -> list[str]:
             lines.append(f"exact check: no instruction whose time depends on a secret on "
                          f"{signature_paths(item.signatures)}")
         elif isinstance(item, ExactFinding):
-            place = {"file": item.file, "line": item.line, "address": item.address}
-            found = exact.setdefault((item.kind, item.function or "?", taint_source(place)), [0, 0])
+            found = exact.setdefault((item.kind, item.function or "?", source_text(item.file, item.line, item.address)),
+                                     [0, 0])
             found[0] += 1
             found[1] += item.executions
         else:
@@ -188,7 +186,7 @@ def page(document: CtDocument, evidence: tuple[Sequence, ...]) -> Page:
 
     sections = [section for section in (_localisation(document),) if section]
     if document.taint is not None:
-        sections.append(findings_section(document.taint.to_json(), "The exact check beside it (pqscope taint)"))
+        sections.append(findings_section(document.taint, "The exact check beside it (pqscope taint)"))
     confirm = document.probe_suggestion
     if confirm:
         sections.append(Section("Confirm on a board", [
@@ -241,8 +239,8 @@ def show(console: Console, document: CtDocument) -> None:
         echo(f"exact check ({taint.signatures} signatures): {taint.verdict}, {len(leaks)} leaking "
              f"instruction{'' if len(leaks) == 1 else 's'}, {declassified} declassified")
         for finding in leaks[:5]:
-            echo(f"  {finding.kind} in {finding.function} at {taint_source(finding.to_json())} "
-                 f"(executions: {taint_executions(finding.to_json())})")
+            echo(f"  {finding.kind} in {finding.function} at {taint_source(finding)} "
+                 f"(executions: {taint_executions(finding)})")
     if statistics.replay_fit:
         echo(f"  {replay_text(document)}")
     for item in document.replayed.confirmations:

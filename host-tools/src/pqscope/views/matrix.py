@@ -9,7 +9,7 @@ from rich.table import Table as RichTable
 
 from ..results.documents.matrix import MatrixCell, MatrixDocument
 from .page import Page, Section, Table
-from .taint import taint_source
+from .taint import source_text
 
 # What a cell shows for each exact-check status besides the verdicts.
 STATUS_TEXT = {"build-failed": "does not build", "failed": "failed", "hang": "NO SIGNATURE"}
@@ -53,7 +53,7 @@ def _finding_rows(document: MatrixDocument) -> list[list[str]]:
                              if document.plan.ct_signatures else "not tested (--ct-n 0)")
         for leak in cell.result.leaks:
             rows.append([f"{cell.scheme}/{cell.impl}", f"{cell.toolchain.compiler} {cell.toolchain.opt}", leak.kind,
-                         leak.function or "?", taint_source({**leak.to_json(), "address": "?"}), str(leak.instructions),
+                         leak.function or "?", source_text(leak.file, leak.line, "?"), str(leak.instructions),
                          f"{leak.count:,}" + (", each one way" if leak.one_way else ""), confirmation_text])
     return rows
 
