@@ -27,10 +27,15 @@ from .taint_findings import attribute, check_decisions, emulator_options, merged
 from .taint_relational import Variant, confirmed, unconfirmed
 
 EXACT_CHECK_SIGNATURES = 2  # the exact check's default: each signature's path is checked whole
-# The most signatures beyond -n the check adds, each with a key of its own, while a finding that would
-# convict has not yet been changed by a secret: one decided by a single key bit goes the same way in
-# two random keys half the time, in all of 8 signatures once in 128.
+# Signatures beyond -n the check adds, each with a key of its own, while a finding that would convict
+# has not yet been changed by a secret: one decided by a single key bit goes the same way in all of
+# K random keys once in 2^(K-1). Up to CONFIRMING_VARIANTS whatever they cost (the check's time at
+# most about triples for -n 2); then, up to MOST_VARIANTS, while the variants' signing has cost less
+# than CHEAP_VARIANT_CYCLES in all: where signing is cheap a key bit's decision is missed once in
+# 2^31, where it is dear (Falcon, RSA) once in 2^7.
 CONFIRMING_VARIANTS = 6
+MOST_VARIANTS = 30
+CHEAP_VARIANT_CYCLES = 20_000_000
 CALLS_FILE = "taint-calls.jsonl"
 TAINT_FIELDS = ("index", "seed", "status", "board", "cycles")
 
@@ -76,7 +81,7 @@ def _keep_signatures(path: Path, samples_name: str, master_seed: bytes, samples:
                                        int(cycles[0]) if cycles and cycles[0] else None)
         except (ValueError, KeyError) as error:
             raise PqscopeError(f"{csv_path} is damaged at line {number}: {error}") from None
-        if not 0 <= signature.index < samples + CONFIRMING_VARIANTS or \
+        if not 0 <= signature.index < samples + MOST_VARIANTS or \
                 signature.seed != derive_seed(master_seed, "sign", signature.index):
             raise PqscopeError(f"{csv_path} does not belong to this check: line {number} is not a signature of "
                                "meta.json's master seed and -n")
@@ -129,10 +134,11 @@ class TaintCapture(Capture):
         """The -n signatures, then confirming variants (signatures made alike, not merged into the
         findings) while a finding that would convict is unchanged by the secrets so far."""
         done = {signature.index for signature in kept}
-        for index in range(self.samples + CONFIRMING_VARIANTS):
+        spent = sum(signature.cycles or 0 for signature in kept if signature.index >= self.samples)
+        for index in range(self.samples + MOST_VARIANTS):
             if index in done or not shard.owns(index):
                 continue
-            if index >= self.samples and not self._unconfirmed():
+            if index >= self.samples and not self._wants_variant(index - self.samples, spent):
                 break
             made = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
             if made.status != Status.OK:
@@ -141,7 +147,14 @@ class TaintCapture(Capture):
             signed = session.sign_slot(0, seed, self.msg_len, index)
             if signed.status != Status.OK:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
+            if index >= self.samples:
+                spent += signed.cycles
             yield TaintSignature(index, seed, signed.status, info.board_serial, signed.cycles)
+
+    def _wants_variant(self, made: int, spent: int) -> bool:
+        """Whether to sign one more variant after `made` of them, whose signing cost `spent` cycles."""
+        within = made < CONFIRMING_VARIANTS or spent < CHEAP_VARIANT_CYCLES
+        return within and bool(self._unconfirmed())
 
     def _unconfirmed(self) -> list[Finding]:
         """The findings no secret has changed yet, from every shard's lines written so far."""
