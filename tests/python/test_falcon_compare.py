@@ -91,7 +91,7 @@ def compared(tmp_path_factory):
     path = tmp_path_factory.mktemp("compare")
     document = falcon_compare.run_comparison(load_catalogue(REPO), "falcon-512", "virtual", path,
                                              steps, ct_samples=200, fp_ct_samples=2400)
-    return document, steps, path
+    return document.to_json(), steps, path
 
 
 def test_every_mode_is_measured_and_tested_and_every_primitive_in_every_mode(compared):

@@ -42,8 +42,8 @@ def compare_falcon(board_name, scheme, samples, ct_samples, fp_ct_samples, seed,
     path = run_directory(root, out, board, f"compare-{scheme}")
     document = falcon_compare.run_comparison(load_catalogue(root), scheme, board.name, path, steps,
                                              ct_samples=ct_samples, fp_ct_samples=fp_ct_samples)
-    store.save(path, "compare-falcon", document)
+    store.save(path, "compare-falcon", document.to_json())
     report_path = views.write_pages(path)
-    show("compare-falcon", store.typed("compare-falcon", document), as_json)
+    show("compare-falcon", document, as_json)
     if not as_json:
         stderr().print(f"report: {report_path}")

@@ -77,13 +77,13 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     report = None
     if with_report:  # interrupted: what it has
         if kind == "suite":
-            store.save(path, "suite", document)
+            store.save(path, "suite", document.to_json())
         report = views.write_pages(path)
     if interrupted:
         if manifest:
             stderr().print(f"resume the whole suite with `pqscope run --resume {path}`")
         ctx.exit(130)
-    show(kind, store.typed(kind, document), as_json)
+    show(kind, document, as_json)
     if report and not as_json:
         stderr().print(f"report: {report}")
 

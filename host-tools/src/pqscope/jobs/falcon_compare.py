@@ -80,7 +80,7 @@ class RunnerSteps:
 
 
 def run_comparison(catalogue: list[Implementation], scheme: str, board: str, path: Path, steps: Steps, *,
-                   ct_samples: int, fp_ct_samples: int) -> dict:
+                   ct_samples: int, fp_ct_samples: int) -> ComparisonDocument:
     """Runs every part into subdirectories of `path` (measure/<mode>, ct/<mode>,
     fp-ops/<op>-<mode>) and returns the comparison document, with the time it took."""
     started = time.monotonic()
@@ -100,7 +100,7 @@ def run_comparison(catalogue: list[Implementation], scheme: str, board: str, pat
         document, samples = steps.constant_time(implementation, fp_ct_samples, path / "fp-ops" / f"{op}-{mode}")
         fp_operations.append(fp_operation_entry(op, mode, document, samples))
     return comparison_document(scheme, board, path, measurements, ct_documents, fp_operations, tests,
-                               wall_seconds=round(time.monotonic() - started, 1)).to_json()
+                               wall_seconds=round(time.monotonic() - started, 1))
 
 
 def fp_operation_entry(op: str, mode: str, ct_document: CtDocument, samples: Sequence) -> FpOperation:

@@ -10,6 +10,8 @@ from ..measure.measurement import Measurement
 from ..measure.runner import Runner
 from ..project.catalogue import Implementation
 from ..project.console import stderr
+from ..results.documents.runs import RunsDocument
+from ..results.documents.suite import SuiteDocument
 from ..results.runs import find_runs, load_run, runs_document
 from .suite import ct_members, ct_seconds, ct_size, display_name, suite_document
 
@@ -93,10 +95,10 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
     return False
 
 
-def answer(path: Path, suite: SuitePlan | None) -> tuple[str, dict]:
+def answer(path: Path, suite: SuitePlan | None) -> tuple[str, SuiteDocument | RunsDocument]:
     """The kind and document of what the run directory `path` keeps: a suite's, with its members'
     constant-time tests, if the `suite` asked for them; else its runs'."""
     loaded = [load_run(run_path) for run_path in find_runs(path)]
     if suite and suite.ct_signatures:
-        return "suite", suite_document(path, loaded).to_json()
-    return "run", runs_document(path, loaded).to_json()
+        return "suite", suite_document(path, loaded)
+    return "run", runs_document(path, loaded)

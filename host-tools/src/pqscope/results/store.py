@@ -82,18 +82,13 @@ def read(file: Path) -> dict:
     return document
 
 
-def typed(kind: str, document: dict):
-    """The typed document of `kind` that `document` (its file's layout) holds."""
-    return DOCUMENTS[kind].from_json(document)
-
-
 def load(path: Path) -> tuple[str, object, object]:
     """The kind, typed document and plot data of the result kept in `path` (runs: their samples)."""
     kind = stored_kind(path)
     if kind is None:
         loaded = _runs(path)
         return "run", runs_document(path, loaded), loaded
-    document = typed(kind, read(path / FILES[kind]))
+    document = DOCUMENTS[kind].from_json(read(path / FILES[kind]))
     return kind, document, _evidence(path) if kind == "ct" else _runs(path) if kind == "suite" else None
 
 
