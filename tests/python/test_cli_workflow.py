@@ -149,7 +149,7 @@ def test_an_image_that_does_not_fit_is_one_line(fake_repo, fake_toolchain, linke
     assert line.startswith(f"Error: {expected}")
 
 
-def test_build_of_your_own_implementation_configures_it_in_then_out(fake_repo, fake_toolchain, tmp_path):
+def test_build_of_your_own_implementation_configures_a_tree_of_its_own(fake_repo, fake_toolchain, tmp_path):
     log = fake_toolchain()
     own = tmp_path / "crypto_sign/my-scheme/opt"
     own.mkdir(parents=True)
@@ -158,13 +158,14 @@ def test_build_of_your_own_implementation_configures_it_in_then_out(fake_repo, f
     assert result.exit_code == 0, result.stderr
     (image,) = json.loads(result.stdout)["images"]
     assert (image["scheme"], image["impl"]) == ("my-scheme", "opt")  # named as pqm4 lays them out
+    assert image["elf"] == str(fake_repo / "build/stm32f4discovery.impl-dir/images/my-scheme/opt.elf")
     calls = log.read_text().splitlines()
-    configure = "--preset stm32f4discovery -B build/stm32f4discovery -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT="
+    # The board's tree (build/stm32f4discovery), which a kill could leave naming the directory, is not touched.
+    configure = "--preset stm32f4discovery -B build/stm32f4discovery.impl-dir -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT="
     assert calls == [
         f"{configure} -DPQSCOPE_IMPL_DIR={own} -DPQSCOPE_IMPL_SCHEME=my-scheme "
-        "-DPQSCOPE_IMPL_NAME=opt -DPQSCOPE_IMPL_STACK_BYTES=16384",
-        "--build build/stm32f4discovery --target image.my-scheme.opt",
-        f"{configure} -DPQSCOPE_IMPL_DIR=",  # the tree no longer needs the directory
+        "-DPQSCOPE_IMPL_NAME=opt -DPQSCOPE_IMPL_STACK_BYTES=16384 -DPQSCOPE_EXTRA_PROBES=",
+        "--build build/stm32f4discovery.impl-dir --target image.my-scheme.opt",
     ]
 
 

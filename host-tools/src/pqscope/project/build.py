@@ -93,19 +93,39 @@ HOST_TREE = _Tree(HOST_PRESET, HOST_PRESET)
 
 def _board_tree(root: Path, board: Board) -> _Tree:
     """The tree of the board's images at its clock and toolchain. Another toolchain's tree takes
-    the dependencies' sources the default tree fetched, where it has them: they do not depend on the
-    compiler, and fetching pqm4 with its submodules again (and building libopencm3 in it) would
-    take minutes per tree."""
+    the dependencies' sources the default tree fetched (see `_fetched_sources`)."""
     options = board.toolchain.cmake_options()
     if not board.toolchain.is_default:
-        fetched = build_dir(root, board.cmake_preset) / "_deps"
-        options += [f"-DFETCHCONTENT_SOURCE_DIR_{source.name.removesuffix('-src').upper()}={source}"
-                    for source in sorted(fetched.glob("*-src")) if source.is_dir()]
+        options += _fetched_sources(root, board)
     return _Tree(board.cmake_preset, board.build_tree, tuple(options))
 
 
+# Bring-your-own images build in a tree of their own beside the board's (build/<tree>.impl-dir):
+# the directory is part of that tree's configuration, which a killed build leaves behind; the
+# board's tree, which every catalogue image builds in, never names it.
+IMPL_DIR_TREE_SUFFIX = ".impl-dir"
+
+
+def _impl_dir_tree(root: Path, board: Board) -> _Tree:
+    return _Tree(board.cmake_preset, board.build_tree + IMPL_DIR_TREE_SUFFIX,
+                 (*board.toolchain.cmake_options(), *_fetched_sources(root, board)))
+
+
+def _fetched_sources(root: Path, board: Board) -> list[str]:
+    """Options that point a new tree at the dependencies' sources the board's default tree fetched,
+    where it has them: they do not depend on the compiler, and fetching pqm4 with its submodules
+    again (and building libopencm3 in it) would take minutes per tree."""
+    fetched = build_dir(root, board.cmake_preset) / "_deps"
+    return [f"-DFETCHCONTENT_SOURCE_DIR_{source.name.removesuffix('-src').upper()}={source}"
+            for source in sorted(fetched.glob("*-src")) if source.is_dir()]
+
+
 def image_path(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
-    return build_dir(root, board.build_tree) / "images" / scheme / variant.file_name(impl)
+    return _image_in(root, board.build_tree, scheme, impl, variant)
+
+
+def _image_in(root: Path, tree_name: str, scheme: str, impl: str, variant: Variant) -> Path:
+    return build_dir(root, tree_name) / "images" / scheme / variant.file_name(impl)
 
 
 def build_image(root: Path, board: Board, scheme: str, impl: str, variant: Variant = PLAIN) -> Path:
@@ -121,8 +141,9 @@ def build_images(root: Path, board: Board, rows: list[tuple[str, str]], log: Pat
     _check_tools(tree)
     targets = [PLAIN.target(scheme, impl) for scheme, impl in rows]
     with _tree_lock(root, tree):
-        if not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
-            _configure(root, tree, [])
+        stale = _stale_impl_dir_options(root, tree)
+        if stale or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+            _configure(root, tree, stale)
         result = subprocess.run(["cmake", "--build", str(_tree_dir(tree.name)), "--target", *targets, "--", "-k", "0"],
                                 cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log.write_text(result.stdout)
@@ -153,31 +174,45 @@ def _probe_options(root: Path, board: Board, variant: Variant) -> list[str]:
     if not variant.probed:
         return []
     wanted = ";".join(variant.extra_probes)
-    cache = build_dir(root, board.build_tree) / "CMakeCache.txt"
-    entries = cache.read_text().splitlines() if cache.exists() else []
-    current = next((line.split("=", 1)[1] for line in entries if line.startswith(f"{EXTRA_PROBES}:")), "")
-    return [] if current == wanted and entries else [f"-D{EXTRA_PROBES}={wanted}"]
+    current = _cache_entry(root, board.build_tree, EXTRA_PROBES)
+    return [] if current == wanted else [f"-D{EXTRA_PROBES}={wanted}"]
+
+
+def _cache_entry(root: Path, tree_name: str, name: str) -> str | None:
+    """The value of a tree's CMake cache entry: "" if the tree has no such entry, None if it has no cache."""
+    cache = build_dir(root, tree_name) / "CMakeCache.txt"
+    if not cache.exists():
+        return None
+    return next((line.split("=", 1)[1] for line in cache.read_text().splitlines() if line.startswith(f"{name}:")), "")
+
+
+IMPL_DIR = "PQSCOPE_IMPL_DIR"
+
+
+def _stale_impl_dir_options(root: Path, tree: _Tree) -> list[str]:
+    """The option that configures out of a board's tree a bring-your-own directory an earlier
+    pqscope, killed while it built there, left configured in it and that is gone since (every
+    build of the tree would fail on it)."""
+    left = _cache_entry(root, tree.name, IMPL_DIR)
+    return [f"-D{IMPL_DIR}="] if left and not (Path(left) / "api.h").is_file() else []
 
 
 def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: str, stack_bytes: int,
                    variant: Variant = PLAIN) -> Path:
     """Builds an image of a directory implementing the pqm4/NIST signature API (not in the
-    catalogue), through CMake's PQSCOPE_IMPL_DIR, then configures the tree back without it so
-    that the directory is not needed again."""
+    catalogue), through CMake's PQSCOPE_IMPL_DIR, in the board's bring-your-own tree: each build
+    configures that tree whole, whatever an earlier one (killed, or of another directory) left."""
     if not (impl_dir / "api.h").is_file():
         raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
-    tree = _board_tree(root, board)
+    tree = _impl_dir_tree(root, board)
     _check_tools(tree)
-    options = [f"-DPQSCOPE_IMPL_DIR={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
+    options = [f"-D{IMPL_DIR}={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
                f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}",
-               *([f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}"] if variant.probed else [])]
+               f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}"]
     with _tree_lock(root, tree):
-        try:
-            _configure(root, tree, options)
-            _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", variant.target(scheme, impl)])
-        finally:
-            _configure(root, tree, ["-DPQSCOPE_IMPL_DIR="])
-    return _built(image_path(root, board, scheme, impl, variant))
+        _configure(root, tree, options)
+        _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", variant.target(scheme, impl)])
+    return _built(_image_in(root, tree.name, scheme, impl, variant))
 
 
 def build_info(root: Path, board: Board) -> dict | None:
@@ -204,8 +239,9 @@ def _build(root: Path, tree: _Tree, target: str, configure_options: list[str] | 
     _check_tools(tree)
     # Configuring again would be slow and is CMake's job once a cache exists (unless an option changes).
     with _tree_lock(root, tree):
-        if configure_options or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
-            _configure(root, tree, configure_options or [])
+        options = [*(configure_options or []), *_stale_impl_dir_options(root, tree)]
+        if options or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+            _configure(root, tree, options)
         _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", target])
 
 
