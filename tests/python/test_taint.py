@@ -6,7 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from pqscope.analysis.taint_findings import Finding, attribute, check_decisions, emulator_options, merged_findings
+from pqscope.analysis.taint_findings import (Finding, attribute, check_decisions, emulator_options, merged_findings,
+                                             public_code)
 from pqscope.project.catalogue import Declassification
 from pqscope.project.errors import PqscopeError
 from pqscope.results.documents.profile import CheckedSignature, RawFinding
@@ -26,6 +27,22 @@ def finding(kind="branch", function="sampler", line=1343, declassified=False):
 def test_value_declassifications_become_emulator_options_and_decisions_do_not():
     assert emulator_options((SAMPLER, SEED, SIGNATURE)) == (
         "--taint-public-secret-bytes", "0:32", "--taint-public-argument", "encode:2:1024")
+
+
+def test_public_code_decides_on_declared_public_values_only():
+    """Set apart as public: a function whose timing findings are all caused by declared-public
+    values; not one with a leak, a note, a public decision, a masked call, nor a signing entry or
+    a kept function (the retry function), nor one whose only finding times nothing."""
+    public = replace(finding(function="expand", line=50), declassified=True)
+    findings = attribute([
+        public, replace(public, address=0x08000104),
+        replace(public, function="mixed"), finding(function="mixed", line=7),
+        replace(public, function="noted"), finding(kind="address", function="noted", line=8),
+        finding(function="sampler"),  # declassified by the sampler's decision, not by a value
+        replace(public, function="PQCLEAN_X_crypto_sign_signature"), replace(public, function="challenge"),
+        replace(public, kind="address", function="loads")], (SAMPLER, SEED))
+    masked = replace(public, function="masked", within="ladder")
+    assert public_code((*findings, masked), (SAMPLER, SEED), kept=("challenge",)) == ("expand",)
 
 
 def test_a_decision_declassifies_branches_at_its_lines_only():

@@ -1,7 +1,7 @@
 /* The pattern is chosen by the catalogue row: CONTROL_EARLY_EXIT, CONTROL_BRANCH, CONTROL_UDIV,
  * CONTROL_WIDE_SHIFT, CONTROL_FLASH_TABLE, CONTROL_DERIVED_NONCE, CONTROL_RANDOM_NONCE,
- * CONTROL_NONCE_DIVISION or CONTROL_CANCELLING_BOUNDS, with CONTROL_LEAKY 1 (the textbook leak; CONTROL_WIDE_SHIFT's is the
- * compiler's) or 0 (its constant-time twin). */
+ * CONTROL_NONCE_DIVISION, CONTROL_CANCELLING_BOUNDS or CONTROL_PUBLIC_SEED, with CONTROL_LEAKY 1
+ * (the textbook leak; CONTROL_WIDE_SHIFT's is the compiler's) or 0 (its constant-time twin). */
 #include "api.h"
 
 #include <pqscope/sha3.h>
@@ -11,7 +11,8 @@
 #if !defined(CONTROL_LEAKY) || (defined(CONTROL_EARLY_EXIT) + defined(CONTROL_BRANCH) + defined(CONTROL_UDIV) + \
                                 defined(CONTROL_WIDE_SHIFT) + defined(CONTROL_FLASH_TABLE) +                    \
                                 defined(CONTROL_DERIVED_NONCE) + defined(CONTROL_RANDOM_NONCE) +                \
-                                defined(CONTROL_NONCE_DIVISION) + defined(CONTROL_CANCELLING_BOUNDS) != 1)
+                                defined(CONTROL_NONCE_DIVISION) + defined(CONTROL_CANCELLING_BOUNDS) +          \
+                                defined(CONTROL_PUBLIC_SEED) != 1)
 #error "define CONTROL_LEAKY and exactly one of the patterns above"
 #endif
 
@@ -247,6 +248,44 @@ static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk,
     value = value * 33u + i;
   }
   return value;
+}
+
+#elif defined(CONTROL_PUBLIC_SEED)
+/* A secret key that carries a public seed, as ML-DSA's carries rho (issue #54): its first
+ * SEED_BYTES are the seed, published (the catalogue declares them public), the rest is secret.
+ * Signing expands the seed by rejection sampling, as ML-DSA expands its matrix: the seed is hashed
+ * again until the hash's first byte is below EXPANSION_ACCEPT_BELOW, so the time follows the seed,
+ * and the random-key class, which draws whole keys, varies it. Nothing of that is secret. The
+ * leaky twin expands the secret part instead: the same loop, its time the secret's. */
+#define SEED_BYTES 16u
+#define EXPANSION_ACCEPT_BELOW 64u
+#define EXPANSION_MOST_ATTEMPTS 16
+
+static __attribute__((noinline)) uint32_t expand_by_rejection(const uint8_t *seed)
+{
+  uint8_t digest[PQS_SHA3_256_BYTES];
+  const uint8_t *input = seed;
+  size_t input_len = SEED_BYTES;
+  for (int attempt = 0; attempt < EXPANSION_MOST_ATTEMPTS; attempt++) {
+    struct pqs_sha3 ctx;
+    pqs_sha3_256_init(&ctx);
+    pqs_sha3_256_absorb(&ctx, input, input_len);
+    pqs_sha3_256_final(&ctx, digest);
+    if (digest[0] < EXPANSION_ACCEPT_BELOW) {
+      break;
+    }
+    input = digest;
+    input_len = sizeof digest;
+  }
+  return load32(digest);
+}
+
+static __attribute__((noinline)) uint32_t key_dependent_value(const uint8_t *sk, const uint8_t *m, size_t mlen)
+{
+  (void)m;
+  (void)mlen;
+  uint32_t expanded = expand_by_rejection(CONTROL_LEAKY ? sk + SEED_BYTES : sk);
+  return expanded ^ load32(sk + SEED_BYTES);
 }
 
 #elif defined(CONTROL_DERIVED_NONCE) || defined(CONTROL_RANDOM_NONCE) || defined(CONTROL_NONCE_DIVISION)

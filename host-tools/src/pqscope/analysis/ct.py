@@ -31,6 +31,7 @@ from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_
 from .ct_verdict import board_summaries, headline, taint_beside
 from .replay import REPLAY_DIRECTORY, Replay, quiet_console, read_intervals
 from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
+from .taint_findings import public_code
 
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
 # Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
@@ -201,8 +202,20 @@ class CtCapture(Capture):
         if self._replay is not None:
             model = self._replay.model(max((record.index for record in records), default=-1) + 1)
             predicted = [model[record.index].cycles for record in records]
-        return analyse(records, intervals, implementation.retry_function or None, implementation.public_functions,
-                       probes=probes, looks=len(self.looks), predicted=predicted, **options)
+        derived = self._public_code(implementation)
+        return analyse(records, intervals, implementation.retry_function or None,
+                       tuple(dict.fromkeys([*implementation.public_functions, *derived])), probes=probes,
+                       looks=len(self.looks), predicted=predicted, public_by_exact_check=derived, **options)
+
+    def _public_code(self, implementation: Implementation) -> tuple[str, ...]:
+        """The functions the exact check beside the virtual board's test showed to run on
+        declared-public values only, set apart as the catalogue's public-input functions are (a
+        board's probes time only the catalogue's; its replay regresses the model's time out)."""
+        if self.taint is None or self.replay is not None:
+            return ()
+        return tuple(name for name in public_code(self.taint.findings, implementation.declassify,
+                                                  (implementation.retry_function, INTERVAL_FUNCTION))
+                     if name not in implementation.public_functions)
 
     def _confirm(self, records: list[CtSample], meta) -> list[Confirmation]:
         """The exact check's findings tested on the board's `records` by the replay's labels (a
@@ -228,8 +241,10 @@ class CtCapture(Capture):
         return target.profiles and not self.variant.probed
 
     def profiling(self, implementation: Implementation, directory: Path) -> Profiling:
-        # Every signature profiled: the localisation and the attempt counts.
-        return Profiling(directory / INTERVALS_FILE, INTERVAL_FUNCTION, implementation.public_functions)
+        # Every signature profiled: the localisation and the attempt counts (after the exact check,
+        # which says what else is public).
+        return Profiling(directory / INTERVALS_FILE, INTERVAL_FUNCTION,
+                         (*implementation.public_functions, *self._public_code(implementation)))
 
     def keep(self, path: Path, profiled: bool) -> list[CtSample]:
         return keep_captured(path, self.master_seed, self.samples, with_intervals=profiled)

@@ -24,14 +24,22 @@ PUBLIC_TIME = "(public-input functions)"
 
 @dataclass(frozen=True)
 class PublicTime:
-    """The time of the public-input functions, subtracted from each signature's total."""
+    """The time of the public-input functions, subtracted from each signature's total: the
+    catalogue's, and those the exact check showed to run on declared-public values only
+    (`from_exact_check`), with the statistics of that time alone (`tested`: does it differ
+    between the classes?)."""
 
     functions: tuple[str, ...]
     mean_fixed: float
     mean_random: float
+    from_exact_check: tuple[str, ...] = ()
+    tested: leakstats.LeakResult | None = None
 
     def to_json(self) -> dict:
-        return {"functions": list(self.functions), "mean_cycles": {"fixed": self.mean_fixed, "random": self.mean_random}}
+        return {"functions": list(self.functions), "mean_cycles": {"fixed": self.mean_fixed, "random": self.mean_random},
+                **({"from_exact_check": list(self.from_exact_check)} if self.from_exact_check else {}),
+                **({"verdict": str(self.tested.verdict), "max_abs_t": json_number(self.tested.max_abs_t)}
+                   if self.tested else {})}
 
 
 @dataclass(frozen=True)
@@ -168,8 +176,8 @@ PROFILER, PROBES = "virtual board profiler (exclusive cycles)", "on-device probe
 
 def analyse(samples: list, intervals: list[ProfiledInterval] | None, retry_function: str | None,
             public_functions: tuple[str, ...] = (), *, probes: ProbeSet | None = None, seed: int = 0, looks: int = 1,
-            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES, predicted: list[float] | None = None
-            ) -> CtResult:
+            bootstrap_resamples: int = leakstats.BOOTSTRAP_RESAMPLES, predicted: list[float] | None = None,
+            public_by_exact_check: tuple[str, ...] = ()) -> CtResult:
     """Leak statistics of the verified signatures' time and, with the emulator's intervals or the
     device's `probes`, of each function's time (the localisation).
 
@@ -181,7 +189,9 @@ def analyse(samples: list, intervals: list[ProfiledInterval] | None, retry_funct
 
     Likewise, the time of `public_functions` (booked apart by the emulator) depends only on public
     data — the public key changes with the key class too — so it is subtracted from the total and
-    left out of the ranking.
+    left out of the ranking. `public_by_exact_check`: those of them the exact check found, not the
+    catalogue; their time is tested on its own too, so that the verdict can say that time depends
+    on the public key.
 
     `predicted`: per signature, the cycles the replay on the virtual board took for it (a board's
     test): regressed out of the (corrected) time as a control variate, last.
@@ -203,7 +213,9 @@ def analyse(samples: list, intervals: list[ProfiledInterval] | None, retry_funct
     if public_functions and profile is not None:
         public = np.array([profile[i].function(PUBLIC_TIME).cycles for i in usable], dtype=float)
         public_time = PublicTime(tuple(public_functions), float(public[classes == FIXED].mean()),
-                                 float(public[classes == RANDOM].mean()))
+                                 float(public[classes == RANDOM].mean()), public_by_exact_check,
+                                 leakstats.analyse(classes, public, seed=seed, looks=looks, bootstrap_resamples=10)
+                                 if public_by_exact_check else None)
         cycles = cycles - public
     if retry_function and profile is not None:
         attempts = np.array([profile[i].function(retry_function).calls for i in usable], dtype=float)

@@ -58,7 +58,9 @@ def headline(statistics: CtStatistics, taint: TaintDocument | None, exact_on_tar
     exact check (if it ran) agreeing, or when an exact check of the measured target itself
     (`exact_on_target`: the virtual board's own, not a board's replay) finds nothing and the
     statistics no leak either, however few their signatures: on the model, every instruction of
-    the paths followed was checked, which no number of signatures does. A board's no-leak is its
+    the paths followed was checked, which no number of signatures does. Time the exact check
+    shows to follow declared-public values only was set apart before the statistics: where it
+    differs between the classes, the reason says that time depends on the public key. A board's no-leak is its
     statistics': the model it was replayed on may lack what the board has (its flash, its bus).
     The statistics' own verdict stays theirs (`statistics.verdict`)."""
     leaks = taint.leaks if taint else ()
@@ -85,6 +87,13 @@ def headline(statistics: CtStatistics, taint: TaintDocument | None, exact_on_tar
                   f"{signature_paths(taint.signatures)} (the statistics: {statistics.verdict}, "
                   f"{statistics.reason})")
         deciding = [{"by": "exact check", "signatures": taint.signatures}, measured]
+    public = statistics.public_part
+    if public is not None and public.depends_on_public_key and verdict != leakstats.Verdict.LEAK:
+        max_abs_t = public.max_abs_t
+        reason = (f"time depends on the public key ({', '.join(public.from_exact_check)}), not on a secret: the exact "
+                  f"check shows that code runs on declared-public values only, and its time, set apart, differs "
+                  f"between the classes (|t| = {'inf' if max_abs_t == float('inf') else f'{max_abs_t:.1f}'}); "
+                  f"the rest: {reason}")
     return Headline(str(verdict), reason, tuple(deciding), STATISTICS_SCOPE if taint is None else EXACT_SCOPE)
 
 

@@ -11,7 +11,7 @@ from ..project.catalogue import Declassification
 from ..project.elf import Symbolizer, read_symbols
 from ..project.errors import PqscopeError
 from ..results.documents.profile import CheckedSignature, RawFinding
-from ..results.documents.taint import Finding
+from ..results.documents.taint import LEAK_KINDS, Finding
 
 # The emulator's option for each kind of declassification it applies to values.
 EMULATOR_OPTIONS = {"secret_bytes": "--taint-public-secret-bytes", "argument": "--taint-public-argument",
@@ -70,6 +70,41 @@ def attribute(findings: list[Finding], declassify: tuple[Declassification, ...])
             finding = replace(finding, declassified_by=tuple(dict.fromkeys(own or [item.reason for item in values])))
         attributed.append(finding)
     return attributed
+
+
+# The functions a signature enters by (the harness calls the scheme's API): never set apart whole,
+# which would take the whole signature out of the test.
+SIGNING_ENTRIES = ("crypto_sign_signature", "crypto_sign_signature_ctx", "crypto_sign")
+
+
+def public_code(findings: tuple[Finding, ...], declassify: tuple[Declassification, ...],
+                kept: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The functions whose time the exact check shows to follow declared-public values only (issue
+    #54): each decides on a value the scheme publishes (a public part of the key, a published
+    argument or result: a declassified timing finding no decision declassification made), and
+    holds no other finding: none on a secret, none inside a masked call, none a public decision
+    (a rejection loop's, whose rate the attempts correction takes). A statistics test may set
+    their time apart as public. Never a signing entry or a function in `kept` (the retry function,
+    whose calls count the attempts)."""
+    by_function: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.function:
+            by_function.setdefault(finding.function, []).append(finding)
+
+    def decided(finding: Finding) -> bool:
+        place = f"{Path(finding.file or '').name}:{finding.line}"
+        return finding.kind in DECISION_KINDS and any(
+            item.kind == "decision" and _decides(item, place, _unclone(finding.function)) for item in declassify)
+
+    def public(finding: Finding) -> bool:
+        return finding.declassified and not finding.within and not decided(finding)
+
+    def entry(name: str) -> bool:
+        return any(_unclone(name) == each or _unclone(name).endswith(f"_{each}") for each in SIGNING_ENTRIES)
+
+    return tuple(name for name, inside in by_function.items()
+                 if name not in kept and not entry(name) and all(map(public, inside))
+                 and any(finding.kind in LEAK_KINDS or finding.timed for finding in inside))
 
 
 def _decides(item: Declassification, place: str, function: str) -> bool:

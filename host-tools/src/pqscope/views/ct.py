@@ -102,6 +102,13 @@ def _facts(document: CtDocument) -> Facts:
     if statistics.corrupt_accepted:
         facts.append(("corrupted signatures accepted", f"{statistics.corrupt_accepted:,}: still valid with one bit "
                       "flipped, so the verifier accepts more than one encoding (their signing time is counted)"))
+    public = statistics.public_part
+    if public:
+        found = [name for name in public.functions if name in public.from_exact_check]
+        facts.append(("public time", f"{', '.join(public.functions)}: {public.mean_fixed:,.0f} cycles fixed-key, "
+                      f"{public.mean_random:,.0f} random-key, set apart before testing"
+                      + (f"; {', '.join(found)} by the exact check, which shows that code runs on declared-public "
+                         f"values only (that time alone: {public.verdict})" if found else "")))
     correction = statistics.retry_correction
     if correction:
         facts.append(("rejection attempts", f"{correction.retry_function}: "

@@ -5,8 +5,8 @@ test writes as it measures them are kept so and typed for the view by ct_parts."
 
 from dataclasses import dataclass
 
-from .ct_parts import (BoardAgreement, Evidence, FindingCounts, ProbeSuggestion, ReplayFit, ReplayPart, RequestedBound,
-                       RetryCorrection, TestClock, evidence_from_json)
+from .ct_parts import (BoardAgreement, Evidence, FindingCounts, ProbeSuggestion, PublicTimePart, ReplayFit, ReplayPart,
+                       RequestedBound, RetryCorrection, TestClock, evidence_from_json)
 from .parsing import json_number, number, optional, refused_as, without_absent
 from .runs import ProbeInflation
 from .taint import Finding
@@ -197,6 +197,10 @@ class CtStatistics:
     @property
     def reason(self) -> str:
         return self.total.reason
+
+    @property
+    def public_part(self) -> PublicTimePart | None:
+        return None if self.public_time is None else PublicTimePart.from_json(self.public_time)
 
     @property
     def retry_correction(self) -> RetryCorrection | None:

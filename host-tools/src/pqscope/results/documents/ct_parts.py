@@ -79,6 +79,30 @@ class RetryCorrection:
 
 
 @dataclass(frozen=True)
+class PublicTimePart:
+    """The public-input functions' time, set apart before testing: which functions (those the
+    exact check found among them), their mean cycles per class, and whether that time alone
+    differs between the classes (the exact check's functions only)."""
+
+    functions: tuple[str, ...]
+    mean_fixed: float
+    mean_random: float
+    from_exact_check: tuple[str, ...] = ()
+    verdict: str | None = None
+    max_abs_t: float | None = None
+
+    @property
+    def depends_on_public_key(self) -> bool:
+        """Time the exact check shows to be public differs between the classes."""
+        return bool(self.from_exact_check) and self.verdict == "leak"
+
+    @classmethod
+    def from_json(cls, data: dict) -> "PublicTimePart":
+        return cls(tuple(data["functions"]), data["mean_cycles"]["fixed"], data["mean_cycles"]["random"],
+                   tuple(data.get("from_exact_check", ())), data.get("verdict"), number(data.get("max_abs_t")))
+
+
+@dataclass(frozen=True)
 class ReplayFit:
     """The replay's model cycles regressed out of a board's: the slope, the share of the board's
     variance they explain, and how many times the signatures the raw total would need."""
