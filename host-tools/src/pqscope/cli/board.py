@@ -20,7 +20,7 @@ from ..targets.kinds import open_target
 from ..targets.target import Link
 from ..targets.vboard_serve import DEFAULT_LINK, SerialDeviceServer
 from .app import cli, show
-from .options import JSON_OPTION, VIRTUAL_BOARD, connection_options, run_directory, select
+from .options import JSON_OPTION, VIRTUAL_BOARD, connection_options, refuse_port_of_emulated, run_directory, select
 
 
 @cli.command("flash")
@@ -53,6 +53,7 @@ def model_check(ctx: click.Context, board_name, out, as_json, **connection) -> N
     wrong; on the virtual board, every one must. Exit status 1 when any departs from the model."""
     root = repo_root()
     board = get_board(root, board_name)
+    refuse_port_of_emulated(board, (connection["port"],))
     path = run_directory(root, out, board, "model-check")
     document = run_model_check(root, open_target(root, board, Link(**connection)), stderr(), connection["timeout"],
                                path)

@@ -15,7 +15,7 @@ from ..measure.capture import Capture
 from ..measure.measurement import board_at_clock
 from ..measure.runner import Runner
 from ..project.boards import Board
-from ..project.build import PLAIN, Variant
+from ..project.build import MAX_MSG_BYTES, PLAIN, Variant
 from ..project.catalogue import (IMPL_DIR_STACK_BYTES, Implementation, find_implementation, implementation_from_dir,
                                  load_catalogue)
 from ..project.console import stderr
@@ -63,7 +63,19 @@ REPORT_OPTION = click.option("--report/--no-report", "with_report", default=True
                              help="Write report.md and report.html (`pqscope report --format md|html` prints them "
                                   "later).")
 SEED_OPTION = click.option("--seed", help="Master seed in hex (default: random; recorded in meta.json).")
-MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0, 0xFFFF))
+
+
+def _message_length(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """Refused before anything starts (a run directory, the board) if no image can sign it."""
+    if value > MAX_MSG_BYTES:
+        raise click.BadParameter(f"{value} bytes: an image signs messages of at most {MAX_MSG_BYTES:,} bytes "
+                                 "(its message buffer, PQS_MAX_MSG_BYTES)")
+    return value
+
+
+MSG_LEN_OPTION = click.option("--msg-len", default=32, show_default=True, type=click.IntRange(0), metavar="BYTES",
+                              callback=_message_length,
+                              help=f"Length of the messages signed, at most {MAX_MSG_BYTES:,} bytes.")
 
 
 def implementation_options(board_default: str | None = VIRTUAL_BOARD):
@@ -140,6 +152,7 @@ def runner(root: Path, board: Board, *, port, baud, timeout, flash, without_hse=
            capture: Capture | None = None) -> Runner:
     """The runner of a measurement (of `capture`, if known) on one board (connection_options
     without shards)."""
+    refuse_port_of_emulated(board, (port,))
     return Runner(open_target(root, board, Link(port, baud, timeout, flash, without_hse=without_hse)), stderr(),
                   capture, report=write_pages)
 
@@ -148,6 +161,7 @@ def shard_runner(root: Path, board: Board, *, ports, baud, timeout, flash, witho
                  coordinator, capture: Capture | None = None) -> Runner:
     """The runner of a measurement (of `capture`, if known) cut into shards (connection_options
     with shards)."""
+    refuse_port_of_emulated(board, ports)
     if adapters and len(adapters) != len(ports):
         raise PqscopeError(f"{len(adapters)} --adapter-serial for {len(ports)} --port: give one per --port, in the "
                            "same order")
@@ -157,6 +171,16 @@ def shard_runner(root: Path, board: Board, *, ports, baud, timeout, flash, witho
              for port, adapter in zip_longest(ports or (None,), adapters)]
     return Runner(open_shard_targets(root, board, links, jobs, places, coordinator), stderr(), capture,
                   report=write_pages)
+
+
+def refuse_port_of_emulated(board: Board, ports: tuple[str | None, ...]) -> None:
+    """--port names a real board's serial port: with an emulated board (the default, virtual) it
+    would be ignored, and the numbers would not be the board the user meant."""
+    given = [port for port in ports if port]
+    if given and board.emulates:
+        raise PqscopeError(f"--port {given[0]} names a real board's serial port, but board {board.name} emulates "
+                           f"{board.emulates} here: give --board {board.emulates} to measure the board on that port, "
+                           "or leave --port out")
 
 
 def own_implementation(impl_dir: Path | None, scheme: str | None, impl: str | None,

@@ -3,7 +3,7 @@
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from .errors import PqscopeError, UnknownNameError
+from .errors import PqscopeError, match_name
 from .metadata import load_json, require
 from .toolchain import DEFAULT_TOOLCHAIN, Toolchain
 
@@ -51,10 +51,8 @@ class Board:
         return self.toolchain.tree(self.cmake_preset)
 
     def at_clock(self, name: str) -> "Board":
-        """The board with its images built for and measured at clock `name`."""
-        if name not in self.clocks:
-            raise UnknownNameError(f"clock of board {self.name}", name, list(self.clocks))
-        return replace(self, clock=self.clocks[name])
+        """The board with its images built for and measured at clock `name` (in any case)."""
+        return replace(self, clock=self.clocks[match_name(f"clock of board {self.name}", name, self.clocks)])
 
     def built_with(self, toolchain: Toolchain) -> "Board":
         """The board with its images built by `toolchain`."""
@@ -86,10 +84,9 @@ def load_boards(root: Path) -> dict[str, Board]:
 
 
 def get_board(root: Path, name: str) -> Board:
+    """The board named `name`, in any case."""
     boards = load_boards(root)
-    if name not in boards:
-        raise UnknownNameError("board", name, list(boards))
-    return boards[name]
+    return boards[match_name("board", name, boards)]
 
 
 def _board(name: str, data: dict, path: Path) -> Board:

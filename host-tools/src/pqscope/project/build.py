@@ -24,6 +24,9 @@ class BuildError(PqscopeError):
     pass
 
 
+# The longest message an image signs: its message buffer (PQS_MAX_MSG_BYTES, firmware/include/pqscope/scheme.h).
+MAX_MSG_BYTES = 1024
+
 # The harness's bulk data (firmware/include/pqscope/hal.h): boards place it in a second RAM.
 BULK_SECTION = ".pqscope_bulk"
 

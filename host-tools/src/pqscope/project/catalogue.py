@@ -7,7 +7,7 @@ firmware/cmake/catalogue.cmake's."""
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 
-from .errors import PqscopeError, UnknownNameError
+from .errors import PqscopeError, match_name
 from .metadata import load_json, require
 
 CATALOGUE = Path("firmware/schemes/catalogue.json")
@@ -115,10 +115,7 @@ def implementation_from_dir(directory: Path, scheme: str | None = None, impl: st
 
 
 def find_implementation(catalogue: list[Implementation], scheme: str, impl: str) -> Implementation:
-    impls = [row for row in catalogue if row.scheme == scheme]
-    if not impls:
-        raise UnknownNameError("scheme", scheme, sorted({row.scheme for row in catalogue}))
-    for row in impls:
-        if row.impl == impl:
-            return row
-    raise UnknownNameError("impl", impl, [row.impl for row in impls], f" of scheme {scheme}")
+    """The row of `scheme` and `impl`, named in any case."""
+    scheme = match_name("scheme", scheme, {row.scheme for row in catalogue})
+    impls = {row.impl: row for row in catalogue if row.scheme == scheme}
+    return impls[match_name("impl", impl, impls, f" of scheme {scheme}")]

@@ -6,7 +6,7 @@ the toolchain file's PQSCOPE_COMPILER and PQSCOPE_OPT (firmware/cmake/toolchain-
 
 from dataclasses import dataclass
 
-from .errors import UnknownNameError
+from .errors import UnknownNameError, match_name
 
 # The toolchain file's compilers: Debian's arm-none-eabi-gcc 12, GCC 11.3 (pqm4's) and clang/LLVM.
 COMPILERS = ("gcc12", "gcc11", "clang")
@@ -21,16 +21,17 @@ class Toolchain:
 
     def __post_init__(self):
         if self.compiler not in COMPILERS:
-            raise UnknownNameError("compiler", self.compiler, list(COMPILERS))
+            raise UnknownNameError("compiler", self.compiler, COMPILERS)
         if self.opt not in OPT_LEVELS:
-            raise UnknownNameError("optimisation level", self.opt, list(OPT_LEVELS))
+            raise UnknownNameError("optimisation level", self.opt, OPT_LEVELS)
 
     @classmethod
     def parse(cls, compiler: str | None, opt: str | None) -> "Toolchain":
-        """From command-line values; a level may be given with or without its dash (Os, -Os)."""
-        if opt is not None and opt != CATALOGUE_OPT and not opt.startswith("-"):
+        """From command-line values, in any case; a level may be given with or without its dash (Os, -Os)."""
+        if opt is not None and opt.lower() != CATALOGUE_OPT and not opt.startswith("-"):
             opt = f"-{opt}"
-        return cls(compiler or COMPILERS[0], opt or CATALOGUE_OPT)
+        return cls(match_name("compiler", compiler or COMPILERS[0], COMPILERS),
+                   match_name("optimisation level", opt or CATALOGUE_OPT, OPT_LEVELS))
 
     @property
     def flags(self) -> str:
