@@ -4,6 +4,7 @@
  * HSE (on the Discovery, the ST-LINK's MCO output) or, if that does not start, from the 16 MHz HSI
  * at the same frequency. */
 #include <pqscope/fault.h>
+#include <pqscope/guard.h>
 #include <pqscope/hal.h>
 
 #include <stdbool.h>
@@ -141,7 +142,9 @@ static void clock_setup(void)
   }
 }
 
-static volatile uint64_t systick_wraps;
+/* The count of SysTick's wraps, in the harness's guarded state (pqscope/guard.h): an
+ * implementation's overflow cannot change the cycle count unseen. */
+#define systick_wraps (pqs_state.counter_wraps)
 
 void sys_tick_handler(void)
 {

@@ -6,6 +6,7 @@ add_library(pqscope_harness_core STATIC
   ${PQSCOPE_FIRMWARE_DIR}/harness/frame.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/drbg.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/fault.c
+  ${PQSCOPE_FIRMWARE_DIR}/harness/guard.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/sha3.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/stackmeter.c
   ${PQSCOPE_FIRMWARE_DIR}/harness/taint.c)

@@ -4,6 +4,7 @@
 #include <pqscope/drbg.h>
 #include <pqscope/fault.h>
 #include <pqscope/frame.h>
+#include <pqscope/guard.h>
 #include <pqscope/hal.h>
 #include <pqscope/harness.h>
 #include <pqscope/probe.h>
@@ -25,7 +26,10 @@ enum {
 enum { RUN_FLAG_DIGEST = 1u << 0 };
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
 enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
-enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT, ERR_FAULT };
+enum {
+  ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT, ERR_FAULT,
+  ERR_GUARD
+};
 
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
 /* KEYGEN_SLOT and SIGN_SLOT share RUN's layout, with the key slot in place of ops. */
@@ -39,15 +43,16 @@ struct measurement {
   uint64_t cycles;
   uint32_t stack_bytes;
   int ret;
+  bool guards_intact; /* false: the operation wrote outside its buffers, `violation` says where */
+  struct pqs_guard_violation violation;
 };
 
-static uint8_t message[PQS_MAX_MSG_BYTES];
-/* The key slot the operations use: 0 for RUN, the command's slot for KEYGEN_SLOT/SIGN_SLOT. */
-static uint8_t active_slot;
-static uint8_t slot_has_key[32]; /* bitmap over the (at most 255) slots */
-static size_t message_len;
-static size_t signature_len;
-static uint64_t counter_overhead;
+static const char *const op_names[OP_COUNT] = {"keygen", "sign", "verify"};
+
+/* Named pqs_guarded_*: the virtual board watches it (pqscope/guard.h). The harness's counters
+ * (the key slot the operations use, the lengths, the counter's calibration) are in pqs_state. */
+PQS_GUARDED(PQS_MAX_MSG_BYTES) pqs_guarded_message;
+static uint8_t *const message = pqs_guarded_message.bytes;
 volatile uint32_t pqs_current_sample_id;
 
 static void send_record(uint8_t type, uint16_t seq, const struct pqs_writer *payload)
@@ -114,36 +119,93 @@ static void send_info(uint16_t seq)
 
 static int run_keygen(void)
 {
-  slot_has_key[active_slot / 8] |= (uint8_t)(1u << (active_slot % 8));
-  return pqs_scheme.keypair(pqs_slot_pk(active_slot), pqs_slot_sk(active_slot));
+  pqs_state.slot_has_key[pqs_state.active_slot / 8] |= (uint8_t)(1u << (pqs_state.active_slot % 8));
+  return pqs_scheme.keypair(pqs_slot_pk(pqs_state.active_slot), pqs_slot_sk(pqs_state.active_slot));
 }
 
-/* The virtual board's profiler marks each signature by this function's calls. */
+/* The virtual board's profiler marks each signature by this function's calls. The length is
+ * written outside the guarded state, where the implementation may write. */
 static int run_sign(void)
 {
-  return pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, message_len, pqs_slot_sk(active_slot));
+  size_t signature_len = 0;
+  int ret = pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, pqs_state.message_len,
+                            pqs_slot_sk(pqs_state.active_slot));
+  pqs_state.signature_len = (uint32_t)signature_len;
+  return ret;
 }
 
 static int run_verify(void)
 {
-  return pqs_scheme.verify(pqs_scheme.sig, signature_len, message, message_len, pqs_slot_pk(active_slot));
+  return pqs_scheme.verify(pqs_scheme.sig, pqs_state.signature_len, message, pqs_state.message_len,
+                           pqs_slot_pk(pqs_state.active_slot));
 }
 
-/* noinline: its frame is the reference point above which the operation's stack use is counted. */
-static __attribute__((noinline)) void measure(int (*op)(void), struct measurement *m)
+/* The buffers operation `op` is handed, each between guards (pqscope/guard.h). */
+static uint32_t buffers_of(uint8_t op, struct pqs_guarded_buffer *out)
 {
+  uint32_t n = 0;
+  uint8_t slot = pqs_state.active_slot;
+  out[n++] = (struct pqs_guarded_buffer){"message", message, PQS_MAX_MSG_BYTES};
+  out[n++] = (struct pqs_guarded_buffer){"signature", pqs_scheme.sig, (uint32_t)pqs_scheme.sig_buffer_bytes};
+  if (op == OP_VERIFY) {
+    out[n++] = (struct pqs_guarded_buffer){"public key", pqs_slot_pk(slot), (uint32_t)pqs_scheme.pk_bytes};
+    if (pqs_scheme.opened != NULL) {
+      out[n++] = (struct pqs_guarded_buffer){"opened message", pqs_scheme.opened, (uint32_t)pqs_scheme.opened_bytes};
+    }
+  } else {
+    if (op == OP_KEYGEN) {
+      out[n++] = (struct pqs_guarded_buffer){"public key", pqs_slot_pk(slot), (uint32_t)pqs_scheme.pk_bytes};
+    }
+    out[n++] = (struct pqs_guarded_buffer){"secret key", pqs_slot_sk(slot), (uint32_t)pqs_scheme.sk_bytes};
+  }
+  return n;
+}
+
+/* noinline: its frame is the reference point above which the operation's stack use is counted.
+ * The guards are armed outside the timed region, and checked after it. */
+static __attribute__((noinline)) void measure(uint8_t op, struct measurement *m)
+{
+  static int (*const steps[OP_COUNT])(void) = {run_keygen, run_sign, run_verify};
+  struct pqs_guarded_buffer buffers[PQS_GUARD_MAX_ARMED];
+  uint32_t count = buffers_of(op, buffers);
   uint8_t *top = __builtin_frame_address(0);
   uint32_t *lowest = (uint32_t *)stack_lowest();
   uint32_t *painted_end = (uint32_t *)((uintptr_t)(top - PAINT_GUARD_BYTES) & ~(uintptr_t)3u);
   pqs_stack_paint(lowest, painted_end);
   hal_cycles_restart_period();
+  pqs_guard_arm(1u + op, buffers, count);
   pqs_probes_start_operation();
   uint64_t start = hal_cycles();
-  m->ret = op();
+  m->ret = steps[op]();
   uint64_t end = hal_cycles();
   pqs_probes_end_operation();
+  m->guards_intact = pqs_guard_disarm(&m->violation);
   m->stack_bytes = (uint32_t)pqs_stack_used(lowest, painted_end, top);
-  m->cycles = end - start - counter_overhead;
+  m->cycles = end - start - pqs_state.counter_overhead;
+}
+
+/* An operation that wrote outside its buffers: an error naming it, the buffer and the offset in
+ * place of its sample (its cycles may count a changed counter). */
+static void send_guard_error(uint16_t seq, uint8_t op, const struct pqs_guard_violation *violation)
+{
+  char text[160];
+  pqs_guard_describe(text, sizeof text, op_names[op], violation);
+  send_error(seq, ERR_GUARD, text);
+}
+
+/* An untimed verification (SIGN_SLOT's, the corrupted copy's), guarded as a timed one: false,
+ * after the error, if it wrote outside its buffers. */
+static bool verify_untimed(uint16_t seq, bool *accepted)
+{
+  struct pqs_guarded_buffer buffers[PQS_GUARD_MAX_ARMED];
+  struct pqs_guard_violation violation;
+  pqs_guard_arm(1u + OP_VERIFY, buffers, buffers_of(OP_VERIFY, buffers));
+  *accepted = run_verify() == 0;
+  if (!pqs_guard_disarm(&violation)) {
+    send_guard_error(seq, OP_VERIFY, &violation);
+    return false;
+  }
+  return true;
 }
 
 /* The fixed cost of the two hal_cycles() calls around an operation, subtracted from every sample. */
@@ -157,7 +219,7 @@ static void calibrate_counter(void)
       best = end - start;
     }
   }
-  counter_overhead = best;
+  pqs_state.counter_overhead = best;
 }
 
 /* The operation's probe counts are those measure() left in the probe records. */
@@ -181,16 +243,21 @@ static void send_sample(uint16_t seq, uint32_t sample_id, uint8_t op, uint8_t st
   send_record(REC_SAMPLE, seq, &w);
 }
 
-/* After the timed verification: the same signature with one (seed-chosen) bit flipped must fail. */
-static uint8_t check_forgery_rejected(void)
+/* After the timed verification: the same signature with one (seed-chosen) bit flipped must fail.
+ * False, after the error, if that verification wrote outside its buffers. */
+static bool check_forgery_rejected(uint16_t seq, uint8_t *status)
 {
   uint32_t bit;
+  bool accepted;
   pqs_drbg_generate(&pqs_global_drbg, (uint8_t *)&bit, sizeof bit);
-  bit %= (uint32_t)(signature_len * 8);
+  bit %= pqs_state.signature_len * 8;
   pqs_scheme.sig[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-  int accepted = run_verify() == 0;
+  if (!verify_untimed(seq, &accepted)) {
+    return false;
+  }
   pqs_scheme.sig[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-  return accepted ? STATUS_FORGERY_ACCEPTED : STATUS_OK;
+  *status = accepted ? STATUS_FORGERY_ACCEPTED : STATUS_OK;
+  return true;
 }
 
 static void send_digest(uint16_t seq, uint32_t sample_id)
@@ -199,7 +266,7 @@ static void send_digest(uint16_t seq, uint32_t sample_id)
   struct pqs_writer w;
   pqs_writer_init(&w, buf, sizeof buf);
   pqs_put_u32(&w, sample_id);
-  pqs_transcript_digest(message, message_len, signature_len, buf + w.len);
+  pqs_transcript_digest(message, pqs_state.message_len, pqs_state.signature_len, buf + w.len);
   w.len += PQS_SHA3_256_BYTES;
   send_record(REC_DIGEST, seq, &w);
 }
@@ -236,23 +303,26 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
 
   pqs_current_sample_id = sample_id;
   pqs_drbg_seed(&pqs_global_drbg, seed);
-  active_slot = 0;
-  message_len = 0;
-  signature_len = 0;
-  static int (*const steps[OP_COUNT])(void) = {run_keygen, run_sign, run_verify};
+  pqs_state.active_slot = 0;
+  pqs_state.message_len = 0;
+  pqs_state.signature_len = 0;
   uint8_t first_failure = STATUS_OK;
   for (uint8_t op = 0; op < OP_COUNT; op++) {
     if (op == OP_SIGN) {
-      message_len = msg_len;
-      pqs_drbg_generate(&pqs_global_drbg, message, message_len);
+      pqs_state.message_len = msg_len;
+      pqs_drbg_generate(&pqs_global_drbg, message, msg_len);
     }
     struct measurement m;
-    measure(steps[op], &m);
+    measure(op, &m);
+    if (!m.guards_intact) {
+      send_guard_error(seq, op, &m.violation);
+      return;
+    }
     uint8_t status = STATUS_OK;
     if (m.ret != 0) {
       status = op == OP_VERIFY ? STATUS_VALID_REJECTED : STATUS_OP_FAILED;
-    } else if (op == OP_VERIFY) {
-      status = check_forgery_rejected();
+    } else if (op == OP_VERIFY && !check_forgery_rejected(seq, &status)) {
+      return;
     }
     if (ops & (1u << op)) {
       send_sample(seq, sample_id, op, status, &m);
@@ -290,7 +360,7 @@ static bool parse_slot_command(uint16_t seq, const struct pqs_frame *frame, uint
     send_error(seq, ERR_BAD_ARGUMENT, "slot must be < INFO.key_slots, flags 0, msg_len <= max_msg_len");
     return false;
   }
-  active_slot = slot;
+  pqs_state.active_slot = slot;
   pqs_current_sample_id = *sample_id;
   pqs_drbg_seed(&pqs_global_drbg, seed);
   return true;
@@ -306,7 +376,11 @@ static void handle_keygen_slot(uint16_t seq, const struct pqs_frame *frame)
     return;
   }
   struct measurement m;
-  measure(run_keygen, &m);
+  measure(OP_KEYGEN, &m);
+  if (!m.guards_intact) {
+    send_guard_error(seq, OP_KEYGEN, &m.violation);
+    return;
+  }
   uint8_t status = m.ret == 0 ? STATUS_OK : STATUS_OP_FAILED;
   send_sample(seq, sample_id, OP_KEYGEN, status, &m);
   send_done(seq, sample_id, status);
@@ -320,19 +394,30 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   if (!parse_slot_command(seq, frame, &msg_len, &sample_id)) {
     return;
   }
-  if (!(slot_has_key[active_slot / 8] & (1u << (active_slot % 8)))) {
+  if (!(pqs_state.slot_has_key[pqs_state.active_slot / 8] & (1u << (pqs_state.active_slot % 8)))) {
     send_error(seq, ERR_BAD_ARGUMENT, "SIGN_SLOT: the slot has no key yet (send KEYGEN_SLOT)");
     return;
   }
-  message_len = msg_len;
-  pqs_drbg_generate(&pqs_global_drbg, message, message_len);
+  pqs_state.message_len = msg_len;
+  pqs_drbg_generate(&pqs_global_drbg, message, msg_len);
   /* For the virtual board's exact check (pqscope taint): the key is the secret of this signature. */
-  pqs_taint_secret(pqs_slot_sk(active_slot), pqs_scheme.sk_bytes);
+  pqs_taint_secret(pqs_slot_sk(pqs_state.active_slot), pqs_scheme.sk_bytes);
   struct measurement m;
-  measure(run_sign, &m);
+  measure(OP_SIGN, &m);
+  if (!m.guards_intact) {
+    send_guard_error(seq, OP_SIGN, &m.violation);
+    return;
+  }
   uint8_t status = STATUS_OP_FAILED;
+  bool accepted;
   if (m.ret == 0) {
-    status = run_verify() == 0 ? check_forgery_rejected() : STATUS_VALID_REJECTED;
+    if (!verify_untimed(seq, &accepted)) {
+      return;
+    }
+    status = STATUS_VALID_REJECTED;
+    if (accepted && !check_forgery_rejected(seq, &status)) {
+      return;
+    }
   }
   send_sample(seq, sample_id, OP_SIGN, status, &m);
   send_done(seq, sample_id, status);
@@ -361,7 +446,7 @@ static void handle_probe(uint16_t seq, const struct pqs_frame *frame)
 static void handle_frame(const struct pqs_frame *frame)
 {
   if (frame->version != PQS_PROTOCOL_VERSION) {
-    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 2 expected");
+    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 5 expected");
     return;
   }
   switch (frame->type) {
@@ -394,7 +479,7 @@ void pqs_harness_start(void)
   pqs_probes_calibrate();
   pqs_receiver_init(&receiver);
   /* Zero at boot already; cleared for hosts that start the harness again in one process. */
-  memset(slot_has_key, 0, sizeof slot_has_key);
+  memset(pqs_state.slot_has_key, 0, sizeof pqs_state.slot_has_key);
   send_info(0);
 }
 

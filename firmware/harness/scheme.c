@@ -16,10 +16,12 @@
 #define PQS_EXPAND_PASTE(prefix, name) PQS_PASTE(prefix, name)
 #define API(name) PQS_EXPAND_PASTE(PQSCOPE_NAMESPACE, name)
 
-#define KEY_PAIR_BYTES (API(CRYPTO_PUBLICKEYBYTES) + API(CRYPTO_SECRETKEYBYTES))
-#define FITTING_SLOTS (PQS_KEY_POOL_BYTES / KEY_PAIR_BYTES)
+/* A slot: a guard, pk, a guard, sk; the pool ends with the guard after the last sk. */
+#define SLOT_BYTES (API(CRYPTO_PUBLICKEYBYTES) + API(CRYPTO_SECRETKEYBYTES) + 2 * PQS_GUARD_BYTES)
+#define FITTING_SLOTS ((PQS_KEY_POOL_BYTES - PQS_GUARD_BYTES) / SLOT_BYTES)
 #define KEY_SLOTS (FITTING_SLOTS < 2 ? 2 : FITTING_SLOTS > 255 ? 255 : FITTING_SLOTS)
-static uint8_t key_pool[KEY_SLOTS * KEY_PAIR_BYTES] PQS_BULK_DATA;
+/* Named pqs_guarded_*: the virtual board watches it (pqscope/guard.h). */
+uint8_t pqs_guarded_key_pool[KEY_SLOTS * SLOT_BYTES + PQS_GUARD_BYTES] PQS_BULK_DATA;
 
 /* Functions, not the api.h names directly: some implementations define those as macros. */
 static int keypair(uint8_t *pk, uint8_t *sk)
@@ -28,7 +30,7 @@ static int keypair(uint8_t *pk, uint8_t *sk)
 }
 
 #ifndef PQSCOPE_API_SIGNED_MESSAGE
-static uint8_t signature[API(CRYPTO_BYTES)];
+PQS_GUARDED(API(CRYPTO_BYTES)) pqs_guarded_signature;
 
 static int sign(uint8_t *sig, size_t *sig_len, const uint8_t *msg, size_t msg_len, const uint8_t *sk)
 {
@@ -44,8 +46,8 @@ static int verify(const uint8_t *sig, size_t sig_len, const uint8_t *msg, size_t
 /* The "signature" the harness handles is the whole signed message, whose layout is the
  * implementation's own; verification opens it and compares the recovered message, so a flipped
  * bit anywhere in it must be rejected. */
-static uint8_t signature[API(CRYPTO_BYTES) + PQS_MAX_MSG_BYTES];
-static uint8_t opened[API(CRYPTO_BYTES) + PQS_MAX_MSG_BYTES];
+PQS_GUARDED(API(CRYPTO_BYTES) + PQS_MAX_MSG_BYTES) pqs_guarded_signature;
+PQS_GUARDED(API(CRYPTO_BYTES) + PQS_MAX_MSG_BYTES) pqs_guarded_opened;
 
 static int sign(uint8_t *sig, size_t *sig_len, const uint8_t *msg, size_t msg_len, const uint8_t *sk)
 {
@@ -56,6 +58,7 @@ static int verify(const uint8_t *sig, size_t sig_len, const uint8_t *msg, size_t
                   const uint8_t *pk)
 {
   size_t opened_len;
+  uint8_t *opened = pqs_guarded_opened.bytes;
   if (API(crypto_sign_open)(opened, &opened_len, sig, sig_len, pk) != 0) {
     return -1;
   }
@@ -69,12 +72,17 @@ const struct pqs_scheme pqs_scheme = {
   .pk_bytes = API(CRYPTO_PUBLICKEYBYTES),
   .sk_bytes = API(CRYPTO_SECRETKEYBYTES),
   .sig_bytes = API(CRYPTO_BYTES),
-  .key_pool = key_pool,
-  .slot_bytes = KEY_PAIR_BYTES,
+  .key_pool = pqs_guarded_key_pool,
+  .slot_bytes = SLOT_BYTES,
   .key_slots = (uint8_t)KEY_SLOTS, /* clamped above; clang also checks the branches not taken */
-  .pk = key_pool,
-  .sk = key_pool + API(CRYPTO_PUBLICKEYBYTES),
-  .sig = signature,
+  .pk = pqs_guarded_key_pool + PQS_GUARD_BYTES,
+  .sk = pqs_guarded_key_pool + 2 * PQS_GUARD_BYTES + API(CRYPTO_PUBLICKEYBYTES),
+  .sig = pqs_guarded_signature.bytes,
+  .sig_buffer_bytes = sizeof pqs_guarded_signature.bytes,
+#ifdef PQSCOPE_API_SIGNED_MESSAGE
+  .opened = pqs_guarded_opened.bytes,
+  .opened_bytes = sizeof pqs_guarded_opened.bytes,
+#endif
   .keypair = keypair,
   .sign = sign,
   .verify = verify,

@@ -7,7 +7,7 @@ from enum import IntEnum
 
 from ..project.errors import PqscopeError
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 SEED_BYTES = 32
 DIGEST_BYTES = 32
 RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
@@ -62,6 +62,7 @@ class ErrorCode(IntEnum):
     BAD_LENGTH = 4
     BAD_ARGUMENT = 5
     FAULT = 6  # a processor fault on the board; the message names it and its PC
+    GUARD = 7  # an operation wrote outside its buffers (firmware/include/pqscope/guard.h); no sample
 
 
 class ProtocolError(PqscopeError):

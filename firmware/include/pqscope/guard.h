@@ -1,0 +1,93 @@
+/* Guard regions: the harness's own state out of the implementation's reach.
+ *
+ * Every buffer the harness hands the implementation (message, signature, public and secret key,
+ * opened message) lies between two guards of PQS_GUARD_BYTES filled with a canary pattern before
+ * each operation and checked after it: a write past either end changes a guard, and the harness
+ * answers with an error naming the operation, the buffer and the offset instead of a sample. The
+ * harness's counters (the cycle counter's wraps, its calibration, the lengths and the key slot)
+ * live in one guarded object too, pqs_guarded_state, so an overflow of those buffers reaches them
+ * only through a guard.
+ *
+ * The virtual board watches these objects exactly (boards/virtual/emulator/guard_watch.c): it
+ * finds every data symbol named pqs_guarded_*, reads the buffers of the running operation from
+ * pqs_guarded_state (layout below, which it relies on) when `operation` turns non-zero, and stops
+ * with the writing instruction when the implementation writes a guard or the state. */
+#ifndef PQSCOPE_GUARD_H
+#define PQSCOPE_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PQS_GUARD_BYTES 64
+/* The buffers one operation is handed: message, signature, public or secret key, opened. */
+#define PQS_GUARD_MAX_ARMED 4
+
+/* A buffer with its guards around it: [PQS_GUARD_BYTES][bytes][PQS_GUARD_BYTES]. */
+#define PQS_GUARDED(buffer_bytes)                                                                  \
+  struct {                                                                                         \
+    uint8_t before[PQS_GUARD_BYTES];                                                               \
+    uint8_t bytes[buffer_bytes];                                                                   \
+    uint8_t after[PQS_GUARD_BYTES];                                                                \
+  }
+
+/* One buffer an operation may write, guarded by PQS_GUARD_BYTES on each side. Three words (the
+ * virtual board reads them): the name's address, the buffer's, its size. */
+struct pqs_guarded_buffer {
+  const char *name;
+  uint8_t *start;
+  uint32_t bytes;
+};
+
+/* The harness's state. `operation` (1 keygen, 2 sign, 3 verify; 0 between operations) and
+ * `armed` (the buffers it is handed, `armed_count` of them) come first, at fixed offsets: the
+ * virtual board reads them. */
+struct pqs_harness_state {
+  volatile uint32_t operation;
+  uint32_t armed_count;
+  struct pqs_guarded_buffer armed[PQS_GUARD_MAX_ARMED];
+  volatile uint64_t counter_wraps; /* the board's cycle counter extension (hal.h) */
+  uint64_t counter_overhead;
+  uint32_t message_len;
+  uint32_t signature_len;
+  uint8_t active_slot;
+  uint8_t slot_has_key[32]; /* bitmap over the (at most 255) key slots */
+};
+
+struct pqs_guarded_state {
+  uint8_t before[PQS_GUARD_BYTES];
+  struct pqs_harness_state state;
+  uint8_t after[PQS_GUARD_BYTES];
+};
+extern struct pqs_guarded_state pqs_guarded_state;
+#define pqs_state (pqs_guarded_state.state)
+
+/* A guard byte that no longer holds its canary: which buffer, and where relative to its start
+ * (negative: before it; `bytes` or more: past its end). */
+struct pqs_guard_violation {
+  const char *buffer;
+  uint32_t bytes;
+  int32_t offset;
+};
+
+/* Fills the guards around `buffer` (bytes long) with the canary. */
+void pqs_guard_fill(uint8_t *buffer, size_t bytes);
+
+/* The first guard byte around `buffer` that lost its canary, as an offset from the buffer's
+ * start: those past its end first, nearest first, then those before it, nearest first. False if
+ * both guards are intact. */
+bool pqs_guard_find(const uint8_t *buffer, size_t bytes, int32_t *offset);
+
+/* Before an operation: fills the guards of the `count` buffers it is handed and of the state,
+ * records them for the virtual board, then marks `operation` (1 + its op number) as running. */
+void pqs_guard_arm(uint32_t operation, const struct pqs_guarded_buffer *buffers, uint32_t count);
+
+/* After it: marks no operation running, then checks every guard it armed. False, with the first
+ * violation, if one lost its canary. */
+bool pqs_guard_disarm(struct pqs_guard_violation *violation);
+
+/* "sign wrote at offset 60 of the signature (its 32 bytes + 28)", "... (its start - 3)",
+ * into out (at most `size` bytes, NUL-terminated). */
+void pqs_guard_describe(char *out, size_t size, const char *operation, const struct pqs_guard_violation *v);
+
+#endif
