@@ -1,5 +1,6 @@
 """The command group every command module registers on, the entry point, and how commands end:
-an expected failure as one line, a result shown as a table or JSON."""
+an expected failure as one line, a result shown as a table or JSON, and the exit status of each
+outcome (docs/pages/host-tool.md, "Exit status")."""
 
 import json
 
@@ -8,20 +9,38 @@ import click
 from .. import views
 from ..measure.measurement import Measurement
 from ..project.errors import PqscopeError
+from ..project.console import stderr
 from ..project.paths import repo_root
 from .options import runner, shard_runner, wide_console
+from .signals import interrupted_status, interruptible
+
+# Exit statuses besides 0 (done): an expected failure (one line) and signatures that did not
+# verify; click's usage mistakes exit 2, an interrupted command 128 + its signal (cli.signals).
+EXIT_ERROR = 1
+EXIT_UNVERIFIED = 3
+
+
+class Unverified(PqscopeError):
+    """Signatures that did not verify: what was measured is kept and shown, the command fails."""
 
 
 class _OneLineErrors(click.Group):
-    """Reports expected failures and usage mistakes as one line on stderr, without a traceback."""
+    """Reports expected failures and usage mistakes as one line on stderr, without a traceback, and
+    ends a command interrupted outside a measurement (a build, say) with its signal's status."""
 
     def invoke(self, ctx: click.Context):
         try:
-            return super().invoke(ctx)
+            with interruptible():
+                return super().invoke(ctx)
+        except KeyboardInterrupt as interruption:
+            click.echo(f"interrupted ({interruption})" if str(interruption) else "interrupted", err=True)
+            ctx.exit(interrupted_status())
         except PqscopeError as error:
             if error.details:
                 click.echo(error.details.rstrip(), err=True)
-            raise click.ClickException(str(error)) from None
+            failure = click.ClickException(str(error))
+            failure.exit_code = EXIT_UNVERIFIED if isinstance(error, Unverified) else EXIT_ERROR
+            raise failure from None
         except click.UsageError as error:
             if error.ctx is None:
                 raise
@@ -52,9 +71,26 @@ def show(kind: str, document, as_json: bool) -> None:
 
 
 def measure(ctx: click.Context, measurement: Measurement, connection: dict) -> None:
-    """Measures every member not complete yet, on the boards the connection options name; an
-    interruption ends the command with status 130, everything captured kept."""
+    """Measures every member not complete yet, on the boards the connection options name (a
+    measurement resumed complete: says so, and measures nothing); an interruption ends the command
+    with its signal's status, everything captured kept."""
+    if say_if_complete(measurement):
+        return
     open_runner = runner if "port" in connection else shard_runner
     if open_runner(repo_root(), measurement.board, capture=measurement.what, **connection).measure_members(
             measurement.members, measurement.what):
-        ctx.exit(130)
+        ctx.exit(interrupted_status())
+
+
+def say_if_complete(measurement: Measurement) -> bool:
+    """Whether every member of a resumed measurement is complete already, said if so."""
+    if not measurement.members or not all(member.complete for member in measurement.members):
+        return False
+    if len(measurement.members) == 1:
+        (member,) = measurement.members
+        text = (f"{member.path} is complete ({member.resume_from.samples_completed} {measurement.what.unit}): "
+                "nothing to resume")
+    else:
+        text = f"{measurement.members[0].path.parent}: every member is complete: nothing to resume"
+    stderr().print(text, markup=False, highlight=False)
+    return True

@@ -7,7 +7,8 @@ import click
 
 from .. import views
 from ..jobs import main_job
-from ..jobs.suite import CT_LEAST_SIGNATURES, CT_SIGNATURES
+from ..jobs.suite import CT_LEAST_SIGNATURES, CT_SIGNATURES, ct_members
+from ..link.protocol import Status
 from ..measure.capture import SampleCapture
 from ..measure.measurement import Measurement, Member, board_at_clock, new_suite, resumed
 from ..project.catalogue import find_implementation, load_catalogue
@@ -16,8 +17,11 @@ from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
 from ..results import store
+from ..results.lock import writing
 from ..results.rundir import is_suite, suite_parameters
-from .app import cli, show
+from ..results.runs import Run, find_runs, load_run
+from .app import Unverified, cli, say_if_complete, show
+from .signals import interrupted_status
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS,
                       connection_options, implementation_options, own_implementation, parse_member, parse_ops,
                       parse_seed, probe_options, refuse_fixed_options, resume_option, run_directory, shard_runner,
@@ -59,20 +63,28 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
         raise PqscopeError(f"--ct-n is 0 (no constant-time test) or at least {CT_LEAST_SIGNATURES}")
     if resume_path is not None:
         refuse_fixed_options(ctx)
-        path, measurement = resume_path, resumed(root, resume_path, SampleCapture)
-    else:
-        what = SampleCapture(parse_ops(ops_text), samples, parse_seed(seed), msg_len,
-                             variant=variant(probed, probe_names))
-        path, measurement = _new_measurement(root, board_name, clock_name, Toolchain.parse(compiler, opt_level),
-                                             scheme, impl, impl_dir, stack_bytes, out, what, members, ct_signatures,
-                                             replay)
+        with writing(resume_path):  # before reading what it holds: another writer may be changing it
+            _measure(ctx, root, resume_path, resumed(root, resume_path, SampleCapture), connection, with_report,
+                     as_json)
+        return
+    what = SampleCapture(parse_ops(ops_text), samples, parse_seed(seed), msg_len, variant=variant(probed, probe_names))
+    path, measurement = _new_measurement(root, board_name, clock_name, Toolchain.parse(compiler, opt_level), scheme,
+                                         impl, impl_dir, stack_bytes, out, what, members, ct_signatures, replay)
+    with writing(path):
+        _measure(ctx, root, path, measurement, connection, with_report, as_json)
+
+
+def _measure(ctx: click.Context, root: Path, path: Path, measurement: Measurement, connection: dict,
+             with_report: bool, as_json: bool) -> None:
+    """Measures what `path` lacks (a resumed one complete: nothing), then shows it (and writes its
+    reports, interrupted too); signatures that did not verify fail the command."""
     manifest = suite_parameters(path) if is_suite(path) else {}
     suite = main_job.SuitePlan(manifest.get("ct_signatures", 0), manifest.get("ct_replay", True)) if manifest else None
     if connection["jobs"] is None and not connection["ports"] and not connection["places"] and not manifest:
         connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
-    interrupted = main_job.measure(measurement, suite,
-                                   shard_runner(root, measurement.board, capture=measurement.what, **connection),
-                                   lambda: shard_runner(root, measurement.board, **connection))
+    interrupted = not _complete(measurement, suite) and main_job.measure(
+        measurement, suite, shard_runner(root, measurement.board, capture=measurement.what, **connection),
+        lambda: shard_runner(root, measurement.board, **connection))
     kind, document = main_job.answer(path, suite)
     report = None
     if with_report:  # interrupted: what it has
@@ -82,10 +94,39 @@ def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops
     if interrupted:
         if manifest:
             stderr().print(f"resume the whole suite with `pqscope run --resume {path}`")
-        ctx.exit(130)
+        ctx.exit(interrupted_status())
     show(kind, document, as_json)
     if report and not as_json:
         stderr().print(f"report: {report}")
+    unverified = [text for run_path in find_runs(path) if (text := _unverified(load_run(run_path)))]
+    if unverified:
+        raise Unverified(f"signatures did not verify: {'; '.join(unverified)}")
+
+
+def _complete(measurement: Measurement, suite: main_job.SuitePlan | None) -> bool:
+    """A resumed measurement complete already (its members' samples and, a suite, their
+    constant-time tests), said if so."""
+    if suite is not None and suite.ct_signatures and not all(
+            member.complete for member in ct_members(measurement.members)):
+        return False
+    return say_if_complete(measurement)
+
+
+def _unverified(run: Run) -> str | None:
+    """Which samples of `run` did not verify (an operation failed, or a valid signature was
+    rejected), if any did. A forgery accepted beside a valid signature is no failure of it: the
+    verifier tolerates that bit (Falcon's padding), and the view counts those apart."""
+    samples: dict[int, list] = {}
+    for row in run.rows:
+        samples.setdefault(row.sample_id, []).append(row)
+    failed = [rows for rows in samples.values()
+              if not any(row.verified or row.status == Status.CORRUPT_ACCEPTED for row in rows)]
+    if not failed:
+        return None
+    first = failed[0]
+    failing = next((row for row in first if not row.status.timed), first[-1])
+    return (f"{run.label}: {len(failed)} of {len(samples)} samples (the first, sample {failing.sample_id}: "
+            f"{failing.op.label} {failing.status.label.replace('_', ' ')})")
 
 
 def _new_measurement(root: Path, board_name, clock_name, built_with, scheme, impl, impl_dir, stack_bytes, out,

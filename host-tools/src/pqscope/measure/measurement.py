@@ -10,7 +10,8 @@ from ..link.protocol import Op
 from ..project.boards import Board, get_board
 from ..project.catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
 from ..project.toolchain import DEFAULT_TOOLCHAIN, Toolchain
-from ..results.rundir import is_suite, member_state, resume_parameters, start_suite, suite_parameters
+from ..results.rundir import (check_samples, is_suite, member_state, read_samples, resume_parameters, start_suite,
+                              suite_parameters)
 from ..results.runmeta import RunMeta, timestamp
 from .capture import Capture, SampleCapture, variant_from_json, variant_json
 
@@ -69,8 +70,10 @@ def resumed(root: Path, path: Path, kind: type[Capture]) -> Measurement:
     if kind is SampleCapture and is_suite(path):
         return _resumed_suite(root, path)
     meta = resume_parameters(path, kind=kind.kind)
+    if meta.status == "complete" and kind is SampleCapture:  # nothing to measure, but a damaged one is refused
+        check_samples(path / kind.samples_name, read_samples(path / kind.samples_name)[0], meta.seed)
     return Measurement(resumed_board(root, meta), kind.from_meta(meta),
-                       [Member(resumed_implementation(root, meta), path, meta)])
+                       [Member(resumed_implementation(root, meta), path, meta, meta.status == "complete")])
 
 
 def _resumed_suite(root: Path, path: Path) -> Measurement:

@@ -5,7 +5,9 @@ samples to disk as they arrive, and record how it ended (complete, interrupted, 
 (`SampleCapture`), or the constant-time test's signatures (`ct.CtCapture`)."""
 
 import contextlib
+import errno
 import queue
+import shutil
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -23,12 +25,16 @@ from ..project.console import progress
 from ..project.errors import PqscopeError
 from ..results.documents.runs import ProbeSet
 from ..results.probes import probe_columns
+from ..results.lock import writing
 from ..results.rundir import RunDirectory, resume_parameters, write_meta
 from ..results.runmeta import RunMeta, timestamp
 from ..results.store import save
 from ..targets.target import Connection, Target
 from .capture import Capture, Shard, check_info, variant_json
 from .measurement import Member
+
+
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)  # a write refused for want of space: the run resumes once there is
 
 
 @dataclass
@@ -69,8 +75,20 @@ class Runner:
     def measure(self, implementation: Implementation, path: Path, what: Capture,
                 resumed: RunMeta | None = None) -> Outcome:
         """Captures `what` of `implementation` into the run directory `path`; or, given the
-        meta.json of an interrupted measurement there, its missing records. Ctrl-C ends it as
-        "interrupted", keeping everything captured."""
+        meta.json of an interrupted measurement there, its missing records. It holds the
+        directory's writer lock throughout (another writer there is refused). Ctrl-C (or SIGTERM,
+        SIGHUP: see cli.signals) and a full disk end it as "interrupted", keeping everything
+        captured."""
+        with writing(path):
+            try:
+                return self._measure(implementation, path, what, resumed)
+            except OSError as error:
+                if error.errno not in DISK_FULL:
+                    raise
+                raise PqscopeError(f"{disk_full(error, path)}; free some space and resume with "
+                                   f"`pqscope {what.kind} --resume {path}`") from None
+
+    def _measure(self, implementation: Implementation, path: Path, what: Capture, resumed: RunMeta | None) -> Outcome:
         target, console = self.target, self.console
         profiled = what.instrumented(target)  # before the build: a capture the target cannot take fails at once
         if implementation.status != "ok":
@@ -107,7 +125,7 @@ class Runner:
             connections: list[Connection] = []
             try:
                 # First, so that what it finds can decide when the capture stops.
-                self._measure_companion(implementation, path, what)
+                self._measure_companions(implementation, path, what)
                 with contextlib.ExitStack() as stack:
                     for shard, shard_target in zip(shards, targets):
                         directory = shard.directory(path)
@@ -151,47 +169,51 @@ class Runner:
                             if meta.stopped_early:
                                 console.print(f"stopped early: {meta.stopped_early}")
                                 break
+                # Complete once its result is kept too: a failure before leaves it to resume.
+                finished = what.finish(implementation, path, records, meta, profiled)
+                if finished is not None:
+                    meta.result = finished.document
+                    if what.view:
+                        save(path, what.view, finished.document, finished.evidence)
                 meta.status = "complete"
             except KeyboardInterrupt:
                 meta.status = "interrupted"
+            except OSError as error:
+                meta.status = "interrupted" if error.errno in DISK_FULL else f"failed: {error}"
+                raise
             except PqscopeError as error:
                 meta.status = f"failed: {error}"
                 raise
             finally:
                 meta.finished_at = timestamp()
                 self._keep_stats(meta, connections)
-                write_meta(path, meta)
-            outcome = Outcome(meta, records)
+                # A full disk may refuse this too: meta.json then says "running" without a live
+                # writer, which readers take for interrupted.
+                with contextlib.suppress(OSError) if meta.status == "interrupted" else contextlib.nullcontext():
+                    write_meta(path, meta)
+            outcome = Outcome(meta, records, meta.result)
             if outcome.interrupted:
                 console.print(f"interrupted after {len(records)} of {what.samples} {what.unit}; data kept in {path}, "
                               f"resume with `pqscope {what.kind} --resume {path}`")
-                return outcome
-            finished = what.finish(implementation, path, records, meta, profiled)
-            if finished is not None:
-                outcome.result = meta.result = finished.document
-                write_meta(path, meta)
-                if what.view:
-                    save(path, what.view, finished.document, finished.evidence)
-                    if what.reports and self.report is not None:
-                        self.report(path)
+            elif what.view and meta.result is not None and what.reports and self.report is not None:
+                self.report(path)
         return outcome
 
-    def _measure_companion(self, implementation: Implementation, path: Path, what: Capture) -> None:
-        """The capture's companion (resumed where an earlier attempt left it); its interruption
-        interrupts the capture too."""
-        companion = what.companion()
-        if companion is None:
-            return
-        capture, directory = companion
-        sub = path / directory
-        resumed = resume_parameters(sub, kind=capture.kind) if (sub / "meta.json").is_file() else None
-        if resumed is not None and resumed.status == "complete":
-            what.take_companion(resumed.result)
-            return
-        outcome = self.measure(implementation, sub, capture, resumed)
-        if outcome.interrupted:
-            raise KeyboardInterrupt
-        what.take_companion(outcome.result)
+    def _measure_companions(self, implementation: Implementation, path: Path, what: Capture) -> None:
+        """The capture's companions (each resumed where an earlier attempt left it; one at another
+        clock on this target at that clock); an interruption interrupts the capture too."""
+        for companion in what.companions():
+            sub = path / companion.directory
+            resumed = resume_parameters(sub, kind=companion.capture.kind) if (sub / "meta.json").is_file() else None
+            if resumed is not None and resumed.status == "complete":
+                what.take_companion(companion, resumed.result)
+                continue
+            runner = self if companion.clock is None else self.beside([self.target.at_clock(companion.clock)],
+                                                                      self.console)
+            outcome = runner.measure(implementation, sub, companion.capture, resumed)
+            if outcome.interrupted:
+                raise KeyboardInterrupt
+            what.take_companion(companion, outcome.result)
 
     def _start(self, connections: list[Connection], implementation: Implementation, what: Capture) -> list[Info]:
         """Each board's INFO, checked to be the image meant (the same on every shard but for the
@@ -252,6 +274,16 @@ class Runner:
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
             impl_stack_bytes=implementation.stack_bytes if implementation.directory is not None else None,
         )
+
+
+def disk_full(error: OSError, path: Path) -> str:
+    """"no space left on the device: <file> (<n> MB free)", `path` standing for a file not named."""
+    where = Path(error.filename) if error.filename else path
+    try:
+        free = f"{shutil.disk_usage(where if where.is_dir() else where.parent).free / 1e6:,.1f} MB free"
+    except OSError:
+        free = "free space unknown"
+    return f"{error.strerror.lower()}: {where} ({free})"
 
 
 def _gathered(what: Capture, infos: list[Info], kept: list, shards: list[Shard], connections: list[Connection],

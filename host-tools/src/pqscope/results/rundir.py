@@ -12,6 +12,7 @@ from ..link.protocol import Op, Status
 from ..project.errors import PqscopeError
 from ..project.metadata import load_json
 from ..results.records import Row, sample_seed
+from .lock import LOCK_NAME
 from .probes import names_from_columns, probe_columns, probe_values, readings_from_values
 from .runmeta import RESUME_NEEDS, MetaProblem, RunMeta
 
@@ -121,12 +122,13 @@ SUITE_FIELDS = {"board": str, "members": list, "ops": list, "samples": int, "msg
 
 
 def make_empty_directory(path: Path, what: str) -> None:
-    """`path`, created if need be; a directory already holding anything is refused."""
+    """`path`, created if need be; a directory already holding anything (but its writer's lock) is
+    refused."""
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise PqscopeError(f"cannot create the {what} directory {path}: {error.strerror}") from None
-    if any(path.iterdir()):
+    if any(child.name != LOCK_NAME for child in path.iterdir()):
         raise PqscopeError(f"{what} directory {path} is not empty; choose another --out")
 
 
@@ -164,7 +166,7 @@ def member_state(path: Path) -> RunMeta | None:
     if not path.exists():
         return None
     files = {child.name: child for child in path.iterdir()}
-    never_started = (set(files) <= {"raw.bin", "samples.csv"}
+    never_started = (set(files) <= {"raw.bin", "samples.csv", LOCK_NAME}
                      and ("raw.bin" not in files or files["raw.bin"].stat().st_size == 0)
                      and ("samples.csv" not in files or files["samples.csv"].read_bytes().count(b"\n") <= 1))
     if not never_started:
@@ -181,17 +183,22 @@ def keep_complete_samples(samples: Path, master_seed: bytes) -> list[Row]:
     rows, probe_names = read_samples(samples)
     last = rows[-1].sample_id if rows else None
     kept = [row for row in rows if row.sample_id != last]
+    check_samples(samples, kept, master_seed)
+    write_atomically(samples, csv_lines([CSV_FIELDS + probe_columns(probe_names), *map(_csv_values, kept)])
+                     if kept else "")
+    return kept
+
+
+def check_samples(samples: Path, rows: list[Row], master_seed: bytes) -> None:
+    """That the `rows` of `samples` are each measured once, with the seeds of this run."""
     seen = set()
-    for row in kept:
+    for row in rows:
         if (row.sample_id, row.op) in seen:
             raise PqscopeError(f"{samples} is damaged: sample {row.sample_id} {row.op.label} appears twice")
         if row.seed != sample_seed(master_seed, row.sample_id):
             raise PqscopeError(f"{samples} does not belong to this run: the seed of sample "
                                f"{row.sample_id} is not derived from meta.json's master seed")
         seen.add((row.sample_id, row.op))
-    write_atomically(samples, csv_lines([CSV_FIELDS + probe_columns(probe_names), *map(_csv_values, kept)])
-                     if kept else "")
-    return kept
 
 
 class RunDirectory:
