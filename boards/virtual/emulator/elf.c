@@ -126,6 +126,19 @@ size_t elf_find_function(const struct elf_image *img, const char *name, size_t *
 	return found;
 }
 
+const struct elf_func *elf_function_at(const struct elf_image *img, uint32_t addr)
+{
+	size_t lo = 0, hi = img->nfuncs; /* the first function after addr is funcs[lo] */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (img->funcs[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr - img->funcs[lo - 1].addr < img->funcs[lo - 1].size ? &img->funcs[lo - 1] : NULL;
+}
+
 size_t elf_find_object(const struct elf_image *img, const char *name, uint32_t *addr,
 		       uint32_t *size)
 {

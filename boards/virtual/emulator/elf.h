@@ -39,6 +39,9 @@ void elf_free(struct elf_image *img);
 /* Function symbols named `name`: returns how many, and the index in `funcs` of the last one. */
 size_t elf_find_function(const struct elf_image *img, const char *name, size_t *index);
 
+/* The function whose bytes hold `addr`, or NULL. */
+const struct elf_func *elf_function_at(const struct elf_image *img, uint32_t addr);
+
 /* Data symbols (STT_OBJECT) named `name`: returns how many, and the address and size of the
  * last one. */
 size_t elf_find_object(const struct elf_image *img, const char *name, uint32_t *addr,

@@ -162,7 +162,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		}
 	}
 
-	if (hook_blocks(m) || hook_memory(m)) {
+	if (hook_blocks(m) || hook_memory(m) || watch_guards(m)) {
 		fprintf(stderr, "vboard: error: cannot install hooks\n");
 		return -1;
 	}
@@ -233,6 +233,7 @@ void machine_free(struct machine *m)
 	free(m->load_bits);
 	free(m->load_spans);
 	free(m->access_cache);
+	free(m->guards);
 }
 
 /* ---- run loop ---- */

@@ -51,6 +51,7 @@ struct access_map {
 #define ACCESS_CACHE_BITS 8
 
 struct div_hook;
+struct guard_watch;
 struct profile;
 struct taint;
 
@@ -117,6 +118,7 @@ struct machine {
 	struct uart_host *uart;
 	struct profile *prof;
 	struct taint *taint;          /* --taint: a code hook on every instruction, else NULL */
+	struct guard_watch *guards;   /* the harness's guarded memory, NULL in an image without it */
 	/* the devices' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {
 		struct machine *m;

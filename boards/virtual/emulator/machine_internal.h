@@ -5,6 +5,7 @@
  *   exception.c       the SysTick exception's entry and return, and WFI
  *   memory_hooks.c    the memory's access rights and invalid accesses
  *   analysis_hooks.c  the profiler's and the taint tracker's view of the core, and their hooks
+ *   guard_watch.c     stores by the implementation into the harness's guarded memory
  * Unicorn facts each is built on (Unicorn 2.1.4, Cortex-M4 model, checked by experiment) are
  * stated at its top. */
 #ifndef VBOARD_MACHINE_INTERNAL_H
@@ -78,6 +79,9 @@ int wait_for_interrupt(struct machine *m, uint32_t pc);
 
 /* memory_hooks.c */
 int hook_memory(struct machine *m);
+
+/* guard_watch.c: hooks the image's guarded objects (none in an image without the harness). */
+int watch_guards(struct machine *m);
 
 /* analysis_hooks.c: the --profile/--intervals and --taint attachments, where asked for. */
 int attach_analyses(struct machine *m);

@@ -4,9 +4,9 @@
  * opened message) lies between two guards of PQS_GUARD_BYTES filled with a canary pattern before
  * each operation and checked after it: a write past either end changes a guard, and the harness
  * answers with an error naming the operation, the buffer and the offset instead of a sample. The
- * harness's counters (the cycle counter's wraps, its calibration, the lengths and the key slot)
- * live in one guarded object too, pqs_guarded_state, so an overflow of those buffers reaches them
- * only through a guard.
+ * harness's counters (the cycle counter's wraps, its calibration, the message's length, the key
+ * slot and which slots hold keys) live in one guarded object too, pqs_guarded_state, so an
+ * overflow of those buffers reaches them only through a guard.
  *
  * The virtual board watches these objects exactly (boards/virtual/emulator/guard_watch.c): it
  * finds every data symbol named pqs_guarded_*, reads the buffers of the running operation from
@@ -49,7 +49,6 @@ struct pqs_harness_state {
   volatile uint64_t counter_wraps; /* the board's cycle counter extension (hal.h) */
   uint64_t counter_overhead;
   uint32_t message_len;
-  uint32_t signature_len;
   uint8_t active_slot;
   uint8_t slot_has_key[32]; /* bitmap over the (at most 255) key slots */
 };

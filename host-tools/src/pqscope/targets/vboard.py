@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..link.transport import POLL_SECONDS, TransportError
+from ..project.elf import ElfError, Symbolizer
 from ..project.errors import PqscopeError
 from ..project.metadata import load_json
 
@@ -25,6 +26,9 @@ IDLE_LINE = re.compile(r"vboard: idle rx=(\d+) tx=(\d+)")
 # its error line then, which says the budget and where the image was.
 EXIT_CYCLE_LIMIT = 3
 CYCLE_LIMIT = re.compile(r"cycle limit (\d+) exceeded at address (0x[0-9a-f]+)")
+# An error at an instruction of the image's code, which the emulator names by its function: "... in
+# crypto_sign_signature at address 0x080001b2" (a store into the harness's guarded memory).
+CODE_ADDRESS = re.compile(r" in \S+ at address (0x[0-9a-f]+)")
 STOP_SECONDS = 5.0
 EXIT_GRACE_SECONDS = 2.0  # after a failed session, how long an emulator that is ending may take to exit
 
@@ -78,6 +82,7 @@ class VirtualBoard:
         extra_args: tuple[str, ...] = (),
         serial: str = virtual_board_serial(0),
     ):
+        self.elf = elf
         self.command = [str(emulator), "--elf", str(elf), "--uart", "pty", "--stats", str(stats_path),
                         "--uid", serial, *extra_args]
         if max_cycles is not None:
@@ -162,17 +167,39 @@ class VirtualBoard:
         self._reader.join()
 
     def _failure(self) -> VBoardError:
-        """Why the emulator ended: its error line, typed by its exit status when it stopped at
-        its budget of cycles."""
+        """Why the emulator ended: its error line (with the source line of the instruction it
+        names), typed by its exit status when it stopped at its budget of cycles; or the signal
+        that killed it."""
         for line in self._stderr:
             if line.startswith(ERROR_PREFIX):
-                message = f"virtual board: {line[len(ERROR_PREFIX):]}"
-                limit = CYCLE_LIMIT.match(line[len(ERROR_PREFIX):])
+                error = line[len(ERROR_PREFIX):]
+                message = f"virtual board: {_with_source_line(error, self.elf)}"
+                limit = CYCLE_LIMIT.match(error)
                 if self._process.returncode == EXIT_CYCLE_LIMIT and limit:
                     return CycleBudgetExhausted(message, int(limit[1]), int(limit[2], 16))
                 return VBoardError(message)
+        if self._process.returncode < 0:
+            name = signal.Signals(-self._process.returncode).name
+            return VBoardError(f"the emulator was killed by {name} (not by pqscope); what was measured before is "
+                               "kept: resume the run with --resume DIR")
         last = self._stderr[-1] if self._stderr else "no output"
         return VBoardError(f"the emulator exited with code {self._process.returncode} ({last})")
+
+
+def _with_source_line(error: str, elf: Path) -> str:
+    """The emulator's error, with the source line of the code address it names, when the image's
+    DWARF knows it: "... in flip at address 0x080001b2 (overflow.c:23)"."""
+    place = CODE_ADDRESS.search(error)
+    if place is None:
+        return error
+    address = int(place[1], 16)
+    try:
+        file, line = Symbolizer(elf, [address]).line(address)
+    except ElfError:
+        return error
+    if file is None:
+        return error
+    return f"{error[:place.end()]} ({Path(file).name}:{line}){error[place.end():]}"
 
 
 @dataclass

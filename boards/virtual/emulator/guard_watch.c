@@ -1,0 +1,157 @@
+/* The harness's guarded memory watched exactly (firmware/include/pqscope/guard.h): while an
+ * operation runs, a store by the implementation into a guard around one of its buffers, or into
+ * the harness's state, stops the board with an error naming the operation, the buffer, the offset
+ * and the storing instruction with its function. The firmware's canaries catch an overflow after
+ * the operation on any board; here it is caught at the instruction, and so is a store that skips
+ * the guards (into the harness's counters directly).
+ * Unicorn facts this file is built on:
+ * - A UC_HOOK_MEM_WRITE callback bounded to an address range sees the exact PC of the store and
+ *   runs for stores into that range only; stores to the pages it covers take unicorn's slow path,
+ *   so only the harness's guarded objects (every data symbol named pqs_guarded_*) are hooked. */
+#include "machine_internal.h"
+
+#include <elf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GUARD_PREFIX "pqs_guarded_"
+#define STATE_SYMBOL "pqs_guarded_state"
+#define DISARM_FUNCTION "pqs_guard_disarm"
+/* guard.h's layout: PQS_GUARD_BYTES, then struct pqs_harness_state's operation:u32,
+ * armed_count:u32 and armed[PQS_GUARD_MAX_ARMED] {name, start, bytes: u32 each}. */
+#define GUARD_BYTES 64u
+#define MAX_ARMED 4u
+#define OPERATION_OFFSET GUARD_BYTES
+#define ARMED_OFFSET (GUARD_BYTES + 8u)
+
+static const char *const operation_names[] = {"none", "keygen", "sign", "verify"};
+
+struct armed_buffer {
+	uint32_t start, bytes;
+	char name[32];
+};
+
+struct guard_watch {
+	uint32_t state, state_size;      /* pqs_guarded_state */
+	uint32_t disarm, disarm_size;    /* the only code that ends an operation */
+	uint32_t operation;              /* 1 + the op running, 0 between operations */
+	uint32_t narmed;
+	struct armed_buffer armed[MAX_ARMED];
+};
+
+static void read_name(struct machine *m, uint32_t addr, char *out, size_t size)
+{
+	size_t n = 0;
+	for (; n + 1 < size; n++)
+		if (uc_mem_read(m->uc, addr + n, &out[n], 1) != UC_ERR_OK || out[n] == '\0')
+			break;
+	out[n] = '\0';
+}
+
+/* The harness marked an operation running: the buffers it handed it are armed in its state. */
+static void start_operation(struct machine *m, struct guard_watch *w, uint32_t operation)
+{
+	uint32_t count = 0;
+	uc_mem_read(m->uc, w->state + OPERATION_OFFSET + 4, &count, 4);
+	w->operation = operation;
+	w->narmed = count < MAX_ARMED ? count : MAX_ARMED;
+	for (uint32_t i = 0; i < w->narmed; i++) {
+		uint32_t words[3] = {0};
+		uc_mem_read(m->uc, w->state + ARMED_OFFSET + 12 * i, words, sizeof words);
+		w->armed[i].start = words[1];
+		w->armed[i].bytes = words[2];
+		read_name(m, words[0], w->armed[i].name, sizeof w->armed[i].name);
+	}
+}
+
+static void report(struct machine *m, const struct guard_watch *w, const char *where)
+{
+	char insn[100];
+	uint32_t pc = reg(m, UC_ARM_REG_PC);
+	const struct elf_func *f = elf_function_at(m->elf, pc);
+	machine_describe_insn(m, pc, insn, sizeof insn);
+	machine_fail(m, "%s wrote %s by %s in %s at address 0x%08x",
+		     operation_names[w->operation < 4 ? w->operation : 0], where, insn,
+		     f ? f->name : "unknown code", pc);
+}
+
+/* A store the implementation may make, or the place it wrote outside its buffers. */
+static bool outside_buffers(const struct guard_watch *w, uint32_t addr, uint32_t size, char *where,
+			    size_t len)
+{
+	if (addr + size > w->state && addr < w->state + w->state_size) {
+		int32_t offset = (int32_t)(addr - w->state) - (int32_t)GUARD_BYTES;
+		snprintf(where, len, "at offset %d of the harness's state (%s+%u)", offset, STATE_SYMBOL,
+			 addr - w->state);
+		return true;
+	}
+	for (uint32_t i = 0; i < w->narmed; i++) {
+		const struct armed_buffer *b = &w->armed[i];
+		int64_t offset = (int64_t)addr - b->start;
+		bool before = offset < 0 && offset + size > -(int64_t)GUARD_BYTES;
+		bool past = offset + size > b->bytes && offset < (int64_t)b->bytes + GUARD_BYTES;
+		if (before)
+			snprintf(where, len, "at offset %lld of the %s (its start - %lld)", (long long)offset,
+				 b->name, (long long)-offset);
+		else if (past)
+			snprintf(where, len, "at offset %lld of the %s (its %u bytes + %lld)",
+				 (long long)offset, b->name, b->bytes, (long long)(offset - b->bytes));
+		if (before || past)
+			return true;
+	}
+	return false;
+}
+
+static void on_guarded_write(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
+			     int64_t value, void *user)
+{
+	struct machine *m = user;
+	struct guard_watch *w = m->guards;
+	uint32_t addr = (uint32_t)address;
+	char where[160];
+	(void)uc, (void)type;
+	if (addr == w->state + OPERATION_OFFSET && size == 4) {
+		uint32_t pc = reg(m, UC_ARM_REG_PC);
+		if (w->operation == 0) {
+			if (value != 0)
+				start_operation(m, w, (uint32_t)value);
+			return;
+		}
+		if (pc - w->disarm < w->disarm_size) {
+			w->operation = 0;
+			return;
+		}
+	}
+	if (w->operation == 0 || m->in_handler) /* the harness's own business, and its SysTick handler */
+		return;
+	if (outside_buffers(w, addr, (uint32_t)size, where, sizeof where))
+		report(m, w, where);
+}
+
+int watch_guards(struct machine *m)
+{
+	const Elf32_Sym *sym = m->elf->symtab;
+	size_t disarm = 0;
+	struct guard_watch w = {0};
+	if (!sym || elf_find_object(m->elf, STATE_SYMBOL, &w.state, &w.state_size) != 1 ||
+	    elf_find_function(m->elf, DISARM_FUNCTION, &disarm) != 1)
+		return 0; /* not a pqscope image (a test program): nothing of the harness's to watch */
+	w.disarm = m->elf->funcs[disarm].addr;
+	w.disarm_size = m->elf->funcs[disarm].size;
+	m->guards = malloc(sizeof *m->guards);
+	*m->guards = w;
+	for (size_t k = 0; k < m->elf->nsyms; k++) {
+		if (ELF32_ST_TYPE(sym[k].st_info) != STT_OBJECT || sym[k].st_name >= m->elf->strtab_size ||
+		    strncmp(m->elf->strtab + sym[k].st_name, GUARD_PREFIX, strlen(GUARD_PREFIX)) ||
+		    sym[k].st_size == 0)
+			continue;
+		uc_hook h;
+		if (uc_hook_add(m->uc, &h, UC_HOOK_MEM_WRITE, on_guarded_write, m, sym[k].st_value,
+				(uint64_t)sym[k].st_value + sym[k].st_size - 1) != UC_ERR_OK) {
+			fprintf(stderr, "vboard: error: cannot watch %s\n", m->elf->strtab + sym[k].st_name);
+			return -1;
+		}
+	}
+	return 0;
+}
