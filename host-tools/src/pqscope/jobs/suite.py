@@ -105,24 +105,27 @@ def ct_size(run: Run, most: int) -> CtSize:
     return CtSize(signatures, keys, exact)
 
 
-# The virtual board runs a constant-time test's signatures more slowly than plain samples (it
-# profiles each one), and the exact check far more slowly (it follows every instruction's data).
-PROFILED_SLOWDOWN = 1.5
-EXACT_CHECK_SLOWDOWN = 6
+# What a constant-time test's step takes besides signing: starting the boards, the statistics and
+# the report (1 to 2.5 s in the recorded suites).
+STEP_SECONDS = 2.0
 
 
 def ct_seconds(run: Run, signatures: int, random_keys: int | None, shards: int, exact_check: int) -> float | None:
-    """About how long a member's constant-time test takes, from the cycles and speed its run
-    measured (the emulator's model cycles per second, or a board's clock); None if unknown."""
+    """About how long a member's constant-time test takes (within a factor of 1.5), from the cycles
+    its run measured and the speed of its slowest board (an emulator's model cycles per second, or a
+    board's clock); None where that cannot be said: no signing measured, or a test with the exact
+    check, whose time depends on what it finds (each finding that would convict adds up to
+    CONFIRMING_VARIANTS signatures, or more while signing is cheap) and on how much of the signing's
+    data the key reaches (5 to 85 times the emulator's time for its cycles in a recorded suite)."""
     medians = run_medians(run)
-    stats = EmulatorStats.of(run.meta)
-    speed = stats.model_cycles_per_second if stats else run.meta.clock_hz
-    if not speed or SIGN not in medians:
+    # The shards sign side by side, so the slowest sets the pace; a board's pace is its clock.
+    speed = min([stats.model_cycles_per_second or 0.0 for stats in EmulatorStats.of_each(run.meta)]
+                or [run.meta.clock_hz or 0.0])
+    if exact_check or not speed or SIGN not in medians:
         return None
     keygen = medians.get(KEYGEN, 0.0)
     per_shard = (1 + (random_keys or 10)) * keygen + signatures / max(shards, 1) * medians[SIGN]
-    exact = exact_check * (keygen + medians[SIGN]) * EXACT_CHECK_SLOWDOWN
-    return (per_shard * (PROFILED_SLOWDOWN if stats else 1.0) + exact) / speed
+    return STEP_SECONDS + per_shard / speed
 
 
 @dataclass(frozen=True)

@@ -190,8 +190,16 @@ class EmulatorStats:
     @classmethod
     def of(cls, meta: RunMeta) -> "EmulatorStats | None":
         """A run's statistics; None for a board, or an emulator that wrote none."""
-        stats = meta.emulator_stats
-        if not stats:
-            return None
+        return cls._read(meta.emulator_stats) if meta.emulator_stats else None
+
+    @classmethod
+    def of_each(cls, meta: RunMeta) -> list["EmulatorStats"]:
+        """The statistics of each emulator that ran a run: the run's one, or each shard's."""
+        found = [meta.emulator_stats] if meta.emulator_stats else [shard.get("emulator_stats")
+                                                                   for shard in meta.shards or ()]
+        return [cls._read(stats) for stats in found if stats]
+
+    @classmethod
+    def _read(cls, stats: dict) -> "EmulatorStats":
         return cls(stats.get("model_cycles_per_second"), stats.get("model_cycles"), stats.get("run_seconds"),
                    stats.get("wall_seconds"))
