@@ -19,7 +19,7 @@ from rich.console import Console
 
 from ..link.device import Cancelled, DeviceSession
 from ..link.messages import Info
-from ..project.build import build_info, code_digest
+from ..project.build import build_info, check_stack, code_digest
 from ..project.catalogue import Implementation
 from ..project.console import progress
 from ..project.errors import PqscopeError
@@ -29,7 +29,7 @@ from ..results.lock import writing
 from ..results.rundir import RunDirectory, resume_parameters, write_meta
 from ..results.runmeta import RunMeta, timestamp
 from ..results.store import save
-from ..targets.target import Connection, Target
+from ..targets.target import Connection, Image, Target
 from .capture import Capture, Shard, check_info, variant_json
 from .measurement import Member
 
@@ -169,6 +169,7 @@ class Runner:
                             if meta.stopped_early:
                                 console.print(f"stopped early: {meta.stopped_early}")
                                 break
+                self._check_stack(implementation, image, records)
                 # Complete once its result is kept too: a failure before leaves it to resume.
                 finished = what.finish(implementation, path, records, meta, profiled)
                 if finished is not None:
@@ -239,6 +240,15 @@ class Runner:
             raise PqscopeError(f"two shards reach the same board (serial number {max(serials, key=serials.count)}): "
                                "give each shard a board of its own")
         return infos
+
+    def _check_stack(self, implementation: Implementation, image: Image, records: list) -> None:
+        """Warns of (or refuses) a stack deeper than the image was checked to fit with (check_stack).
+        The records that report one: a sample's rows (a list) and the constant-time test's signatures."""
+        items = [item for record in records for item in (record if isinstance(record, list) else (record,))]
+        deepest = max((item.stack_bytes for item in items if getattr(item, "stack_bytes", None)), default=0)
+        warning = check_stack(self.target.board, image.elf, image.size, implementation, deepest)
+        if warning:
+            self.console.print(f"warning: {warning}")
 
     @staticmethod
     def _keep_stats(meta: RunMeta, connections: list[Connection]) -> None:

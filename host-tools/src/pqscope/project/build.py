@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .boards import Board
+from .catalogue import Implementation
 from .elf import ElfError, read_code, read_sections, read_symbols
 from .errors import PqscopeError
 
@@ -353,3 +354,21 @@ def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> No
             f"{elf.name} needs {ram} bytes of RAM (data+bss+{stack_bytes} bytes of stack), "
             f"board {board.name} has {board.ram_bytes}"
         )
+
+
+def check_stack(board: Board, elf: Path, size: ImageSize, implementation: Implementation, measured: int) -> str | None:
+    """What to say of the deepest stack a measurement of the image saw, against the stack reserved
+    for it, which check_fits took for the image's need: nothing within it; a warning (returned)
+    above it; an error where, with that stack, the image does not fit the board's RAM, so that it
+    passed the check only because of the reservation."""
+    reserved = implementation.stack_bytes
+    if measured <= reserved:
+        return None
+    where = (f"--stack-bytes (now {reserved:,})" if implementation.directory is not None else
+             f"the catalogue's stack_bytes of {implementation.scheme}/{implementation.impl} (now {reserved:,})")
+    ram = size.ram_bytes(measured)
+    if ram > board.ram_bytes:
+        raise BuildError(f"{elf.name} used {measured:,} bytes of stack: with its data and bss that is {ram:,} bytes of "
+                         f"RAM, board {board.name} has {board.ram_bytes:,}; it fit only by {where}, which is too low")
+    return (f"{elf.name} used {measured:,} bytes of stack, more than the {reserved:,} reserved for it when it was "
+            f"checked to fit {board.name}: raise {where}")
