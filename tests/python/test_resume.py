@@ -98,7 +98,7 @@ def test_resuming_a_complete_run_changes_nothing(fake_repo, fake_toolchain, tmp_
     out = make_run(tmp_path)
     before = rows_of(out)
     assert invoke("run", "--resume", str(out)).exit_code == 0
-    assert rows_of(out) == before  # the last sample was run again, identically
+    assert rows_of(out) == before
 
 
 def test_report_skips_a_line_cut_short(fake_repo, fake_toolchain, tmp_path):
@@ -206,7 +206,8 @@ def test_resume_refuses_an_image_whose_code_changed(fake_repo, fake_toolchain, t
     out = make_run(tmp_path)
     meta = json.loads((out / "meta.json").read_text())
     assert len(meta["code_sha256"]) == 64
-    (out / "meta.json").write_text(json.dumps(meta | {"code_sha256": "0" * 64}))  # as if built from other code
+    # As if built from other code, and interrupted (a complete run resumes to nothing).
+    (out / "meta.json").write_text(json.dumps(meta | {"code_sha256": "0" * 64, "status": "interrupted"}))
     before = (out / "samples.csv").read_bytes()
     assert_one_line_error(invoke("run", "--resume", str(out)), "changed since the run started")
     assert (out / "samples.csv").read_bytes() == before

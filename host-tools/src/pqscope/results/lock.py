@@ -125,3 +125,9 @@ def _busy(path: Path, recorded: tuple[int, str] | None) -> str:
     who = f"process {recorded[0]} ({recorded[1]})" if recorded else "another process (starting)"
     return (f"{path} is being measured by {who}: one measurement writes into a directory at a time; wait for it to "
             f"end, or stop it (a stopped one resumes with --resume), or choose another --out")
+
+
+def current_status(path: Path, recorded: str) -> str:
+    """A measurement's status as its directory `path` holds it: meta.json's (`recorded`), but
+    "interrupted" where it says "running" and no live process measures there (it was killed)."""
+    return "interrupted" if recorded == "running" and holder(path) is None else recorded
