@@ -233,7 +233,7 @@ static void send_sample(uint16_t seq, uint32_t sample_id, uint8_t op, uint8_t st
   pqs_put_u8(&w, op);
   pqs_put_u8(&w, status);
   pqs_put_u8(&w, pqs_probe_count);
-  pqs_put_u8(&w, 0);
+  pqs_put_u8(&w, (uint8_t)(int8_t)(m->ret < -128 ? -128 : m->ret > 127 ? 127 : m->ret));
   pqs_put_u64(&w, m->cycles);
   pqs_put_u32(&w, m->stack_bytes);
   for (uint8_t i = 0; i < pqs_probe_count; i++) {

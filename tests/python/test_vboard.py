@@ -100,7 +100,8 @@ def test_emulator_error_line_becomes_the_error(emulator, elf, tmp_path, monkeypa
 
 
 def test_emulator_dying_mid_session_replaces_the_symptom(emulator, elf, tmp_path):
-    with pytest.raises(VBoardError, match=r"the emulator exited with code -9 \(vboard: uart /dev/"):
+    with pytest.raises(VBoardError, match=r"^the emulator was killed by SIGKILL \(not by pqscope\).*resume the run "
+                                          r"with --resume DIR$"):
         with VirtualBoard(emulator, elf, tmp_path / "stats.json") as board:
             board._process.kill()
             board._process.wait()

@@ -12,7 +12,7 @@ from ..project.errors import PqscopeError
 from .frames import DELIMITER, Frame, FrameDecoder
 from .messages import (Command, Digest, Done, ErrorRecord, Hello, Info, KeygenSlot, Probe, ProbeName, Record, Run,
                        Sample, SignSlot, decode_message, encode_message)
-from .protocol import RUN_FLAG_DIGEST, ErrorCode, Op, ProtocolError
+from .protocol import RUN_FLAG_DIGEST, ErrorCode, Op, ProtocolError, Status
 from .transport import TransportError
 
 
@@ -22,6 +22,14 @@ class DeviceTimeout(PqscopeError):
 
 class DeviceError(PqscopeError):
     """The device reported an error or broke the protocol."""
+
+
+class OperationFailed(DeviceError):
+    """The implementation's function returned an error (a RUN stops there: no later operation)."""
+
+
+# The implementation's functions behind each operation (the NIST API's names).
+API_FUNCTIONS = {Op.KEYGEN: "crypto_sign_keypair", Op.SIGN: "crypto_sign_signature", Op.VERIFY: "crypto_sign_verify"}
 
 
 class Cancelled(Exception):
@@ -133,8 +141,10 @@ class DeviceSession:
             check=lambda answer: _check_sample(answer, ops, sample_id, digest, len(self.probe_names)),
         )
         digests = [r.digest for r in records if isinstance(r, Digest)]
-        return SampleResult([r for r in records if isinstance(r, Sample)], records[-1],
-                            digests[0] if digests else None)
+        samples = [r for r in records if isinstance(r, Sample)]
+        if records[-1].status == Status.OP_FAILED:
+            raise OperationFailed(_failed_operation(samples, sample_id))
+        return SampleResult(samples, records[-1], digests[0] if digests else None)
 
     def keygen_slot(self, slot: int, seed: bytes, sample_id: int) -> Sample:
         """A key pair from `seed` into `slot` of the device's key pool (its keygen SAMPLE)."""
@@ -199,8 +209,10 @@ class DeviceSession:
             failure = DeviceError(problem)
         if isinstance(failure, DeviceTimeout) and not self.bad_frames:
             hint = "is the pqscope image flashed and the board running?"
+        elif self.bad_frames:
+            hint = f"{self.bad_frames} corrupted frames received"
         else:
-            hint = f"check the baud rate and the wiring; {self.bad_frames} corrupted frames received"
+            hint = "the frames arrived intact: the device or its image misbehaves, not the line"
         raise type(failure)(f"{failure} ({self.attempts} tries; {hint})")
 
     def _collect(self, seq: int, final: type, timeout: float) -> list[Record]:
@@ -276,11 +288,20 @@ class DeviceSession:
             raise TransportError(f"lost the connection to {self._port.port}: {error}") from None
 
 
+def _failed_operation(samples: list[Sample], sample_id: int) -> str:
+    failed = next((s for s in samples if s.status == Status.OP_FAILED), None)
+    if failed is None:  # an operation the command did not ask to report
+        return f"sample {sample_id}: an operation it was not asked to report failed (its function returned an error)"
+    return f"sample {sample_id}: {API_FUNCTIONS[failed.op]} returned {failed.returned}"
+
+
 def _check_sample(answer: list[Record], ops: tuple[Op, ...], sample_id: int, digest: bool,
                   probes: int) -> str | None:
     samples = [r for r in answer if isinstance(r, Sample)]
     digests = [r for r in answer if isinstance(r, Digest)]
     got = tuple(s.op for s in samples)
+    if isinstance(answer[-1], Done) and answer[-1].status == Status.OP_FAILED:
+        ops = tuple(op for op in ops if samples and op <= samples[-1].op)  # a RUN stops at its failure
     ids = {r.sample_id for r in samples + digests} | {answer[-1].sample_id}
     expected_types = [Sample] * len(samples) + [Digest] * digest + [Done]
     if [type(r) for r in answer] != expected_types:

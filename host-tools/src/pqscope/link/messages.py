@@ -156,7 +156,7 @@ class ProbeReading:
 @dataclass(frozen=True)
 class Sample:
     TYPE: ClassVar = MessageType.SAMPLE
-    _LAYOUT: ClassVar = struct.Struct("<IBBBxQI")
+    _LAYOUT: ClassVar = struct.Struct("<IBBBbQI")
     _PROBE: ClassVar = struct.Struct("<qI")
 
     sample_id: int
@@ -165,18 +165,19 @@ class Sample:
     cycles: int
     stack_bytes: int
     probes: tuple[ProbeReading, ...] = ()  # in the order of the image's probes (PROBE index)
+    returned: int = 0  # what the implementation's function returned (clamped to -128..127)
 
     def payload(self) -> bytes:
-        return self._LAYOUT.pack(self.sample_id, self.op, self.status, len(self.probes), self.cycles,
+        return self._LAYOUT.pack(self.sample_id, self.op, self.status, len(self.probes), self.returned, self.cycles,
                                  self.stack_bytes) + b"".join(self._PROBE.pack(p.cycles, p.calls) for p in self.probes)
 
     @classmethod
     def parse(cls, payload: bytes) -> "Sample":
         fixed = cls._LAYOUT.size
-        sample_id, op, status, probes, cycles, stack = unpack_fixed(cls._LAYOUT, payload[:fixed], "SAMPLE")
+        sample_id, op, status, probes, returned, cycles, stack = unpack_fixed(cls._LAYOUT, payload[:fixed], "SAMPLE")
         readings = unpack_fixed(struct.Struct("<" + "qI" * probes), payload[fixed:], "SAMPLE probes")
         return cls(sample_id, enum_value(Op, op, "SAMPLE"), enum_value(Status, status, "SAMPLE"), cycles, stack,
-                   tuple(ProbeReading(*readings[i:i + 2]) for i in range(0, len(readings), 2)))
+                   tuple(ProbeReading(*readings[i:i + 2]) for i in range(0, len(readings), 2)), returned)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..link.device import DeviceTimeout
 from ..link.transport import open_port
 from ..project.boards import Board
 from ..project.console import working
@@ -50,12 +51,17 @@ class SerialTarget(Target):
     @contextlib.contextmanager
     def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
         self.check()
-        with open_port(self.link.port, self.link.baud or self.board.baud) as port:
+        baud = self.link.baud or self.board.baud
+        with open_port(self.link.port, baud) as port:
             # Flashed with the port already open, so the port is checked first and the boot
             # announcement of the new image is not missed.
             if self.link.flash:
                 self.flash(elf, console)
-            yield Uart(port, self.link.port)
+            try:
+                yield Uart(port, self.link.port)
+            except DeviceTimeout as silence:  # a board that does not answer: the line is the first suspect
+                raise DeviceTimeout(f"{silence}; check the baud rate ({baud}) and the wiring of "
+                                    f"{self.link.port} to the board's UART") from None
 
     def describe(self) -> dict:
         return {**super().describe(), "port": self.link.port}
