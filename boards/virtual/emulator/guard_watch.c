@@ -129,7 +129,7 @@ static void on_guarded_write(uc_engine *uc, uc_mem_type type, uint64_t address, 
 		report(m, w, where);
 }
 
-int watch_guards(struct machine *m)
+int machine_watch_guards(struct machine *m)
 {
 	const Elf32_Sym *sym = m->elf->symtab;
 	size_t disarm = 0;

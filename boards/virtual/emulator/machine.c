@@ -162,7 +162,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		}
 	}
 
-	if (hook_blocks(m) || hook_memory(m) || watch_guards(m)) {
+	if (hook_blocks(m) || hook_memory(m)) {
 		fprintf(stderr, "vboard: error: cannot install hooks\n");
 		return -1;
 	}

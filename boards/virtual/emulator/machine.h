@@ -133,6 +133,9 @@ int machine_set_unique_id(struct machine *m, const uint32_t words[3]);
 /* The pricing of a board the model is not: flash that costs nothing at any wait states (the 24 MHz
  * model of an image built for 168 MHz), and up to `jitter` cycles of noise on every read of a cycle counter. */
 void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitter);
+/* Stops the board at a store by the implementation into the harness's guarded memory
+ * (guard_watch.c); an image without the harness has none. */
+int machine_watch_guards(struct machine *m);
 /* The board's HSE never starts (the firmware must boot on its HSI). */
 void machine_remove_hse(struct machine *m);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */

@@ -80,9 +80,6 @@ int wait_for_interrupt(struct machine *m, uint32_t pc);
 /* memory_hooks.c */
 int hook_memory(struct machine *m);
 
-/* guard_watch.c: hooks the image's guarded objects (none in an image without the harness). */
-int watch_guards(struct machine *m);
-
 /* analysis_hooks.c: the --profile/--intervals and --taint attachments, where asked for. */
 int attach_analyses(struct machine *m);
 
