@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from ..measure.capture import Capture, Finished, shard_directories, variant_from_json
+from ..measure.capture import Capture, Companion, Finished, shard_directories, variant_from_json
 from ..measure.runner import Runner
 from ..project.build import PLAIN, Variant, code_digest
 from ..project.catalogue import Implementation
@@ -17,7 +17,7 @@ from ..project.toolchain import built_with
 from ..results.documents.ct import CtDocument, Sequential
 from ..results.documents.replay import ReplaySettings
 from ..results.documents.runs import ProbeSet
-from ..results.documents.taint import TaintDocument
+from ..results.documents.taint import TaintDocument, VerdictAtClock
 from ..results.probes import check_probes, confirmation, probe_inflation, probes_timing
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
@@ -48,7 +48,8 @@ class CtCapture(Capture):
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
                  variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0,
-                 replay: ReplaySettings | None = None, random_keys: int | None = None):
+                 replay: ReplaySettings | None = None, random_keys: int | None = None,
+                 other_clocks: tuple[str, ...] = ()):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
         # The pool's random keys the test signs with (None: every slot the image has): fewer keys
@@ -62,6 +63,9 @@ class CtCapture(Capture):
         # ran: shown next to the statistical localisation.
         self.exact_check = exact_check
         self.taint: TaintDocument | None = None
+        # The board's other clocks the exact check also runs at, and its documents there by clock.
+        self.other_clocks = other_clocks
+        self.taint_at: dict[str, TaintDocument] = {}
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
         self._live: sequential.OnlineT | None = None  # the raw total's running t
@@ -79,18 +83,23 @@ class CtCapture(Capture):
     def from_meta(cls, meta) -> "CtCapture":
         return cls(meta.samples, meta.seed, meta.msg_len, meta.key_refresh, variant=variant_from_json(meta.variant),
                    fixed_n=bool(meta.fixed_n), bound=meta.bound, exact_check=meta.exact_check or 0,
-                   replay=ReplaySettings.from_json(meta.replay), random_keys=meta.random_keys)
+                   replay=ReplaySettings.from_json(meta.replay), random_keys=meta.random_keys,
+                   other_clocks=tuple(meta.other_clocks or ()))
 
     def parameters(self) -> dict:
         return {"key_refresh": self.key_refresh, "keys": [], "fixed_n": self.fixed_n, "bound": self.bound,
                 "exact_check": self.exact_check or None, "replay": self.replay.to_json() if self.replay else None,
-                "random_keys": self.random_keys}
+                "random_keys": self.random_keys, "other_clocks": list(self.other_clocks) or None}
 
-    def companion(self) -> tuple[Capture, str] | None:
-        """The exact check beside the test, into its "taint" subdirectory (a replayed test's runs
-        in the replay, on the virtual board)."""
-        return (TaintCapture(self.exact_check, self.master_seed, self.msg_len), EXACT_CHECK_DIRECTORY) \
-            if self.exact_check and self.replay is None else None
+    def companions(self) -> tuple[Companion, ...]:
+        """The exact check beside the test, into its "taint" subdirectory, and at each of the
+        board's other clocks into "taint-<clock>" (a replayed test's run in the replay, on the
+        virtual board)."""
+        if not self.exact_check or self.replay is not None:
+            return ()
+        return tuple(Companion(TaintCapture(self.exact_check, self.master_seed, self.msg_len),
+                               EXACT_CHECK_DIRECTORY if clock is None else f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
+                     for clock in (None, *self.other_clocks))
 
     @contextlib.contextmanager
     def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):
@@ -122,8 +131,12 @@ class CtCapture(Capture):
         targets = replay_targets(runner.target, self.replay.emulator_args())
         runner.beside(targets, quiet_console()).measure(implementation, path, what, resumed)
 
-    def take_companion(self, document: dict | None) -> None:
-        self.taint = None if document is None else TaintDocument.from_json(document)
+    def take_companion(self, companion: Companion | None, document: dict | None) -> None:
+        taint = None if document is None else TaintDocument.from_json(document)
+        if companion is None or companion.clock is None:
+            self.taint = taint
+        else:
+            self.taint_at[companion.clock] = taint
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
         """At a look before the last, why the test can stop: its verdict is leak or no-leak. A
@@ -172,8 +185,7 @@ class CtCapture(Capture):
         return None
 
     def _exact_leaks(self) -> int:
-        """The exact check's leaks (it runs first): one decides the verdict, whatever the statistics
-        would say later."""
+        """The exact check's leaks (it runs first): one decides the verdict, whatever the statistics say."""
         return len(self.taint.leaks) if self.taint else 0
 
     def _arrive(self, record: CtSample) -> None:
@@ -208,14 +220,11 @@ class CtCapture(Capture):
                        looks=len(self.looks), predicted=predicted, public_by_exact_check=derived, **options)
 
     def _public_code(self, implementation: Implementation) -> tuple[str, ...]:
-        """The functions the exact check beside the virtual board's test showed to run on
-        declared-public values only, set apart as the catalogue's public-input functions are (a
-        board's probes time only the catalogue's; its replay regresses the model's time out)."""
-        if self.taint is None or self.replay is not None:
-            return ()
-        return tuple(name for name in public_code(self.taint.findings, implementation.declassify,
-                                                  (implementation.retry_function, INTERVAL_FUNCTION))
-                     if name not in implementation.public_functions)
+        """The functions the exact check beside the virtual board's test shows to run on declared-public
+        values only (a board's probes time the catalogue's only; its replay regresses the model out)."""
+        found = () if self.taint is None or self.replay is not None else public_code(
+            self.taint.findings, implementation.declassify, (implementation.retry_function, INTERVAL_FUNCTION))
+        return tuple(name for name in found if name not in implementation.public_functions)
 
     def _confirm(self, records: list[CtSample], meta) -> list[Confirmation]:
         """The exact check's findings tested on the board's `records` by the replay's labels (a
@@ -241,8 +250,7 @@ class CtCapture(Capture):
         return target.profiles and not self.variant.probed
 
     def profiling(self, implementation: Implementation, directory: Path) -> Profiling:
-        # Every signature profiled: the localisation and the attempt counts (after the exact check,
-        # which says what else is public).
+        # Every signature profiled: the localisation, the attempt counts, what the exact check says is public.
         return Profiling(directory / INTERVALS_FILE, INTERVAL_FUNCTION,
                          (*implementation.public_functions, *self._public_code(implementation)))
 
@@ -297,7 +305,9 @@ class CtCapture(Capture):
                                           selection) if profiled and leaking else None,
             taint=None if self.taint is None else taint_beside(self.taint, top_functions),
             replay=None if self._replay is None else self._replay_document(records, meta),
-            evidence=verdict.evidence, scope=verdict.scope)
+            evidence=verdict.evidence, scope=verdict.scope,
+            other_clocks=tuple(VerdictAtClock.of(self.taint_at[clock], f"{EXACT_CHECK_DIRECTORY}-{clock}")
+                               for clock in self.other_clocks if clock in self.taint_at))
         sort_by_sample(path / self.samples_name)
         evidence = result.evidence
         return Finished(document.to_json(), (evidence.classes.tolist(), evidence.values.tolist(),
@@ -346,11 +356,11 @@ class ReplayCapture(CtCapture):
         """A replay that ended complete: its signatures and exact check, as it kept them."""
         self.keep(path, profiled=True)
         exact = path / EXACT_CHECK_DIRECTORY
-        self.take_companion(resume_parameters(exact, kind=TaintCapture.kind).result
+        self.take_companion(None, resume_parameters(exact, kind=TaintCapture.kind).result
                             if self.exact_check and (exact / "meta.json").is_file() else None)
 
-    def take_companion(self, document: dict | None) -> None:
-        super().take_companion(document)
+    def take_companion(self, companion: Companion | None, document: dict | None) -> None:
+        super().take_companion(companion, document)
         self.feed.exact_checked(self.taint)
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
@@ -363,14 +373,20 @@ class ReplayCapture(CtCapture):
 
 def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
                        replay: bool = True, replay_flash_timing: str = "modelled",
-                       exact_signatures: int = EXACT_CHECK_SIGNATURES, **options) -> CtCapture:
+                       exact_signatures: int = EXACT_CHECK_SIGNATURES, at_other_clocks: bool = False,
+                       **options) -> CtCapture:
     """A constant-time test on `board` (boards.Board): the exact check of `exact_signatures`
-    beside it on the virtual board (unless `taint_check` is False), and on a real board the replay
-    with its exact check (unless `replay` is False); `options` are CtCapture's."""
+    beside it on the virtual board (unless `taint_check` is False), there also at the board's
+    slowest and fastest clocks where the test runs at another (`at_other_clocks`: the benchmark's
+    and a product's), and on a real board the replay with its exact check (unless `replay` is
+    False); `options` are CtCapture's."""
     replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
     exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
+    by_speed = sorted(board.clocks.values(), key=lambda clock: clock.hz)
+    others = tuple(dict.fromkeys(clock.name for clock in (by_speed[0], by_speed[-1]) if clock.name != board.clock.name))
     return CtCapture(samples, master_seed, msg_len, exact_check=exact_signatures if exact else 0,
-                     replay=replayed, **options)
+                     replay=replayed, other_clocks=others if exact and at_other_clocks and replayed is None else (),
+                     **options)
 
 
 def _all_confirmed(confirmations: list[Confirmation]) -> bool:

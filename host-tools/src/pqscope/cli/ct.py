@@ -39,6 +39,9 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, 
 @click.option("--taint/--no-taint", "taint_check", default=None,
               help="Run the exact check (pqscope taint, 2 signatures) before the statistics, and decide the verdict on "
                    "both (default: on the virtual board, and in a real board's replay).")
+@click.option("--other-clocks/--no-other-clocks", default=True, show_default=True,
+              help="With the exact check: run it at the board's slowest and fastest clocks too, where the test runs at "
+                   "another, and give their verdicts beside the test's (a benchmark's clock and a product's).")
 @click.option("--replay/--no-replay", "replay", default=True, show_default=True,
               help="On a real board: replay every signature on the virtual board beside it (same image and seeds), "
                    "regress its model cycles out of the board's, and test each exact-check finding on the board.")
@@ -49,7 +52,7 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, 
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
                seed, msg_len, clock_name, compiler, opt_level, key_refresh, probed, probe_names, out, resume_path,
-               as_json, taint_check, replay, replay_flash_timing, with_report, **connection) -> None:
+               as_json, taint_check, other_clocks, replay, replay_flash_timing, with_report, **connection) -> None:
     """Test whether signing time depends on a secret: the long-term key by statistics (fixed vs random
     keys, dudect style), and on the virtual board every secret (the key, the signing randomness and
     everything derived from them) by the exact check first. Either's leak is a leak; on the virtual
@@ -69,6 +72,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-ct")
         # The virtual board is the model: only a real board's test is replayed.
         what = constant_time_test(board, samples, parse_seed(seed), msg_len, taint_check=taint_check, replay=replay,
+                                  at_other_clocks=other_clocks,
                                   replay_flash_timing=replay_flash_timing, key_refresh=key_refresh,
                                   variant=variant(probed, probe_names), fixed_n=fixed_n,
                                   bound=None if bound_percent is None else bound_percent / 100)

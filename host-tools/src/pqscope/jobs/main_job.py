@@ -84,7 +84,7 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
             size = ct_size(run, signatures)
             what = constant_time_test(measurement.board, size.signatures, measurement.what.master_seed,
                                       measurement.what.msg_len, replay=replay, random_keys=size.random_keys,
-                                      exact_signatures=size.exact_signatures)
+                                      exact_signatures=size.exact_signatures, at_other_clocks=True)
         seconds = ct_seconds(run, what.samples, what.random_keys, len(ct_runner.targets), what.exact_check)
         steps.announce(f"constant-time test: {display_name(member.implementation.scheme, member.implementation.impl)}"
                        f", {what.samples} signatures" + (f" and the exact check of {what.exact_check}"

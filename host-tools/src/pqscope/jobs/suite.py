@@ -243,7 +243,7 @@ def constant_time(document: CtDocument) -> ConstantTimePart:
         tested.total.max_abs_t, tested.verdict,
         None if not taint else ExactCheckPart(taint.verdict, taint.signatures, len(leaks), tuple(leaking)),
         tuple(function.name for function in tested.top_functions or () if function.depends_on_class)[:5],
-        document.run_dir)
+        document.run_dir, document.other_clocks)
 
 
 def signing_profile(intervals: list[ProfiledInterval]) -> SigningProfile | None:
@@ -289,6 +289,22 @@ def falcon_modes(implementations: Sequence[ImplementationEntry], clock_hz: int) 
     return sets
 
 
+def _at_other_clocks(implementations: Sequence[ImplementationEntry]) -> list[str]:
+    """Per other clock of the board, what its exact check finds beside the tests' clock: the
+    implementations whose verdict changes there, or that none does."""
+    tested = [item for item in implementations if item.constant_time and item.constant_time.other_clocks]
+    sentences = []
+    for clock in dict.fromkeys(other.clock for item in tested for other in item.constant_time.other_clocks):
+        there = {item.name: next(other for other in item.constant_time.other_clocks if other.clock == clock)
+                 for item in tested if clock in (other.clock for other in item.constant_time.other_clocks)}
+        changed = [f"{name} {at.verdict}" for name, at in there.items()
+                   if at.verdict != next(item.verdict for item in tested if item.name == name)]
+        sentences.append(f"At {clock.describe()}, the exact check " + (
+            f"changes the verdict: {_listed(changed)}." if changed else
+            f"gives the same verdicts ({_listed(list(there))})."))
+    return sentences
+
+
 def summary(implementations: Sequence[ImplementationEntry], falcon: Sequence[FalconSet]) -> list[str]:
     """The findings in words, from the document's data."""
     sentences = []
@@ -304,6 +320,7 @@ def summary(implementations: Sequence[ImplementationEntry], falcon: Sequence[Fal
     clean = [name for name, verdict in verdicts.items() if verdict == "no-leak"]
     if clean:
         sentences.append(f"No leak found in {_listed(clean)}.")
+    sentences.extend(_at_other_clocks(implementations))
     undecided = [name for name, verdict in verdicts.items() if verdict not in ("leak", "no-leak")]
     if undecided:
         sentences.append(f"Not decided: {_listed(undecided)} (" + ("no test" if None in verdicts.values() else

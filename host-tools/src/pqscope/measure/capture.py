@@ -50,6 +50,17 @@ def shard_directories(run: Path) -> list[Path]:
     return [run, *(sorted(path for path in shards.iterdir() if path.is_dir()) if shards.is_dir() else [])]
 
 
+@dataclass(frozen=True)
+class Companion:
+    """A capture measured before another's records, into `directory` (a subdirectory of the other's
+    run directory), at the board's clock `clock` (None: the measurement's own): its image built for
+    that clock."""
+
+    capture: "Capture"
+    directory: str
+    clock: str | None = None
+
+
 class Capture:
     """What a measurement captures, and how its records are written, kept on resume and finished."""
 
@@ -94,13 +105,13 @@ class Capture:
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         """Raises, before anything runs, what makes the image unfit for this capture."""
 
-    def companion(self) -> "tuple[Capture, str] | None":
-        """A capture measured before this one's records, into that subdirectory of its run
-        directory, so that its result can decide when this one stops (None: none)."""
-        return None
+    def companions(self) -> "tuple[Companion, ...]":
+        """Captures measured before this one's records, each into a subdirectory of its run
+        directory, so that their results can decide when this one stops."""
+        return ()
 
-    def take_companion(self, document: dict) -> None:
-        """The companion's result document, before `finish`."""
+    def take_companion(self, companion: "Companion", document: dict) -> None:
+        """A companion's result document, before `finish`."""
 
     def alongside(self, runner, implementation: Implementation, elf: Path,
                   path: Path) -> contextlib.AbstractContextManager:

@@ -76,6 +76,7 @@ class RunMeta:
     exact_check: int | None = None  # signatures of the exact check beside the test (ct --taint), in taint/
     replay: dict | None = None  # a board's test replayed on the virtual board (replay.ReplaySettings), in replay/
     random_keys: int | None = None  # random keys of the pool the test uses (absent: every slot the image has)
+    other_clocks: list[str] | None = None  # the board's clocks its exact check also ran at, each in taint-<clock>/
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 

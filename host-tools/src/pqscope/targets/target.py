@@ -5,6 +5,7 @@ in meta.json. Commands and the runner ask the target; only `kinds` looks at the 
 kinds themselves: `virtual` and `serial`)."""
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,12 @@ class Target:
 
     def check(self) -> None:
         """Raises now, before any build, what would stop a measurement later."""
+
+    def at_clock(self, name: str) -> "Target":
+        """This target with its board's images built for and measured at the board's clock `name`."""
+        other = copy.copy(self)
+        other.board = self.board.at_clock(name)
+        return other
 
     def prepare(self, console: Console) -> None:
         """Builds or starts what the target needs besides the image, before a run directory exists."""

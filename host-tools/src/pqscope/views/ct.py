@@ -11,6 +11,7 @@ from ..analysis.words import signature_paths
 from ..project.toolchain import built_with_text
 from ..results.documents.ct import CtDocument, FunctionLeak
 from ..results.documents.ct_parts import BoardAgreement, ExactClear, ExactFinding, ReplayPart
+from ..results.documents.taint import VerdictAtClock
 from .page import Code, Facts, Figure, Page, Section, Table
 from .runs import clock_text
 from .taint import findings_section, source_text, taint_executions, taint_source
@@ -64,6 +65,13 @@ def function_line(function: FunctionLeak) -> str:
     return text
 
 
+def clock_verdict(item: VerdictAtClock) -> str:
+    """The exact check's verdict at another of the board's clocks, and its leaks' functions."""
+    return item.verdict + (f", {item.leaking_instructions} leaking instruction"
+                           f"{'' if item.leaking_instructions == 1 else 's'} in {', '.join(item.leaking_functions[:4])}"
+                           + (", ..." if len(item.leaking_functions) > 4 else "") if item.leaking_instructions else "")
+
+
 def _decided(document: CtDocument) -> list[str]:
     """What decided the verdict, in words: the statistics' result, and the exact check's findings
     a source line at a time (an unrolled loop puts several instructions on one line); at most
@@ -97,6 +105,7 @@ def _facts(document: CtDocument) -> Facts:
              *([("secrets covered", document.scope)] if document.scope else []),
              # The statistics' own verdict is kept apart only beside a verdict of all the evidence (a scope).
              *([("statistics alone", statistics.verdict)] if document.scope is not None else []),
+             *((f"exact check at {item.clock.describe()}", clock_verdict(item)) for item in document.other_clocks),
              ("samples", f"{total.n.fixed:,} fixed-key, {total.n.random:,} random-key"),
              ("max |t|", _rounded(total.max_abs_t)), ("strongest test", str(total.strongest_test))]
     if statistics.corrupt_accepted:
@@ -248,6 +257,8 @@ def show(console: Console, document: CtDocument) -> None:
         for finding in leaks[:5]:
             echo(f"  {finding.kind} in {finding.function} at {taint_source(finding)} "
                  f"(executions: {taint_executions(finding)})")
+    for item in document.other_clocks:
+        echo(f"exact check at {item.clock.name} ({item.clock.describe()}): {clock_verdict(item)}")
     if statistics.replay_fit:
         echo(f"  {replay_text(document)}")
     for item in document.replayed.confirmations:

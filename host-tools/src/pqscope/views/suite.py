@@ -11,6 +11,7 @@ from rich.console import Console
 from ..analysis.words import signature_paths
 from ..results.documents.suite import FalconMode, FalconSet, ImplementationEntry, SuiteDocument
 from ..results.runs import Run
+from .ct import clock_verdict
 from .page import Bullets, Figure, Page, Section, Table, Verdict, rich_table
 from .runs import detail_tables
 from .runs import page as runs_page
@@ -68,6 +69,7 @@ def verdict_detail(item: ImplementationEntry) -> str:
     parts.append(f"statistics over {ct.signatures:,} signatures: {ct.statistics} (max |t| {ct.max_abs_t:.1f})")
     if ct.localised and ct.verdict == "leak":
         parts.append(f"the key's time in {', '.join(f'`{name}`' for name in ct.localised[:3])}")
+    parts.extend(f"at {item.clock.describe()}: exact check {clock_verdict(item)}" for item in ct.other_clocks)
     return "; ".join(parts)
 
 
@@ -158,7 +160,10 @@ def show(console: Console, document: SuiteDocument) -> None:
     console.print(rich_table(measures_table(document), title(document.runs)))
     click.echo(f"suite saved in {document.runs.run_dir}; every operation's statistics in its report")
     for item in document.implementations:
-        click.echo(f"{_verdict(item).upper():>12}  {item.name}: " + verdict_detail(item).replace("`", ""))
+        others = item.constant_time.other_clocks if item.constant_time else ()
+        click.echo(f"{_verdict(item).upper():>12}  {item.name}"
+                   + "".join(f" ({other.clock.hz / 1e6:g} MHz: {other.verdict.upper()})" for other in others)
+                   + ": " + verdict_detail(item).replace("`", ""))
     for falcon in document.falcon:
         for mode in falcon.modes:
             price = mode.price.get("sign")

@@ -9,7 +9,7 @@ from .ct_parts import (BoardAgreement, Evidence, FindingCounts, ProbeSuggestion,
                        RequestedBound, RetryCorrection, TestClock, evidence_from_json)
 from .parsing import json_number, number, optional, refused_as, without_absent
 from .runs import ProbeInflation
-from .taint import Finding
+from .taint import Finding, VerdictAtClock
 
 
 @dataclass(frozen=True)
@@ -278,7 +278,7 @@ class Sequential:
 # The parts of ct.json a test may lack (a bound requested, a farm, a probed image, ...) or an older
 # test's file lacks.
 OPTIONAL_PARTS = ("clock", "built_with", "run_dir", "sequential", "bound_requested", "boards", "probe_inflation",
-                  "confirm_on_board", "taint", "replay", "evidence", "scope")
+                  "confirm_on_board", "taint", "replay", "evidence", "scope", "other_clocks")
 
 
 @dataclass(frozen=True)
@@ -306,6 +306,9 @@ class CtDocument:
     replay: dict | None = None  # a board's test replayed on the virtual board
     evidence: tuple[dict, ...] | None = None  # what decided the verdict
     scope: str | None = None  # the secrets the verdict covers
+    # The exact check at the board's other clocks (its fastest, where the test ran at another): a
+    # product's clock, whose flash wait states can time what the benchmark clock does not.
+    other_clocks: tuple[VerdictAtClock, ...] = ()
 
     # The parts kept as ct.json has them, typed for the view.
     @property
@@ -348,7 +351,8 @@ class CtDocument:
                     "boards": None if self.boards is None else list(self.boards),
                     "probe_inflation": self.probe_inflation, "confirm_on_board": self.confirm_on_board,
                     "taint": None if self.taint is None else self.taint.to_json(), "replay": self.replay,
-                    "evidence": None if self.evidence is None else list(self.evidence), "scope": self.scope}
+                    "evidence": None if self.evidence is None else list(self.evidence), "scope": self.scope,
+                    "other_clocks": [item.to_json() for item in self.other_clocks] or None}
         if self.scope is not None:
             document["statistics"] = {"verdict": self.statistics.verdict, "reason": self.statistics.reason}
         return without_absent(document, OPTIONAL_PARTS)
@@ -363,4 +367,5 @@ class CtDocument:
                        None if sequential is None else Sequential(tuple(sequential["looks"]), sequential["stopped"]),
                        data.get("bound_requested"), optional(data, "boards", tuple), data.get("probe_inflation"),
                        data.get("confirm_on_board"), optional(data, "taint", TaintBeside.from_json), data.get("replay"),
-                       optional(data, "evidence", tuple), data.get("scope"))
+                       optional(data, "evidence", tuple), data.get("scope"),
+                       tuple(map(VerdictAtClock.from_json, data.get("other_clocks", ()))))

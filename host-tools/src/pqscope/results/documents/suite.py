@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .parsing import json_number, number
 from .runs import RunsDocument
+from .taint import VerdictAtClock
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class ConstantTimePart:
     exact_check: ExactCheckPart | None
     localised: tuple[str, ...]
     run_dir: str | None
+    other_clocks: tuple[VerdictAtClock, ...] = ()  # the exact check at the board's other clocks
 
     @property
     def exact_leaking_functions(self) -> tuple[str, ...]:
@@ -57,13 +59,15 @@ class ConstantTimePart:
         return {"verdict": self.verdict, "reason": self.reason, "scope": self.scope, "signatures": self.signatures,
                 "max_abs_t": json_number(self.max_abs_t), "statistics": self.statistics,
                 "exact_check": None if self.exact_check is None else self.exact_check.to_json(),
-                "localised": list(self.localised), "run_dir": self.run_dir}
+                "localised": list(self.localised), "run_dir": self.run_dir,
+                **({"other_clocks": [item.to_json() for item in self.other_clocks]} if self.other_clocks else {})}
 
     @classmethod
     def from_json(cls, data: dict) -> "ConstantTimePart":
         exact = None if data["exact_check"] is None else ExactCheckPart.from_json(data["exact_check"])
         return cls(data["verdict"], data["reason"], data["scope"], data["signatures"], number(data["max_abs_t"]),
-                   data["statistics"], exact, tuple(data["localised"]), data["run_dir"])
+                   data["statistics"], exact, tuple(data["localised"]), data["run_dir"],
+                   tuple(map(VerdictAtClock.from_json, data.get("other_clocks", ()))))
 
 
 @dataclass(frozen=True)

@@ -119,6 +119,34 @@ BENCHMARK_CLOCK = CheckedClock("benchmark", 24_000_000, 0)
 
 
 @dataclass(frozen=True)
+class VerdictAtClock:
+    """The exact check's verdict at another of the board's clocks than a test's (ct.json's and the
+    suite's `other_clocks`): the clock, the verdict, the leaking instructions and their functions
+    (the most often executed first), and where the check is kept."""
+
+    clock: CheckedClock
+    verdict: str
+    leaking_instructions: int
+    leaking_functions: tuple[str, ...]
+    directory: str
+
+    @classmethod
+    def of(cls, document: "TaintDocument", directory: str) -> "VerdictAtClock":
+        leaks = sorted(document.leaks, key=lambda finding: -finding.count)
+        return cls(document.checked_at, document.verdict, len(leaks),
+                   tuple(dict.fromkeys(finding.function or finding.hex_address for finding in leaks)), directory)
+
+    def to_json(self) -> dict:
+        return {"clock": self.clock.to_json(), "verdict": self.verdict, "leaking_instructions": self.leaking_instructions,
+                "leaking_functions": list(self.leaking_functions), "directory": self.directory}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "VerdictAtClock":
+        return cls(CheckedClock.from_json(data["clock"]), data["verdict"], data["leaking_instructions"],
+                   tuple(data["leaking_functions"]), data["directory"])
+
+
+@dataclass(frozen=True)
 class TaintDocument:
     """The exact check's document, kept in taint.json (`pqscope taint`; `pqscope ct --taint` keeps
     it in the test's "taint" subdirectory). Fields None were absent from an older check's file and
