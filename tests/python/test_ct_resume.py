@@ -177,6 +177,7 @@ def test_ct_resume_refuses_an_image_whose_code_changed(fake_repo, fake_toolchain
     result = CliRunner().invoke(cli, [*CT, "--port", port, "--out", str(out)])
     assert result.exit_code == 0, result.stderr
     meta = json.loads((out / "meta.json").read_text())
-    (out / "meta.json").write_text(json.dumps(meta | {"code_sha256": "0" * 64}))
+    # As if built from other code, and interrupted (a complete test resumes to nothing).
+    (out / "meta.json").write_text(json.dumps(meta | {"code_sha256": "0" * 64, "status": "interrupted"}))
     assert_one_line_error(CliRunner().invoke(cli, ["ct", "--resume", str(out), "--port", port, "--no-flash"]),
                           "changed since the run started")

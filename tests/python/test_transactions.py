@@ -22,6 +22,7 @@ from pqscope.link.protocol import Op, Status
 from pqscope.results.lock import LOCK_NAME
 from pqscope.results.rundir import RunDirectory
 from test_cli import RUN, assert_one_line_error, invoke
+from test_ct_resume import CT, ports_of
 from test_resume import SEED, kill_after, rows_of
 
 SAMPLES = 12
@@ -225,3 +226,18 @@ def test_a_forgery_accepted_beside_a_verified_signature_is_no_failure(fake_repo,
     monkeypatch.setattr(DeviceSession, "run_sample", session_answering(2, Status.CORRUPT_ACCEPTED))
     result = invoke(*RUN, "-n", "4", "--seed", SEED, "--out", str(tmp_path / "run"), "--no-report")
     assert result.exit_code == 0, result.stderr
+
+
+def test_resuming_a_complete_constant_time_test_says_so_and_measures_nothing(fake_repo, fake_toolchain, pty_device,
+                                                                            tmp_path):
+    (device,), ports = ports_of(pty_device, 1)
+    out = tmp_path / "ct"
+    assert invoke(*CT, *ports, "--out", str(out)).exit_code == 0
+    before = {name: (out / name).read_bytes() for name in ("ct.csv", "ct.json", "meta.json")}
+    signed = device.signatures
+    result = invoke("ct", "--resume", str(out), *ports, "--no-flash", "--json")
+    assert result.exit_code == 0, result.stderr
+    completed = meta_of(out)["samples_completed"]
+    assert one_line(result.stderr) == f"{out} is complete ({completed} signatures): nothing to resume"
+    assert json.loads(result.stdout)["verdict"] == json.loads(before["ct.json"])["verdict"]
+    assert {name: (out / name).read_bytes() for name in before} == before and device.signatures == signed

@@ -80,6 +80,8 @@ class Runner:
         SIGHUP: see cli.signals) and a full disk end it as "interrupted", keeping everything
         captured."""
         with writing(path):
+            if resumed is not None:  # read again under the lock: a writer that held it may have gone on since
+                resumed = resume_parameters(path, kind=what.kind)
             try:
                 return self._measure(implementation, path, what, resumed)
             except OSError as error:

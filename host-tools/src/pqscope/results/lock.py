@@ -9,12 +9,16 @@ import contextlib
 import fcntl
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..project.errors import PqscopeError
 
 LOCK_NAME = ".pqscope-writer"
+# A holder killed a moment ago (`kill -9 PID; pqscope run --resume DIR`) may not have ended yet:
+# its lock goes with it within this time; a live writer holds it for the whole measurement.
+ENDING_SECONDS = 2.0
 
 # The directories this process holds, by resolved path: the command and its runner both take the
 # lock of the same directory, and flock would refuse the second of them.
@@ -54,6 +58,7 @@ def writing(path: Path) -> Iterator[None]:
 
 def _acquire(path: Path) -> int:
     lock = path / LOCK_NAME
+    patience = time.monotonic() + ENDING_SECONDS
     while True:
         try:
             fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
@@ -63,6 +68,9 @@ def _acquire(path: Path) -> int:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
+            if time.monotonic() < patience:
+                time.sleep(0.05)
+                continue
             raise DirectoryBusy(_busy(path, recorded_holder(path))) from None
         if _still_linked(fd, lock):
             break
