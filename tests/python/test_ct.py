@@ -366,6 +366,25 @@ def test_the_headline_is_a_leak_whenever_the_exact_check_finds_one(statistics):
     assert verdict.scope == EXACT_SCOPE
 
 
+@pytest.mark.parametrize("statistics", ["no-leak", "inconclusive", "leak"])
+def test_the_headline_says_when_time_depends_on_the_public_key_not_on_a_secret(statistics):
+    """Code the exact check shows to run on declared-public values was set apart: where its time
+    differs between the classes, the verdict says the time depends on the public key, and is the
+    rest's (a leak in the rest stays a leak, said as the statistics say it)."""
+    from pqscope.analysis.ct_verdict import headline
+
+    public = {"functions": ["expand_matrix", "expand"], "mean_cycles": {"fixed": 9e5, "random": 7e5},
+              "from_exact_check": ["expand"], "verdict": "leak", "max_abs_t": 63.31}
+    verdict = headline(replace(statistics_of(statistics), public_time=public), exact_check(NOTE))
+    said = verdict.reason.startswith("time depends on the public key (expand), not on a secret")
+    assert (verdict.verdict, said) == (("leak", False) if statistics == "leak" else ("no-leak", True))
+    assert not said or "(|t| = 63.3); the rest: " in verdict.reason
+    # Public time the classes share is not worth a word; nor is the catalogue's own (not the exact check's).
+    for quiet in ({**public, "verdict": "no-leak"}, {**public, "from_exact_check": []}):
+        assert "public key" not in headline(replace(statistics_of(statistics), public_time=quiet),
+                                            exact_check(NOTE)).reason
+
+
 def test_the_headline_is_no_leak_when_the_evidence_clears_it_and_says_what_it_covered():
     from pqscope.analysis.ct_verdict import EXACT_SCOPE, STATISTICS_SCOPE, headline
 
@@ -382,3 +401,25 @@ def test_the_headline_is_no_leak_when_the_evidence_clears_it_and_says_what_it_co
     assert "on 2 signatures' paths" in exact.reason and "too few signatures" in exact.reason
     assert headline(few, exact_check(NOTE), exact_on_target=False).verdict == "inconclusive"
     assert headline(few, None).verdict == "inconclusive"
+
+
+def test_the_exact_check_also_runs_at_the_boards_slowest_and_fastest_clocks_when_asked():
+    """Beside the test's own clock: the benchmark's and a product's, each once, on the virtual
+    board only (a board's exact check is its replay's), and only with the exact check."""
+    from pqscope.analysis.ct import constant_time_test
+    from pqscope.project.boards import load_boards
+    from pqscope.project.paths import repo_root
+
+    boards = load_boards(repo_root())
+    virtual, discovery = boards["virtual"], boards["stm32f4discovery"]
+
+    def other_clocks(board, **options):
+        test = constant_time_test(board, 100, b"s", 32, **options)
+        return [(companion.directory, companion.clock) for companion in test.companions()]
+
+    assert other_clocks(virtual, at_other_clocks=True) == [("taint", None), ("taint-fast", "fast")]
+    assert other_clocks(virtual.at_clock("fast"), at_other_clocks=True) == [("taint", None),
+                                                                            ("taint-benchmark", "benchmark")]
+    assert other_clocks(virtual) == [("taint", None)]
+    assert other_clocks(virtual, at_other_clocks=True, taint_check=False) == []
+    assert other_clocks(discovery, at_other_clocks=True) == []  # its exact check runs in the replay

@@ -64,3 +64,18 @@ def test_the_constant_time_test_at_168_mhz_is_decided_by_its_exact_check_there(t
     (decided,) = [item for item in document["evidence"] if item["by"] == "exact check"]
     assert decided["kind"] == "address" and decided["function"] == "key_dependent_value"
     assert document["n"]["fixed"] + document["n"]["random"] == 20
+
+
+@pytest.mark.parametrize("impl, fast", [("leaky", "leak"), ("ct", "no-leak")])
+def test_the_constant_time_test_gives_both_clocks_verdicts_side_by_side(impl, fast, tmp_path):
+    """`pqscope ct` at the benchmark clock runs its exact check at the fastest clock too: the test's
+    own verdict stays 24 MHz's, the 168 MHz one stands beside it, its check kept in taint-fast/."""
+    out = tmp_path / f"ct-{impl}"
+    document = pqscope("ct", "--scheme", "control-flash-table", "--impl", impl, "-n", "200", "--fixed-n",
+                       "--no-report", "--out", str(out))
+    assert document["verdict"] == "no-leak" and document["clock"]["hz"] == 24_000_000, document["reason"]
+    (at_fast,) = document["other_clocks"]
+    assert at_fast["clock"] == CLOCKS["fast"] and at_fast["verdict"] == fast
+    assert at_fast["leaking_functions"] == (["key_dependent_value"] if fast == "leak" else [])
+    kept = json.loads((out / "taint-fast" / "taint.json").read_text())
+    assert kept["clock"] == CLOCKS["fast"] and kept["verdict"] == fast
