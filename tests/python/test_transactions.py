@@ -19,6 +19,7 @@ import pytest
 
 from pqscope.link.device import DeviceSession
 from pqscope.link.protocol import Op, Status
+from pqscope.measure import runner
 from pqscope.results.lock import LOCK_NAME
 from pqscope.results.rundir import RunDirectory
 from test_cli import RUN, assert_one_line_error, invoke
@@ -100,7 +101,7 @@ def test_the_lock_of_a_killed_writer_blocks_nothing(fake_repo, fake_toolchain, t
     report = invoke("report", str(out))
     assert report.exit_code == 0, report.stderr
     assert one_line(report.stdout).startswith(
-        f"partial: run interrupted (killed while measuring; {SAMPLES} samples asked); resume with "
+        f"partial: run interrupted (its process ended mid-measurement; {SAMPLES} samples asked); resume with "
         f"`pqscope run --resume {out}`")
     resumed = invoke("run", "--resume", str(out), "--no-report")
     assert resumed.exit_code == 0, resumed.stderr
@@ -161,27 +162,40 @@ def test_a_signal_during_a_build_exits_with_its_status(fake_repo, fake_toolchain
     assert not out.exists()
 
 
-def test_a_full_disk_leaves_the_run_resumable(fake_repo, fake_toolchain, tmp_path, monkeypatch):
-    """The samples file refuses sample 3's rows for want of space: one line naming the file and
-    the space left, the run interrupted after 3 samples; once there is space, it resumes to what
-    an uninterrupted run measures."""
+@pytest.mark.parametrize("meta_too", [False, True], ids=["samples", "samples-and-meta"])
+def test_a_full_disk_leaves_the_run_resumable(fake_repo, fake_toolchain, tmp_path, monkeypatch, meta_too):
+    """The samples file refuses sample 3's rows for want of space (and, `meta_too`, meta.json its
+    last word): one line naming the file and the space left, the run interrupted after 3 samples
+    (or meta.json's "running" read as interrupted); once there is space, it resumes to what an
+    uninterrupted run measures."""
     whole, out = tmp_path / "whole", tmp_path / "run"
     assert measure(whole).exit_code == 0
-    disk_full = [True]
-    write_rows = RunDirectory.write_rows
+    disk_full = [False]
+    write_rows, write_meta = RunDirectory.write_rows, runner.write_meta
 
-    def refused_at_sample_3(self, rows):
-        if disk_full[0] and rows[0].sample_id == 3:
+    def refused_from_sample_3(self, rows):
+        disk_full[0] |= rows[0].sample_id == 3
+        if disk_full[0]:
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self.path / "samples.csv"))
         write_rows(self, rows)
 
-    monkeypatch.setattr(RunDirectory, "write_rows", refused_at_sample_3)
+    def meta_refused_too(path, meta):
+        if disk_full[0]:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path / "meta.json.tmp"))
+        write_meta(path, meta)
+
+    monkeypatch.setattr(RunDirectory, "write_rows", refused_from_sample_3)
+    if meta_too:
+        monkeypatch.setattr(runner, "write_meta", meta_refused_too)
     result = measure(out)
     assert result.exit_code == 1
     assert_one_line_error(result, f"no space left on device: {out / 'samples.csv'} (")
     assert f"MB free); free some space and resume with `pqscope run --resume {out}`" in result.stderr
-    assert (meta_of(out)["status"], meta_of(out)["samples_completed"]) == ("interrupted", 3)
+    recorded = ("running", 0) if meta_too else ("interrupted", 3)
+    assert (meta_of(out)["status"], meta_of(out)["samples_completed"]) == recorded
+    assert one_line(invoke("report", str(out)).stdout).startswith("partial: run interrupted")
     disk_full[0] = False
+    monkeypatch.setattr(RunDirectory, "write_rows", write_rows)
     assert invoke("run", "--resume", str(out), "--no-report").exit_code == 0
     assert (out / "samples.csv").read_bytes() == (whole / "samples.csv").read_bytes()
     assert meta_of(out)["status"] == "complete"

@@ -55,11 +55,12 @@ def unfinished(path: Path) -> str | None:
             continue
         name = meta_path.parent.relative_to(path).as_posix() if meta_path.parent != path else path.name
         unit = "samples" if meta.kind == "run" else "signatures"
-        # meta.json counts the records as the measurement ended; "running", it has not ended.
+        # meta.json counts the records as the measurement ended; "running", it has not ended (or
+        # its process did without a word: killed, or a disk too full to say so).
         if meta.status == "running":
             running |= status == "running"
             parts.append(f"{name} running ({meta.samples} {unit} asked)" if status == "running" else
-                         f"{name} interrupted (killed while measuring; {meta.samples} {unit} asked)")
+                         f"{name} interrupted (its process ended mid-measurement; {meta.samples} {unit} asked)")
         else:
             parts.append(f"{name} {status} after {meta.samples_completed} of {meta.samples} {unit}")
     if is_suite(path):
