@@ -24,7 +24,7 @@ from pqscope.results.lock import LOCK_NAME
 from pqscope.results.rundir import RunDirectory
 from test_cli import RUN, assert_one_line_error, invoke
 from test_ct_resume import CT, ports_of
-from test_resume import SEED, kill_after, rows_of
+from test_resume import SEED, SUITE_OPTIONS, kill_after, rows_of, suite_catalogue
 
 SAMPLES = 12
 
@@ -255,3 +255,16 @@ def test_resuming_a_complete_constant_time_test_says_so_and_measures_nothing(fak
     assert one_line(result.stderr) == f"{out} is complete ({completed} signatures): nothing to resume"
     assert json.loads(result.stdout)["verdict"] == json.loads(before["ct.json"])["verdict"]
     assert {name: (out / name).read_bytes() for name in before} == before and device.signatures == signed
+
+
+def test_resuming_a_complete_suite_says_so_and_measures_nothing(fake_repo, fake_toolchain, tmp_path):
+    members = suite_catalogue(fake_repo)
+    out = tmp_path / "suite"
+    assert invoke("run", *SUITE_OPTIONS, "-n", "2", "--seed", SEED, "--out", str(out)).exit_code == 0
+    log = tmp_path / "cmake.log"
+    before = sorted((path, path.read_bytes()) for path in out.rglob("*") if path.is_file()), log.read_text()
+    result = invoke("run", "--resume", str(out), "--no-report")
+    assert result.exit_code == 0, result.stderr
+    assert one_line(result.stderr) == f"{out}: every member is complete: nothing to resume"
+    assert (sorted((path, path.read_bytes()) for path in out.rglob("*") if path.is_file()), log.read_text()) == before
+    assert all((out / f"{scheme}-{impl}" / "samples.csv").is_file() for scheme, impl in members)
