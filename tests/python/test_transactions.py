@@ -19,7 +19,11 @@ import pytest
 
 from pqscope.link.device import DeviceSession
 from pqscope.link.protocol import Op, Status
+from pqscope.cli.options import runner as runner_on
 from pqscope.measure import runner
+from pqscope.measure.capture import SampleCapture
+from pqscope.measure.measurement import resumed
+from pqscope.project.errors import PqscopeError
 from pqscope.results.lock import LOCK_NAME
 from pqscope.results.rundir import RunDirectory
 from test_cli import RUN, assert_one_line_error, invoke
@@ -268,3 +272,18 @@ def test_resuming_a_complete_suite_says_so_and_measures_nothing(fake_repo, fake_
     assert one_line(result.stderr) == f"{out}: every member is complete: nothing to resume"
     assert (sorted((path, path.read_bytes()) for path in out.rglob("*") if path.is_file()), log.read_text()) == before
     assert all((out / f"{scheme}-{impl}" / "samples.csv").is_file() for scheme, impl in members)
+
+
+def test_a_resume_read_before_another_writer_went_on_is_refused(fake_repo, fake_toolchain, tmp_path):
+    """`ct` and `taint` read the directory before their runner takes its lock: if another writer
+    went on meanwhile (here: completed it), the runner refuses rather than write stale meta.json."""
+    out = tmp_path / "run"
+    kill_after([*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out), "--no-report"], 5, tmp_path / "stopped")
+    stale = resumed(fake_repo, out, SampleCapture)
+    assert invoke("run", "--resume", str(out), "--no-report").exit_code == 0
+    complete = {name: (out / name).read_bytes() for name in ("samples.csv", "meta.json")}
+    (member,) = stale.members
+    with pytest.raises(PqscopeError, match="another process measured into it after this one read it"):
+        runner_on(fake_repo, stale.board, port=None, baud=None, timeout=60.0, flash=False).measure(
+            member.implementation, out, stale.what, member.resume_from)
+    assert {name: (out / name).read_bytes() for name in complete} == complete

@@ -80,8 +80,9 @@ class Runner:
         SIGHUP: see cli.signals) and a full disk end it as "interrupted", keeping everything
         captured."""
         with writing(path):
-            if resumed is not None:  # read again under the lock: a writer that held it may have gone on since
-                resumed = resume_parameters(path, kind=what.kind)
+            if resumed is not None and _progress(resume_parameters(path, kind=what.kind)) != _progress(resumed):
+                raise PqscopeError(f"cannot resume {path}: another process measured into it after this one read it; "
+                                   f"give the command again")
             try:
                 return self._measure(implementation, path, what, resumed)
             except OSError as error:
@@ -286,6 +287,11 @@ class Runner:
             impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
             impl_stack_bytes=implementation.stack_bytes if implementation.directory is not None else None,
         )
+
+
+def _progress(meta: RunMeta) -> tuple:
+    """How far a measurement's meta.json says it went: changed by every writer that held its lock."""
+    return meta.status, meta.samples_completed, meta.resumed_at, meta.finished_at
 
 
 def disk_full(error: OSError, path: Path) -> str:
