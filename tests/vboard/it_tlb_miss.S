@@ -1,13 +1,14 @@
-/* An IT block's load or store that is the first access to its page (a TLB miss), then a block
- * that starts with an instruction which must run: each function returns how many times it ran,
- * one per page. The IT condition (EQ) is false where the next block starts, so a stale IT state
- * left by the miss would skip it. r0 = first page, r1 = pages, 4 KiB apart (QEMU's largest ARM
- * page), none touched before. */
+/* An IT block's load or store that is the first access to its page (a TLB miss), or a store into
+ * memory a write hook watches, then a block that starts with an instruction which must run: each
+ * function returns how many times it ran, one per access. The IT condition (EQ) is false where the
+ * next block starts, so a stale IT state left by the miss or the hook would skip it. r0 = the
+ * first address, r1 = accesses, `stride` apart: 4 KiB (QEMU's largest ARM page) to pages none
+ * touched before, 0 for the same watched word each time. */
 	.syntax unified
 	.thumb
 	.text
 
-.macro IT_ACCESS_PAGES name, access
+.macro IT_ACCESS_PAGES name, access, stride
 	.global \name
 	.type \name, %function
 	.thumb_func
@@ -21,12 +22,13 @@
 	cmp r1, #0 /* Z clear from here on */
 	b 2f
 2:	adds r4, #1
-	add r0, r0, #4096
+	add r0, r0, #\stride
 	subs r1, r1, #1
 	bne 1b
 	mov r0, r4
 	pop {r4, pc}
 .endm
 
-	IT_ACCESS_PAGES it_store_pages, streq
-	IT_ACCESS_PAGES it_load_pages, ldreq
+	IT_ACCESS_PAGES it_store_pages, streq, 4096
+	IT_ACCESS_PAGES it_load_pages, ldreq, 4096
+	IT_ACCESS_PAGES it_store_watched, streq, 0

@@ -111,6 +111,7 @@ static void on_guarded_write(uc_engine *uc, uc_mem_type type, uint64_t address, 
 	uint32_t addr = (uint32_t)address;
 	char where[160];
 	(void)uc, (void)type;
+	clear_it_state(m);
 	if (addr == w->state + OPERATION_OFFSET && size == 4) {
 		uint32_t pc = reg(m, UC_ARM_REG_PC);
 		if (w->operation == 0) {

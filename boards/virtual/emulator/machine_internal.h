@@ -35,6 +35,22 @@ static inline void set_reg(struct machine *m, int r, uint32_t v)
 	uc_reg_write(m->uc, r, &v);
 }
 
+#define XPSR_IT_BITS 0x0600fc00u /* IT[1:0] in bits 26:25, IT[7:2] in bits 15:10 */
+
+/* Unicorn 2.1.4 restores the state of the accessing instruction, its IT state included, before it
+ * calls the TLB fill hook (cpu_restore_state), and likewise before a memory hook's callback.
+ * QEMU's code keeps the IT state in env at zero all through a block (each instruction carries its
+ * own condition) and writes it back only when a block ends inside an IT block; so an IT block's access that missed the TLB left its IT state in env,
+ * and the next block ran its first instructions as conditional ones (a branch not taken, a return
+ * into the stack's paint: vboard-it-tlb-miss; a store into a watched guard inside an IT block, a
+ * Falcon signature that did not verify). Each such callback sets it to zero again, as QEMU has it. */
+static inline void clear_it_state(struct machine *m)
+{
+	uint32_t epsr = reg(m, UC_ARM_REG_EPSR);
+	if (epsr & XPSR_IT_BITS)
+		set_reg(m, UC_ARM_REG_EPSR, epsr & ~XPSR_IT_BITS);
+}
+
 static inline int read_word(struct machine *m, uint32_t addr, uint32_t *v)
 {
 	return uc_mem_read(m->uc, addr, v, 4) == UC_ERR_OK ? 0 : -1;

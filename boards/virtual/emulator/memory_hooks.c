@@ -3,8 +3,6 @@
  * - The UC_HOOK_MEM_INVALID callback sees the exact PC. */
 #include "machine_internal.h"
 
-#define XPSR_IT_BITS 0x0600fc00u      /* IT[1:0] in bits 26:25, IT[7:2] in bits 15:10 */
-
 static bool on_invalid(uc_engine *uc, uc_mem_type type, uint64_t address, int size,
 		       int64_t value, void *user)
 {
@@ -31,19 +29,6 @@ static bool on_invalid(uc_engine *uc, uc_mem_type type, uint64_t address, int si
 										: "unmapped memory",
 			     addr);
 	return false;
-}
-
-/* Unicorn 2.1.4 restores the state of the accessing instruction, its IT state included, before it
- * calls the TLB fill hook (cpu_restore_state). QEMU's code keeps the IT state in env at zero all
- * through a block (each instruction carries its own condition) and writes it back only when a block
- * ends inside an IT block; so an IT block's access that missed the TLB left its IT state in env,
- * and the next block ran its first instructions as conditional ones (a branch not taken, a return
- * into the stack's paint: vboard-it-tlb-miss). Zero again, as QEMU has it. */
-static void clear_it_state(struct machine *m)
-{
-	uint32_t epsr = reg(m, UC_ARM_REG_EPSR);
-	if (epsr & XPSR_IT_BITS)
-		set_reg(m, UC_ARM_REG_EPSR, epsr & ~XPSR_IT_BITS);
 }
 
 /* The TLB filled by this hook (unicorn's virtual TLB), identity-mapped, with each region's own
