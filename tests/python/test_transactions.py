@@ -89,7 +89,7 @@ def test_a_second_writer_is_refused_and_the_first_keeps_every_sample(fake_repo, 
         assert "wait for it to end" in line
     assert beside["report"].returncode == 0, beside["report"].stderr
     assert one_line(beside["report"].stdout).startswith(
-        f"running (process {os.getpid()}): run running ({SAMPLES} samples asked)")
+        f"running: run running ({SAMPLES} samples asked), by process {os.getpid()}; this report shows")
     assert sorted({int(row["sample_id"]) for row in rows_of(out)}) == list(range(SAMPLES))
     assert len(rows_of(out)) == 3 * SAMPLES
     assert (meta_of(out)["status"], meta_of(out)["samples_completed"]) == ("complete", SAMPLES)
@@ -140,6 +140,10 @@ def test_a_signal_interrupts_a_run_as_ctrl_c_does(fake_repo, fake_toolchain, tmp
     report = invoke("report", str(out))
     assert one_line(report.stdout).startswith(
         f"partial: run interrupted after 5 of {SAMPLES} samples; resume with `pqscope run --resume {out}`")
+    markdown = invoke("report", str(out), "--format", "md")  # the pages say it too, the line goes to stderr
+    assert (f"**PARTIAL** this report: run interrupted after 5 of {SAMPLES} samples; resume with `pqscope run "
+            f"--resume {out}`") in markdown.stdout
+    assert one_line(markdown.stderr).startswith("partial: run interrupted")
     assert invoke("run", "--resume", str(out), "--no-report").exit_code == 0
     assert len(rows_of(out)) == 3 * SAMPLES
 

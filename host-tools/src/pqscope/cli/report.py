@@ -8,12 +8,8 @@ from rich.console import Console
 from .. import views
 from ..project.catalogue import load_catalogue
 from ..project.console import stderr
-from ..project.errors import PqscopeError
-from ..project.metadata import load_json
 from ..project.paths import repo_root
-from ..results.lock import current_status, holder
-from ..results.rundir import SUITE_MANIFEST, is_suite
-from ..results.runmeta import RunMeta
+from ..results.progress import unfinished
 from ..results.runs import find_runs, load_run, newest_measured_run
 from ..results.tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 from .app import cli, print_json
@@ -31,54 +27,11 @@ def report(path: Path, fmt: str) -> None:
     Markdown, HTML, CSV (runs) or JSON."""
     console = wide_console()
     headline = unfinished(path)
-    if headline:  # first on the terminal's table, else on stderr beside the document
-        (console if fmt == "table" else stderr()).print(headline, markup=False, highlight=False)
+    if headline:  # first on the terminal's table, else on stderr beside the document (the pages show it too)
+        (console if fmt == "table" else stderr()).print(str(headline), markup=False, highlight=False)
     text = views.render(path, fmt, console)
     if text is not None:
         click.echo(text, nl=False)
-
-
-def unfinished(path: Path) -> str | None:
-    """What a report of `path` says first when the measurement it holds is not complete: each
-    part still running (with the process measuring it), interrupted or failed, and its records so
-    far, or a suite's members not started; None for a complete one (or a damaged one: its report
-    says what is wrong)."""
-    parts = []
-    running = False
-    for meta_path in sorted(path.rglob("meta.json")):  # a run, a suite's members, their tests and companions
-        try:
-            meta = RunMeta.from_json(load_json(meta_path), ("scheme", "impl"))
-        except PqscopeError:
-            return None
-        status = current_status(meta_path.parent, meta.status)
-        if status == "complete":
-            continue
-        name = meta_path.parent.relative_to(path).as_posix() if meta_path.parent != path else path.name
-        unit = "samples" if meta.kind == "run" else "signatures"
-        # meta.json counts the records as the measurement ended; "running", it has not ended (or
-        # its process did without a word: killed, or a disk too full to say so).
-        if meta.status == "running":
-            running |= status == "running"
-            parts.append(f"{name} running ({meta.samples} {unit} asked)" if status == "running" else
-                         f"{name} interrupted (its process ended mid-measurement; {meta.samples} {unit} asked)")
-        else:
-            parts.append(f"{name} {status} after {meta.samples_completed} of {meta.samples} {unit}")
-    if is_suite(path):
-        try:
-            missing = sum(not (path / f"{member['scheme']}-{member['impl']}" / "meta.json").is_file()
-                          for member in load_json(path / SUITE_MANIFEST)["members"])
-        except (PqscopeError, KeyError, TypeError):
-            return None
-        if missing:
-            parts.append(f"{missing} member{'s' if missing > 1 else ''} not started")
-    if not parts:
-        return None
-    if running:
-        who = holder(path)
-        return (f"running{f' (process {who})' if who else ''}: {', '.join(parts)}; this report shows what it "
-                f"holds so far")
-    kind = RunMeta.from_json(load_json(path / "meta.json"), ()).kind if (path / "meta.json").is_file() else "run"
-    return f"partial: {', '.join(parts)}; resume with `pqscope {kind} --resume {path}`"
 
 
 @cli.command("tls-budget")

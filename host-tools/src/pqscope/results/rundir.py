@@ -158,6 +158,11 @@ def suite_parameters(path: Path) -> dict:
     return manifest
 
 
+def suite_member_names(path: Path) -> list[str]:
+    """The directory names of the members suite.json lists (SCHEME-IMPL), checked as for a resume."""
+    return [f"{member['scheme']}-{member['impl']}" for member in suite_parameters(path)["members"]]
+
+
 def member_state(path: Path) -> RunMeta | None:
     """A suite member's meta.json to resume from, or None if the member never started: nothing
     of it, or only the empty files of a run killed before it wrote its meta.json (removed)."""

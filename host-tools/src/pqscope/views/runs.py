@@ -4,15 +4,17 @@ and stack table, probes, the TLS budget of the runs that signed and verified, an
 import csv
 import io
 from collections.abc import Sequence
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table as RichTable
 
 from ..project.toolchain import built_with_text
 from ..results.documents.runs import RunsDocument
+from ..results.progress import unfinished
 from ..results.runs import Run
 from ..results.tls import budget_rows, has_sign_and_verify, signer_from_run
-from .page import Bullets, Figure, Page, Section, Table
+from .page import Bullets, Figure, Page, Section, Table, Verdict
 
 STAT_KEYS = ("min", "p05", "median", "mean", "p95", "max", "stdev")
 TLS_HEADINGS = ("scheme", "bytes", "≤ 9 kB", "≤ cwnd 10", "≤ cwnd 30", "extra RTT (cwnd 10)", "verify cycles",
@@ -122,7 +124,9 @@ def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
 def page(document: RunsDocument, runs: Sequence[Run]) -> Page:
     from . import plots  # matplotlib is slow to import: only when a figure is drawn
 
-    intro = [f"Run directory: `{document.run_dir}`", *detail_tables(document)]
+    headline = unfinished(Path(document.run_dir))
+    intro = [*([Verdict("this report", headline.word, headline.detail)] if headline else []),
+             f"Run directory: `{document.run_dir}`", *detail_tables(document)]
     notes = _malleability_notes(document)
     if notes:
         intro.append(Bullets(notes))
