@@ -1,6 +1,5 @@
 """One writer per run directory: a measurement holds its directory's lock (an OS lock, flock, on a
-file in the directory, that dies with its process) from before it reads the directory until it
-has recorded how it ended. A second writer is refused with the holder's process id; the lock of a
+file in the directory, that dies with its process) until it has recorded how it ended. A second writer is refused with the holder's process id; the lock of a
 killed process is gone with it, so its directory resumes at once. A reader tells a live
 measurement (`running`, its lock held) from one that was killed (`running` in meta.json, no
 holder)."""
