@@ -124,7 +124,8 @@ def stopped_after(samples: int, args: list[str], stopped: Path) -> subprocess.Po
     return process
 
 
-@pytest.mark.parametrize(("number", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(("number", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)],
+                         ids=["SIGTERM", "SIGHUP", "SIGINT"])
 def test_a_signal_interrupts_a_run_as_ctrl_c_does(fake_repo, fake_toolchain, tmp_path, number, status):
     out = tmp_path / "run"
     process = stopped_after(5, [*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out), "--no-report"],
@@ -148,7 +149,7 @@ def test_a_signal_interrupts_a_run_as_ctrl_c_does(fake_repo, fake_toolchain, tmp
     assert len(rows_of(out)) == 3 * SAMPLES
 
 
-@pytest.mark.parametrize(("number", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize(("number", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_during_a_build_exits_with_its_status(fake_repo, fake_toolchain, tmp_path, number, status):
     """Ctrl-C (or SIGTERM) while cmake builds: the signal's status, one line, and no directory
     left behind to block --out."""
