@@ -292,3 +292,15 @@ def test_a_resume_read_before_another_writer_went_on_is_refused(fake_repo, fake_
         runner_on(fake_repo, stale.board, port=None, baud=None, timeout=60.0, flash=False).measure(
             member.implementation, out, stale.what, member.resume_from)
     assert {name: (out / name).read_bytes() for name in complete} == complete
+
+
+def test_a_report_of_a_test_without_its_result_says_why(fake_repo, fake_toolchain, pty_device, tmp_path):
+    """A constant-time test that stopped (its board fell silent after 30 signatures) has no
+    verdict to report: one line saying so and how to go on, not a complaint about its meta.json."""
+    _devices, ports = ports_of(pty_device, 1, answer_signatures=30)
+    out = tmp_path / "ct"
+    assert invoke(*CT, *ports, "--out", str(out), "--timeout", "1").exit_code == 1  # the board never answers again
+    assert_one_line_error(invoke("report", str(out)), f"{out} holds no ct result yet: partial: ct failed: device not "
+                                                      f"answering on ")
+    assert f"after 30 of {meta_of(out)['samples']} signatures; resume with `pqscope ct --resume {out}`" in (
+        invoke("report", str(out)).stderr)

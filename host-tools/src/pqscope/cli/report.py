@@ -8,8 +8,10 @@ from rich.console import Console
 from .. import views
 from ..project.catalogue import load_catalogue
 from ..project.console import stderr
+from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..results.progress import unfinished
+from ..results.store import stored_kind
 from ..results.runs import find_runs, load_run, newest_measured_run
 from ..results.tls import budget_rows, has_sign_and_verify, parse_assignments, resolve_assignment, signer_from_run
 from .app import cli, print_json
@@ -27,6 +29,8 @@ def report(path: Path, fmt: str) -> None:
     Markdown, HTML, CSV (runs) or JSON."""
     console = wide_console()
     headline = unfinished(path)
+    if headline and headline.kind != "run" and stored_kind(path) is None:  # a test's result comes at its end
+        raise PqscopeError(f"{path} holds no {headline.kind} result yet: {headline}")
     if headline:  # first on the terminal's table, else on stderr beside the document (the pages show it too)
         (console if fmt == "table" else stderr()).print(str(headline), markup=False, highlight=False)
     text = views.render(path, fmt, console)

@@ -14,10 +14,12 @@ from .runmeta import RunMeta
 
 @dataclass(frozen=True)
 class Unfinished:
-    """A measurement not complete: `word` ("running" or "partial") and what `detail`s it."""
+    """A measurement not complete: `word` ("running" or "partial") and what `detail`s it; `kind`:
+    the measurement's (meta.json's "kind", "run" for a suite)."""
 
     word: str
     detail: str
+    kind: str
 
     def __str__(self) -> str:
         return f"{self.word}: {self.detail}"
@@ -56,9 +58,9 @@ def unfinished(path: Path) -> Unfinished | None:
             parts.append(f"{missing} member{'s' if missing > 1 else ''} not started")
     if not parts:
         return None
+    kind = RunMeta.from_json(load_json(path / "meta.json"), ()).kind if (path / "meta.json").is_file() else "run"
     if running:
         who = holder(path)
         return Unfinished("running", f"{', '.join(parts)}{f', by process {who}' if who else ''}; this report shows "
-                                     f"what it holds so far")
-    kind = RunMeta.from_json(load_json(path / "meta.json"), ()).kind if (path / "meta.json").is_file() else "run"
-    return Unfinished("partial", f"{', '.join(parts)}; resume with `pqscope {kind} --resume {path}`")
+                                     f"what it holds so far", kind)
+    return Unfinished("partial", f"{', '.join(parts)}; resume with `pqscope {kind} --resume {path}`", kind)
