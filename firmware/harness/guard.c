@@ -97,6 +97,28 @@ static void append_number(struct text *t, int32_t value)
   append(t, digits + n);
 }
 
+static void append_hex(struct text *t, uintptr_t value)
+{
+  char digits[11] = "0x";
+  for (int i = 0; i < 8; i++) {
+    digits[2 + i] = "0123456789abcdef"[(value >> (28 - 4 * i)) & 0xFu];
+  }
+  digits[10] = '\0';
+  append(t, digits);
+}
+
+void pqs_stack_overflow_describe(char *out, size_t size, const char *operation, uint32_t bytes,
+                                 uintptr_t limit)
+{
+  struct text t = {out, size, 0};
+  append(&t, operation);
+  append(&t, " used the whole stack, ");
+  append_number(&t, (int32_t)bytes);
+  append(&t, " bytes down to ");
+  append_hex(&t, limit);
+  append(&t, " (the end of .bss): it overflowed into the data below");
+}
+
 void pqs_guard_describe(char *out, size_t size, const char *operation, const struct pqs_guard_violation *v)
 {
   struct text t = {out, size, 0};

@@ -28,7 +28,7 @@ enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
 enum { STATUS_OK, STATUS_OP_FAILED, STATUS_VALID_REJECTED, STATUS_FORGERY_ACCEPTED };
 enum {
   ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT, ERR_FAULT,
-  ERR_GUARD
+  ERR_GUARD, ERR_STACK_OVERFLOW
 };
 
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
@@ -45,6 +45,7 @@ struct measurement {
   int ret;
   bool guards_intact; /* false: the operation wrote outside its buffers, `violation` says where */
   struct pqs_guard_violation violation;
+  bool stack_overflowed; /* its stack reached the lowest painted word, the end of .bss */
 };
 
 static const char *const op_names[OP_COUNT] = {"keygen", "sign", "verify"};
@@ -182,6 +183,7 @@ static __attribute__((noinline)) void measure(uint8_t op, struct measurement *m)
   pqs_probes_end_operation();
   m->guards_intact = pqs_guard_disarm(&m->violation);
   m->stack_bytes = (uint32_t)pqs_stack_used(lowest, painted_end, top);
+  m->stack_overflowed = m->stack_bytes >= (uint32_t)(top - (uint8_t *)lowest);
   m->cycles = end - start - pqs_state.counter_overhead;
 }
 
@@ -192,6 +194,23 @@ static void send_guard_error(uint16_t seq, uint8_t op, const struct pqs_guard_vi
   char text[160];
   pqs_guard_describe(text, sizeof text, op_names[op], violation);
   send_error(seq, ERR_GUARD, text);
+}
+
+/* Whether a measured operation kept to its stack and its buffers; if not, the error that says
+ * how (a stack overflow first: it explains the guards it overwrote) has been sent. */
+static bool stayed_in_bounds(uint16_t seq, uint8_t op, const struct measurement *m)
+{
+  char text[160];
+  if (m->stack_overflowed) {
+    pqs_stack_overflow_describe(text, sizeof text, op_names[op], m->stack_bytes, (uintptr_t)stack_lowest());
+    send_error(seq, ERR_STACK_OVERFLOW, text);
+    return false;
+  }
+  if (!m->guards_intact) {
+    send_guard_error(seq, op, &m->violation);
+    return false;
+  }
+  return true;
 }
 
 /* An untimed verification (SIGN_SLOT's, the corrupted copy's), guarded as a timed one: false,
@@ -315,8 +334,7 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
     }
     struct measurement m;
     measure(op, &m);
-    if (!m.guards_intact) {
-      send_guard_error(seq, op, &m.violation);
+    if (!stayed_in_bounds(seq, op, &m)) {
       return;
     }
     uint8_t status = STATUS_OK;
@@ -378,8 +396,7 @@ static void handle_keygen_slot(uint16_t seq, const struct pqs_frame *frame)
   }
   struct measurement m;
   measure(OP_KEYGEN, &m);
-  if (!m.guards_intact) {
-    send_guard_error(seq, OP_KEYGEN, &m.violation);
+  if (!stayed_in_bounds(seq, OP_KEYGEN, &m)) {
     return;
   }
   uint8_t status = m.ret == 0 ? STATUS_OK : STATUS_OP_FAILED;
@@ -405,8 +422,7 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   pqs_taint_secret(pqs_slot_sk(pqs_state.active_slot), pqs_scheme.sk_bytes);
   struct measurement m;
   measure(OP_SIGN, &m);
-  if (!m.guards_intact) {
-    send_guard_error(seq, OP_SIGN, &m.violation);
+  if (!stayed_in_bounds(seq, OP_SIGN, &m)) {
     return;
   }
   uint8_t status = STATUS_OP_FAILED;

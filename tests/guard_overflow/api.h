@@ -20,6 +20,7 @@
 #define PAST_PUBLIC_KEY_LAST 164
 #define INTO_COUNTERS 200        /* signing flips a byte of the harness's SysTick wrap count, through sig */
 #define SIGNING_FAILS 300        /* signing returns -1 */
+#define STACK_OVERFLOWS 400      /* signing's stack grows 32 bytes past its end, into .bss */
 
 int crypto_sign_keypair(uint8_t *pk, uint8_t *sk);
 int crypto_sign_signature(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t mlen,

@@ -1,6 +1,7 @@
 #include "api.h"
 
 #include <pqscope/guard.h>
+#include <pqscope/hal.h>
 #include <pqscope/sha3.h>
 
 #include "randombytes.h"
@@ -21,6 +22,19 @@ static __attribute__((noinline)) void flip(volatile uint8_t *buffer, ptrdiff_t o
   buffer[offset] ^= 0xFF;
 }
 
+/* Frames of 64 bytes, each filled, down to 32 bytes below the stack's limit (the end of .bss). */
+static __attribute__((noinline)) uint32_t descend(void)
+{
+  volatile uint8_t frame[64];
+  for (size_t i = 0; i < sizeof frame; i++) {
+    frame[i] = (uint8_t)i;
+  }
+  if ((uintptr_t)frame > (uintptr_t)__pqscope_stack_limit - 32) {
+    return descend() + frame[1];
+  }
+  return frame[1];
+}
+
 int crypto_sign_keypair(uint8_t *pk, uint8_t *sk)
 {
   randombytes(sk, CRYPTO_SECRETKEYBYTES);
@@ -35,6 +49,9 @@ int crypto_sign_signature(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t
 {
   if (mlen == SIGNING_FAILS) {
     return -1;
+  }
+  if (mlen == STACK_OVERFLOWS) {
+    descend();
   }
   tag(sig, sk, m, mlen);
   *siglen = CRYPTO_BYTES;

@@ -129,6 +129,14 @@ static void test_the_error_names_operation_buffer_and_offset(void)
   TEST_ASSERT_EQUAL_STRING("sign wrote ", text);
 }
 
+static void test_the_stack_overflow_error_names_operation_use_and_address(void)
+{
+  char text[160];
+  pqs_stack_overflow_describe(text, sizeof text, "sign", 110328, 0x20000b08u);
+  TEST_ASSERT_EQUAL_STRING("sign used the whole stack, 110328 bytes down to 0x20000b08 (the end of .bss): it "
+                           "overflowed into the data below", text);
+}
+
 int main(void)
 {
   pqs_test_setup();
@@ -142,5 +150,6 @@ int main(void)
   RUN_TEST(test_disarm_names_the_armed_buffer_that_was_overrun);
   RUN_TEST(test_disarm_sees_a_write_into_the_harness_state_guards);
   RUN_TEST(test_the_error_names_operation_buffer_and_offset);
+  RUN_TEST(test_the_stack_overflow_error_names_operation_use_and_address);
   return pqs_test_finish(UNITY_END());
 }

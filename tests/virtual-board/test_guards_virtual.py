@@ -3,7 +3,8 @@ tests/guard_overflow's implementation writes past its signature, past its public
 harness's SysTick wrap count, chosen by the message's length (its api.h), and each such sample is
 an error naming the operation, the buffer, the offset and the writing function with its source
 line, never a cycle number. Unwatched by the emulator, the firmware's own canaries (a real board's
-only check) name the operation, the buffer and the offset. A signing that returns -1 says so."""
+only check) name the operation, the buffer and the offset. A signing that returns -1 says so, and
+one whose stack grows past the end of .bss is a stack overflow at an address."""
 
 import contextlib
 import re
@@ -64,6 +65,21 @@ def test_the_firmware_canaries_alone_name_a_write_past_the_signature(tmp_path, p
     expected = f"device error GUARD: sign wrote at offset {offset} of the signature (its 32 bytes + {past_end - 1})"
     with pytest.raises(DeviceError, match=f"^{re.escape(expected)}$"):
         _sample(tmp_path, past_end, "--guards", "unwatched")
+
+
+def test_a_stack_overflow_into_bss_is_named_at_its_instruction(tmp_path):
+    with pytest.raises(VBoardError, match=r"^virtual board: stack overflow into \.bss \(sp=0x2[0-9a-f]{7}, below its "
+                                          r"end 0x2[0-9a-f]{7}\): sign wrote at offset \d+ of the harness's state "
+                                          r"\(pqs_guarded_state\+\d+\) by '[^']+' in descend\S* at address "
+                                          r"0x[0-9a-f]{8} \(overflow\.c:\d+\)"):
+        _sample(tmp_path, 400)
+
+
+def test_the_firmware_alone_names_a_stack_overflow_into_bss(tmp_path):
+    with pytest.raises(DeviceError, match=r"^device error STACK_OVERFLOW: sign used the whole stack, \d+ bytes down "
+                                          r"to 0x2[0-9a-f]{7} \(the end of \.bss\): it overflowed into the data "
+                                          r"below$"):
+        _sample(tmp_path, 400, "--guards", "unwatched")
 
 
 def test_a_signing_that_fails_says_what_returned_what(tmp_path):

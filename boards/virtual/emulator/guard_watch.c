@@ -18,6 +18,7 @@
 #define GUARD_PREFIX "pqs_guarded_"
 #define STATE_SYMBOL "pqs_guarded_state"
 #define DISARM_FUNCTION "pqs_guard_disarm"
+#define STACK_LIMIT_SYMBOL "__pqscope_stack_limit" /* the end of .bss (the board's linker script) */
 /* guard.h's layout: PQS_GUARD_BYTES, then struct pqs_harness_state's operation:u32,
  * armed_count:u32 and armed[PQS_GUARD_MAX_ARMED] {name, start, bytes: u32 each}. */
 #define GUARD_BYTES 64u
@@ -35,6 +36,7 @@ struct armed_buffer {
 struct guard_watch {
 	uint32_t state, state_size;      /* pqs_guarded_state */
 	uint32_t disarm, disarm_size;    /* the only code that ends an operation */
+	uint32_t stack_limit;            /* the stack's lowest address, 0 if unknown */
 	uint32_t operation;              /* 1 + the op running, 0 between operations */
 	uint32_t narmed;
 	struct armed_buffer armed[MAX_ARMED];
@@ -67,13 +69,26 @@ static void start_operation(struct machine *m, struct guard_watch *w, uint32_t o
 
 static void report(struct machine *m, const struct guard_watch *w, const char *where)
 {
-	char insn[100];
-	uint32_t pc = reg(m, UC_ARM_REG_PC);
+	char insn[100], overflow[120] = "";
+	uint32_t pc = reg(m, UC_ARM_REG_PC), sp = reg(m, UC_ARM_REG_SP);
 	const struct elf_func *f = elf_function_at(m->elf, pc);
 	machine_describe_insn(m, pc, insn, sizeof insn);
-	machine_fail(m, "%s wrote %s by %s in %s at address 0x%08x",
+	if (sp < w->stack_limit)
+		snprintf(overflow, sizeof overflow, "stack overflow into .bss (sp=0x%08x, below its end "
+			 "0x%08x): ", sp, w->stack_limit);
+	machine_fail(m, "%s%s wrote %s by %s in %s at address 0x%08x", overflow,
 		     operation_names[w->operation < 4 ? w->operation : 0], where, insn,
 		     f ? f->name : "unknown code", pc);
+}
+
+/* The value of the symbol `name` of any type (the linker script's are untyped), 0 if none. */
+static uint32_t symbol_value(const struct elf_image *elf, const char *name)
+{
+	const Elf32_Sym *sym = elf->symtab;
+	for (size_t k = 0; k < elf->nsyms; k++)
+		if (sym[k].st_name < elf->strtab_size && !strcmp(elf->strtab + sym[k].st_name, name))
+			return sym[k].st_value;
+	return 0;
 }
 
 /* A store the implementation may make, or the place it wrote outside its buffers. */
@@ -140,6 +155,7 @@ int machine_watch_guards(struct machine *m)
 		return 0; /* not a pqscope image (a test program): nothing of the harness's to watch */
 	w.disarm = m->elf->funcs[disarm].addr;
 	w.disarm_size = m->elf->funcs[disarm].size;
+	w.stack_limit = symbol_value(m->elf, STACK_LIMIT_SYMBOL);
 	m->guards = malloc(sizeof *m->guards);
 	*m->guards = w;
 	for (size_t k = 0; k < m->elf->nsyms; k++) {

@@ -77,7 +77,7 @@ struct machine {
 	volatile int signal;          /* SIGINT/SIGTERM received */
 
 	enum stop_reason stop;
-	char fail_msg[256];
+	char fail_msg[512];
 
 	/* exact access to a time-dependent register: replay the instruction at a known time */
 	bool armed;

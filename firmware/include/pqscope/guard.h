@@ -89,4 +89,9 @@ bool pqs_guard_disarm(struct pqs_guard_violation *violation);
  * into out (at most `size` bytes, NUL-terminated). */
 void pqs_guard_describe(char *out, size_t size, const char *operation, const struct pqs_guard_violation *v);
 
+/* "sign used the whole stack, 2048 bytes down to 0x20000b08 (the end of .bss): it overflowed into
+ * the data below", for an operation whose stack use reached the lowest painted word. */
+void pqs_stack_overflow_describe(char *out, size_t size, const char *operation, uint32_t bytes,
+                                 uintptr_t limit);
+
 #endif

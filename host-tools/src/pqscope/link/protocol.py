@@ -63,6 +63,7 @@ class ErrorCode(IntEnum):
     BAD_ARGUMENT = 5
     FAULT = 6  # a processor fault on the board; the message names it and its PC
     GUARD = 7  # an operation wrote outside its buffers (firmware/include/pqscope/guard.h); no sample
+    STACK_OVERFLOW = 8  # an operation's stack reached the end of .bss; no sample
 
 
 class ProtocolError(PqscopeError):
