@@ -38,6 +38,10 @@ def test_the_main_job_answers_with_cycles_verdicts_falcons_modes_and_words(tmp_p
         assert item["stack_bytes"] > 0 and item["code_bytes"] > 0 and item["cycles"]["sign"] > 0
         assert item["ms"]["sign"]["24000000"] == item["cycles"]["sign"] / 24e3
         assert item["variance"]["max"] >= item["variance"]["min"] > 0
+        # The verdict at a product's clock beside the benchmark's: the exact check at 168 MHz.
+        (fast,) = item["constant_time"]["other_clocks"]
+        assert fast["clock"] == {"name": "fast", "hz": 168_000_000, "flash_wait_states": 5}
+        assert fast["verdict"] == VERDICTS[name] and (out / item["constant_time"]["run_dir"] / fast["directory"]).is_dir()
     # ML-DSA's signing time varies several-fold with its public rejections, not with a secret.
     assert found["ML-DSA-44 m4f"]["variance"]["cv"] > 0.1
     native = found["Falcon-512 fpnative"]
@@ -49,6 +53,8 @@ def test_the_main_job_answers_with_cycles_verdicts_falcons_modes_and_words(tmp_p
     summary = " ".join(document["summary"])
     assert "Falcon-512 fpnative leaks" in summary and "(M4 assembly" in summary
     assert "No leak found in Falcon-512 fpemu-m4 and ML-DSA-44 m4f" in summary
+    assert "At 168 MHz, 5 wait states behind the ART, the exact check gives the same verdicts (3 tested)." in summary
+    assert "Falcon-512 fpnative (168 MHz: LEAK)" in result.stdout
     assert summary.replace("`", "").split("Largest stack")[0][:200] in result.stdout.replace("\n", " ")
     assert html_sections(out / "report.html") == markdown_sections(out / "report.md") == SECTIONS
     assert too_wide(out / "report.html", tmp_path) == [] and blemishes(out / "report.md") == []

@@ -301,7 +301,7 @@ def _at_other_clocks(implementations: Sequence[ImplementationEntry]) -> list[str
                    if at.verdict != next(item.verdict for item in tested if item.name == name)]
         sentences.append(f"At {clock.describe()}, the exact check " + (
             f"changes the verdict: {_listed(changed)}." if changed else
-            f"gives the same verdicts ({_listed(list(there))})."))
+            f"gives the same verdict{'s' if len(there) > 1 else ''} ({len(there)} tested)."))
     return sentences
 
 

@@ -69,7 +69,10 @@ def verdict_detail(item: ImplementationEntry) -> str:
     parts.append(f"statistics over {ct.signatures:,} signatures: {ct.statistics} (max |t| {ct.max_abs_t:.1f})")
     if ct.localised and ct.verdict == "leak":
         parts.append(f"the key's time in {', '.join(f'`{name}`' for name in ct.localised[:3])}")
-    parts.extend(f"at {item.clock.describe()}: exact check {clock_verdict(item)}" for item in ct.other_clocks)
+    for item in ct.other_clocks:
+        same = exact and (item.verdict, set(item.leaking_functions)) == (exact.verdict, set(exact.leaking_functions))
+        parts.append(f"at {item.clock.describe()}: " + ("the exact check finds the same" if same else
+                                                        f"exact check {clock_verdict(item)}"))
     return "; ".join(parts)
 
 
