@@ -148,7 +148,7 @@ static void clock_setup(void)
 
 void sys_tick_handler(void)
 {
-  systick_wraps++;
+  pqs_counter_wrapped();
 }
 
 static void uart_setup(void)
@@ -236,7 +236,7 @@ void hal_cycles_restart_period(void)
    * pending is counted after this one. */
   cm_disable_interrupts();
   systick_clear();
-  systick_wraps++;
+  pqs_counter_wrapped();
   cm_enable_interrupts();
 }
 

@@ -1,7 +1,10 @@
 #include <pqscope/guard.h>
 
+#include <string.h>
 
-struct pqs_guarded_state pqs_guarded_state;
+
+/* The wrap count's complement agrees with the count from the start. */
+struct pqs_guarded_state pqs_guarded_state = {.state = {.counter_wraps_complement = UINT64_MAX}};
 
 /* The canary of the guard byte at `place`: varies with its address, so that neither zeros nor a
  * repeated byte (the usual overflow) pass for it, and a guard shared by two buffers (a key slot's
@@ -39,6 +42,7 @@ bool pqs_guard_find(const uint8_t *buffer, size_t bytes, int32_t *offset)
 void pqs_guard_arm(uint32_t operation, const struct pqs_guarded_buffer *buffers, uint32_t count)
 {
   pqs_guard_fill((uint8_t *)&pqs_state, sizeof pqs_state);
+  memcpy(&pqs_state.counters_at_start, &pqs_state.counters, sizeof pqs_state.counters); /* padding too */
   pqs_state.armed_count = count;
   for (uint32_t i = 0; i < count; i++) {
     pqs_state.armed[i] = buffers[i];
@@ -51,10 +55,29 @@ void pqs_guard_arm(uint32_t operation, const struct pqs_guarded_buffer *buffers,
 __attribute__((noinline)) bool pqs_guard_disarm(struct pqs_guard_violation *violation)
 {
   pqs_state.operation = 0;
+  violation->buffer = "harness state";
+  violation->bytes = sizeof pqs_state;
   if (pqs_guard_find((const uint8_t *)&pqs_state, sizeof pqs_state, &violation->offset)) {
-    violation->buffer = "harness state";
-    violation->bytes = sizeof pqs_state;
     return false;
+  }
+  uint64_t wraps = pqs_state.counter_wraps, complement = ~pqs_state.counter_wraps_complement;
+  violation->buffer = "harness's cycle counter";
+  violation->bytes = sizeof wraps;
+  for (int32_t i = 0; i < (int32_t)sizeof wraps; i++) {
+    if (((wraps ^ complement) >> (8 * i)) & 0xFFu) {
+      violation->offset = i;
+      return false;
+    }
+  }
+  const uint8_t *now = (const uint8_t *)&pqs_state.counters;
+  const uint8_t *before = (const uint8_t *)&pqs_state.counters_at_start;
+  violation->buffer = "harness's counters";
+  violation->bytes = sizeof pqs_state.counters;
+  for (size_t i = 0; i < sizeof pqs_state.counters; i++) {
+    if (now[i] != before[i]) {
+      violation->offset = (int32_t)i;
+      return false;
+    }
   }
   for (uint32_t i = 0; i < pqs_state.armed_count; i++) {
     const struct pqs_guarded_buffer *b = &pqs_state.armed[i];
@@ -130,6 +153,8 @@ void pqs_guard_describe(char *out, size_t size, const char *operation, const str
   if (v->offset < 0) {
     append(&t, " (its start - ");
     append_number(&t, -v->offset);
+  } else if (v->offset < (int32_t)v->bytes) {
+    append(&t, " (inside it: a store that skipped the guards");
   } else {
     append(&t, " (its ");
     append_number(&t, (int32_t)v->bytes);

@@ -122,27 +122,27 @@ static void send_info(uint16_t seq)
 
 static int run_keygen(void)
 {
-  return pqs_scheme.keypair(pqs_slot_pk(pqs_state.active_slot), pqs_slot_sk(pqs_state.active_slot));
+  return pqs_scheme.keypair(pqs_slot_pk(pqs_state.counters.active_slot), pqs_slot_sk(pqs_state.counters.active_slot));
 }
 
 /* The virtual board's profiler marks each signature by this function's calls. */
 static int run_sign(void)
 {
-  return pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, pqs_state.message_len,
-                         pqs_slot_sk(pqs_state.active_slot));
+  return pqs_scheme.sign(pqs_scheme.sig, &signature_len, message, pqs_state.counters.message_len,
+                         pqs_slot_sk(pqs_state.counters.active_slot));
 }
 
 static int run_verify(void)
 {
-  return pqs_scheme.verify(pqs_scheme.sig, signature_len, message, pqs_state.message_len,
-                           pqs_slot_pk(pqs_state.active_slot));
+  return pqs_scheme.verify(pqs_scheme.sig, signature_len, message, pqs_state.counters.message_len,
+                           pqs_slot_pk(pqs_state.counters.active_slot));
 }
 
 /* The buffers operation `op` is handed, each between guards (pqscope/guard.h). */
 static uint32_t buffers_of(uint8_t op, struct pqs_guarded_buffer *out)
 {
   uint32_t n = 0;
-  uint8_t slot = pqs_state.active_slot;
+  uint8_t slot = pqs_state.counters.active_slot;
   out[n++] = (struct pqs_guarded_buffer){"message", message, PQS_MAX_MSG_BYTES};
   out[n++] = (struct pqs_guarded_buffer){"signature", pqs_scheme.sig, (uint32_t)pqs_scheme.sig_buffer_bytes};
   if (op == OP_VERIFY) {
@@ -168,7 +168,7 @@ static __attribute__((noinline)) void measure(uint8_t op, struct measurement *m)
   static struct pqs_guarded_buffer buffers[PQS_GUARD_MAX_ARMED];
   uint32_t count = buffers_of(op, buffers);
   if (op == OP_KEYGEN) {
-    pqs_state.slot_has_key[pqs_state.active_slot / 8] |= (uint8_t)(1u << (pqs_state.active_slot % 8));
+    pqs_state.counters.slot_has_key[pqs_state.counters.active_slot / 8] |= (uint8_t)(1u << (pqs_state.counters.active_slot % 8));
   }
   uint8_t *top = __builtin_frame_address(0);
   uint32_t *lowest = (uint32_t *)stack_lowest();
@@ -184,7 +184,7 @@ static __attribute__((noinline)) void measure(uint8_t op, struct measurement *m)
   m->guards_intact = pqs_guard_disarm(&m->violation);
   m->stack_bytes = (uint32_t)pqs_stack_used(lowest, painted_end, top);
   m->stack_overflowed = m->stack_bytes >= (uint32_t)(top - (uint8_t *)lowest);
-  m->cycles = end - start - pqs_state.counter_overhead;
+  m->cycles = end - start - pqs_state.counters.counter_overhead;
 }
 
 /* An operation that wrote outside its buffers: an error naming it, the buffer and the offset in
@@ -239,7 +239,7 @@ static void calibrate_counter(void)
       best = end - start;
     }
   }
-  pqs_state.counter_overhead = best;
+  pqs_state.counters.counter_overhead = best;
 }
 
 /* The operation's probe counts are those measure() left in the probe records. */
@@ -286,7 +286,7 @@ static void send_digest(uint16_t seq, uint32_t sample_id)
   struct pqs_writer w;
   pqs_writer_init(&w, buf, sizeof buf);
   pqs_put_u32(&w, sample_id);
-  pqs_transcript_digest(message, pqs_state.message_len, signature_len, buf + w.len);
+  pqs_transcript_digest(message, pqs_state.counters.message_len, signature_len, buf + w.len);
   w.len += PQS_SHA3_256_BYTES;
   send_record(REC_DIGEST, seq, &w);
 }
@@ -323,13 +323,13 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
 
   pqs_current_sample_id = sample_id;
   pqs_drbg_seed(&pqs_global_drbg, seed);
-  pqs_state.active_slot = 0;
-  pqs_state.message_len = 0;
+  pqs_state.counters.active_slot = 0;
+  pqs_state.counters.message_len = 0;
   signature_len = 0;
   uint8_t first_failure = STATUS_OK;
   for (uint8_t op = 0; op < OP_COUNT; op++) {
     if (op == OP_SIGN) {
-      pqs_state.message_len = msg_len;
+      pqs_state.counters.message_len = msg_len;
       pqs_drbg_generate(&pqs_global_drbg, message, msg_len);
     }
     struct measurement m;
@@ -379,7 +379,7 @@ static bool parse_slot_command(uint16_t seq, const struct pqs_frame *frame, uint
     send_error(seq, ERR_BAD_ARGUMENT, "slot must be < INFO.key_slots, flags 0, msg_len <= max_msg_len");
     return false;
   }
-  pqs_state.active_slot = slot;
+  pqs_state.counters.active_slot = slot;
   pqs_current_sample_id = *sample_id;
   pqs_drbg_seed(&pqs_global_drbg, seed);
   return true;
@@ -412,14 +412,14 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   if (!parse_slot_command(seq, frame, &msg_len, &sample_id)) {
     return;
   }
-  if (!(pqs_state.slot_has_key[pqs_state.active_slot / 8] & (1u << (pqs_state.active_slot % 8)))) {
+  if (!(pqs_state.counters.slot_has_key[pqs_state.counters.active_slot / 8] & (1u << (pqs_state.counters.active_slot % 8)))) {
     send_error(seq, ERR_BAD_ARGUMENT, "SIGN_SLOT: the slot has no key yet (send KEYGEN_SLOT)");
     return;
   }
-  pqs_state.message_len = msg_len;
+  pqs_state.counters.message_len = msg_len;
   pqs_drbg_generate(&pqs_global_drbg, message, msg_len);
   /* For the virtual board's exact check (pqscope taint): the key is the secret of this signature. */
-  pqs_taint_secret(pqs_slot_sk(pqs_state.active_slot), pqs_scheme.sk_bytes);
+  pqs_taint_secret(pqs_slot_sk(pqs_state.counters.active_slot), pqs_scheme.sk_bytes);
   struct measurement m;
   measure(OP_SIGN, &m);
   if (!stayed_in_bounds(seq, OP_SIGN, &m)) {
@@ -496,7 +496,7 @@ void pqs_harness_start(void)
   pqs_probes_calibrate();
   pqs_receiver_init(&receiver);
   /* Zero at boot already; cleared for hosts that start the harness again in one process. */
-  memset(pqs_state.slot_has_key, 0, sizeof pqs_state.slot_has_key);
+  memset(pqs_state.counters.slot_has_key, 0, sizeof pqs_state.counters.slot_has_key);
   send_info(0);
 }
 

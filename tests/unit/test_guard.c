@@ -3,6 +3,7 @@
 #include <pqscope/guard.h>
 #include <unity.h>
 
+#include <stddef.h>
 #include <string.h>
 
 #include "test_support.h"
@@ -117,6 +118,31 @@ static void test_disarm_sees_a_write_into_the_harness_state_guards(void)
   TEST_ASSERT_EQUAL_INT32((int32_t)sizeof pqs_state, violation.offset);
 }
 
+static void test_disarm_sees_a_store_into_the_wrap_count_that_skipped_the_guards(void)
+{
+  struct pqs_guard_violation violation;
+  pqs_guard_arm(0, NULL, 0);
+  pqs_counter_wrapped(); /* as the board's interrupt does: no violation */
+  TEST_ASSERT_TRUE(pqs_guard_disarm(&violation));
+  pqs_guard_arm(0, NULL, 0);
+  ((volatile uint8_t *)&pqs_state.counter_wraps)[2] ^= 0x01;
+  TEST_ASSERT_FALSE(pqs_guard_disarm(&violation));
+  TEST_ASSERT_EQUAL_STRING("harness's cycle counter", violation.buffer);
+  TEST_ASSERT_EQUAL_INT32(2, violation.offset);
+  ((volatile uint8_t *)&pqs_state.counter_wraps)[2] ^= 0x01;
+}
+
+static void test_disarm_sees_a_changed_counter(void)
+{
+  struct pqs_guard_violation violation;
+  pqs_guard_arm(0, NULL, 0);
+  pqs_state.counters.message_len ^= 0x100;
+  TEST_ASSERT_FALSE(pqs_guard_disarm(&violation));
+  TEST_ASSERT_EQUAL_STRING("harness's counters", violation.buffer);
+  TEST_ASSERT_EQUAL_INT32((int32_t)offsetof(struct pqs_harness_counters, message_len) + 1, violation.offset);
+  pqs_state.counters.message_len ^= 0x100;
+}
+
 static void test_the_error_names_operation_buffer_and_offset(void)
 {
   char text[160];
@@ -125,6 +151,10 @@ static void test_the_error_names_operation_buffer_and_offset(void)
   TEST_ASSERT_EQUAL_STRING("sign wrote at offset 60 of the signature (its 32 bytes + 28)", text);
   pqs_guard_describe(text, sizeof text, "verify", &before);
   TEST_ASSERT_EQUAL_STRING("verify wrote at offset -3 of the public key (its start - 3)", text);
+  const struct pqs_guard_violation inside = {"harness's cycle counter", 8, 2};
+  pqs_guard_describe(text, sizeof text, "sign", &inside);
+  TEST_ASSERT_EQUAL_STRING("sign wrote at offset 2 of the harness's cycle counter (inside it: a store that skipped "
+                           "the guards)", text);
   pqs_guard_describe(text, 12, "sign", &past);
   TEST_ASSERT_EQUAL_STRING("sign wrote ", text);
 }
@@ -149,6 +179,8 @@ int main(void)
   RUN_TEST(test_a_guard_shared_by_two_buffers_holds_for_both);
   RUN_TEST(test_disarm_names_the_armed_buffer_that_was_overrun);
   RUN_TEST(test_disarm_sees_a_write_into_the_harness_state_guards);
+  RUN_TEST(test_disarm_sees_a_store_into_the_wrap_count_that_skipped_the_guards);
+  RUN_TEST(test_disarm_sees_a_changed_counter);
   RUN_TEST(test_the_error_names_operation_buffer_and_offset);
   RUN_TEST(test_the_stack_overflow_error_names_operation_use_and_address);
   return pqs_test_finish(UNITY_END());

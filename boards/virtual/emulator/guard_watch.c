@@ -1,13 +1,14 @@
-/* The harness's guarded memory watched exactly (firmware/include/pqscope/guard.h): while an
- * operation runs, a store by the implementation into a guard around one of its buffers, or into
- * the harness's state, stops the board with an error naming the operation, the buffer, the offset
- * and the storing instruction with its function. The firmware's canaries catch an overflow after
- * the operation on any board; here it is caught at the instruction, and so is a store that skips
- * the guards (into the harness's counters directly).
+/* The harness's guarded memory watched exactly (firmware/include/pqscope/guard.h), with
+ * --watch-guards: while an operation runs, a store by the implementation into a guard around one
+ * of its buffers or into the harness's state, and at any time a store of a stack grown past the
+ * end of .bss, stops the board with an error naming the operation, the buffer or the symbol, the
+ * offset, and the storing instruction with its function. The firmware's canaries and copies find
+ * such a store after the operation on any board; here it is caught at the instruction.
  * Unicorn facts this file is built on:
  * - A UC_HOOK_MEM_WRITE callback bounded to an address range sees the exact PC of the store and
- *   runs for stores into that range only; stores to the pages it covers take unicorn's slow path,
- *   so only the harness's guarded objects (every data symbol named pqs_guarded_*) are hooked. */
+ *   runs for stores into that range only; but with any such hook every store takes unicorn
+ *   2.1.4's slow path (three to six times slower over a signature), so the watch is asked for only
+ *   to replay a sample the firmware found at fault (the host does: pqscope.targets.virtual). */
 #include "machine_internal.h"
 
 #include <elf.h>
@@ -67,18 +68,47 @@ static void start_operation(struct machine *m, struct guard_watch *w, uint32_t o
 	}
 }
 
-static void report(struct machine *m, const struct guard_watch *w, const char *where)
+static void report(struct machine *m, const struct guard_watch *w, const char *what, const char *where)
 {
-	char insn[100], overflow[120] = "";
-	uint32_t pc = reg(m, UC_ARM_REG_PC), sp = reg(m, UC_ARM_REG_SP);
+	char insn[100];
+	uint32_t pc = reg(m, UC_ARM_REG_PC);
 	const struct elf_func *f = elf_function_at(m->elf, pc);
 	machine_describe_insn(m, pc, insn, sizeof insn);
-	if (sp < w->stack_limit)
-		snprintf(overflow, sizeof overflow, "stack overflow into .bss (sp=0x%08x, below its end "
-			 "0x%08x): ", sp, w->stack_limit);
-	machine_fail(m, "%s%s wrote %s by %s in %s at address 0x%08x", overflow,
+	machine_fail(m, "%s%s wrote %s by %s in %s at address 0x%08x", what,
 		     operation_names[w->operation < 4 ? w->operation : 0], where, insn,
 		     f ? f->name : "unknown code", pc);
+}
+
+/* The data symbol holding `addr` as "name+offset", or "" if none does. */
+static void data_symbol_at(const struct elf_image *elf, uint32_t addr, char *out, size_t len)
+{
+	const Elf32_Sym *sym = elf->symtab;
+	out[0] = '\0';
+	for (size_t k = 0; k < elf->nsyms; k++)
+		if (ELF32_ST_TYPE(sym[k].st_info) == STT_OBJECT && sym[k].st_name < elf->strtab_size &&
+		    addr - sym[k].st_value < sym[k].st_size) {
+			snprintf(out, len, " (%s+%u)", elf->strtab + sym[k].st_name, addr - sym[k].st_value);
+			return;
+		}
+}
+
+/* A store below the stack's limit (into .bss and .data) while the stack pointer is there too:
+ * the stack overflowed. */
+static void on_data_write(uc_engine *uc, uc_mem_type type, uint64_t address, int size, int64_t value,
+			  void *user)
+{
+	struct machine *m = user;
+	const struct guard_watch *w = m->guards;
+	uint32_t sp = reg(m, UC_ARM_REG_SP);
+	char where[160];
+	(void)uc, (void)type, (void)size, (void)value;
+	if (sp >= w->stack_limit || (uint32_t)address < sp)
+		return;
+	data_symbol_at(m->elf, (uint32_t)address, where, sizeof where);
+	char overflow[240];
+	snprintf(overflow, sizeof overflow, "at address 0x%08x%s with sp=0x%08x, below the end of .bss "
+		 "0x%08x,", (uint32_t)address, where, sp, w->stack_limit);
+	report(m, w, "stack overflow into .bss: ", overflow);
 }
 
 /* The value of the symbol `name` of any type (the linker script's are untyped), 0 if none. */
@@ -142,7 +172,7 @@ static void on_guarded_write(uc_engine *uc, uc_mem_type type, uint64_t address, 
 	if (w->operation == 0 || m->in_handler) /* the harness's own business, and its SysTick handler */
 		return;
 	if (outside_buffers(w, addr, (uint32_t)size, where, sizeof where))
-		report(m, w, where);
+		report(m, w, "", where);
 }
 
 int machine_watch_guards(struct machine *m)
@@ -158,12 +188,17 @@ int machine_watch_guards(struct machine *m)
 	w.stack_limit = symbol_value(m->elf, STACK_LIMIT_SYMBOL);
 	m->guards = malloc(sizeof *m->guards);
 	*m->guards = w;
+	uc_hook h;
+	if (w.stack_limit > SRAM_BASE &&
+	    uc_hook_add(m->uc, &h, UC_HOOK_MEM_WRITE, on_data_write, m, SRAM_BASE, w.stack_limit - 1) != UC_ERR_OK) {
+		fprintf(stderr, "vboard: error: cannot watch the data below the stack\n");
+		return -1;
+	}
 	for (size_t k = 0; k < m->elf->nsyms; k++) {
 		if (ELF32_ST_TYPE(sym[k].st_info) != STT_OBJECT || sym[k].st_name >= m->elf->strtab_size ||
 		    strncmp(m->elf->strtab + sym[k].st_name, GUARD_PREFIX, strlen(GUARD_PREFIX)) ||
 		    sym[k].st_size == 0)
 			continue;
-		uc_hook h;
 		if (uc_hook_add(m->uc, &h, UC_HOOK_MEM_WRITE, on_guarded_write, m, sym[k].st_value,
 				(uint64_t)sym[k].st_value + sym[k].st_size - 1) != UC_ERR_OK) {
 			fprintf(stderr, "vboard: error: cannot watch %s\n", m->elf->strtab + sym[k].st_name);

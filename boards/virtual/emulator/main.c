@@ -46,7 +46,7 @@ static void usage(void)
 		"                      [--uid HEX24]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--flash-timing modelled|free] [--cycle-jitter N]\n"
-		"                      [--hse present|absent] [--guards watched|unwatched]\n"
+		"                      [--hse present|absent] [--watch-guards]\n"
 		"                      [--profile-calls NAME[,NAME...]]\n"
 		"                      [--intervals FILE.jsonl --interval-function NAME\n"
 		"                       [--interval-id-symbol SYMBOL] [--public-function NAME]...]\n"
@@ -204,7 +204,7 @@ int main(int argc, char **argv)
 	enum uart_mode mode = UART_STDIO;
 	uint64_t max_cycles = UINT64_MAX;
 	uint32_t unique_id[3] = {0, 0, 0};
-	bool flash_free = false, hse_absent = false, guards_watched = true;
+	bool flash_free = false, hse_absent = false, watch_guards = false;
 	uint32_t cycle_jitter = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -213,6 +213,11 @@ int main(int argc, char **argv)
 		if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
 			usage();
 			return 0;
+		}
+		if (!strcmp(opt, "--watch-guards")) {
+			/* every store slower (unicorn's memory hook): the host replays a sample with it */
+			watch_guards = true;
+			continue;
 		}
 		if (!val) {
 			usage();
@@ -252,13 +257,6 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			flash_free = !strcmp(val, "free");
-		} else if (!strcmp(opt, "--guards")) {
-			/* unwatched: only the firmware's own canaries see an overflow, as on a real board */
-			if (strcmp(val, "watched") && strcmp(val, "unwatched")) {
-				usage();
-				return 2;
-			}
-			guards_watched = !strcmp(val, "watched");
 		} else if (!strcmp(opt, "--hse")) {
 			if (strcmp(val, "present") && strcmp(val, "absent")) {
 				usage();
@@ -386,7 +384,7 @@ int main(int argc, char **argv)
 	double t0 = monotonic_seconds();
 	if (machine_init(&machine, &elf, &uart, max_cycles, prof, taint) == 0 &&
 	    machine_set_unique_id(&machine, unique_id) == 0 &&
-	    (!guards_watched || machine_watch_guards(&machine) == 0)) {
+	    (!watch_guards || machine_watch_guards(&machine) == 0)) {
 		machine_set_board_timing(&machine, flash_free, cycle_jitter);
 		if (hse_absent)
 			machine_remove_hse(&machine);

@@ -6,9 +6,11 @@
  * answers with an error naming the operation, the buffer and the offset instead of a sample. The
  * harness's counters (the cycle counter's wraps, its calibration, the message's length, the key
  * slot and which slots hold keys) live in one guarded object too, pqs_guarded_state, so an
- * overflow of those buffers reaches them only through a guard.
+ * overflow of those buffers reaches them only through a guard, and a store that skips the guards
+ * is seen by their copies.
  *
- * The virtual board watches these objects exactly (boards/virtual/emulator/guard_watch.c): it
+ * The virtual board can watch these objects exactly (pqscope-vboard --watch-guards, which the host
+ * uses to replay a sample the harness found at fault: boards/virtual/emulator/guard_watch.c): it
  * finds every data symbol named pqs_guarded_*, reads the buffers of the running operation from
  * pqs_guarded_state (layout below, which it relies on) when `operation` turns non-zero, and stops
  * with the writing instruction when the implementation writes a guard or the state. */
@@ -39,18 +41,26 @@ struct pqs_guarded_buffer {
   uint32_t bytes;
 };
 
+/* The harness's counters that no operation changes. */
+struct pqs_harness_counters {
+  uint64_t counter_overhead; /* the cycle counter's calibration */
+  uint32_t message_len;
+  uint8_t active_slot;
+  uint8_t slot_has_key[32]; /* bitmap over the (at most 255) key slots */
+};
+
 /* The harness's state. `operation` (1 keygen, 2 sign, 3 verify; 0 between operations) and
  * `armed` (the buffers it is handed, `armed_count` of them) come first, at fixed offsets: the
- * virtual board reads them. */
+ * virtual board reads them. A store that skips the guards is seen too: the wrap count is kept
+ * with its complement, and the counters with a copy taken when the operation starts. */
 struct pqs_harness_state {
   volatile uint32_t operation;
   uint32_t armed_count;
   struct pqs_guarded_buffer armed[PQS_GUARD_MAX_ARMED];
   volatile uint64_t counter_wraps; /* the board's cycle counter extension (hal.h) */
-  uint64_t counter_overhead;
-  uint32_t message_len;
-  uint8_t active_slot;
-  uint8_t slot_has_key[32]; /* bitmap over the (at most 255) key slots */
+  volatile uint64_t counter_wraps_complement;
+  struct pqs_harness_counters counters;
+  struct pqs_harness_counters counters_at_start;
 };
 
 struct pqs_guarded_state {
@@ -60,6 +70,13 @@ struct pqs_guarded_state {
 };
 extern struct pqs_guarded_state pqs_guarded_state;
 #define pqs_state (pqs_guarded_state.state)
+
+/* The board's cycle counter wrapped (or was restarted): called by its interrupt handler. */
+static inline void pqs_counter_wrapped(void)
+{
+  pqs_state.counter_wraps++;
+  pqs_state.counter_wraps_complement = ~pqs_state.counter_wraps;
+}
 
 /* A guard byte that no longer holds its canary: which buffer, and where relative to its start
  * (negative: before it; `bytes` or more: past its end). */

@@ -28,6 +28,24 @@ class OperationFailed(DeviceError):
     """The implementation's function returned an error (a RUN stops there: no later operation)."""
 
 
+class _Reported(DeviceError):
+    """The device answered a command with an ERROR record."""
+
+    def __init__(self, record: ErrorRecord):
+        super().__init__(f"device error {record.describe()}")
+        self.record = record
+
+
+class OutOfBounds(DeviceError):
+    """An operation wrote outside its buffers or its stack (ERROR GUARD or STACK_OVERFLOW): its
+    cycles cannot be trusted. `commands` replay it on a fresh device: they are seeded, and a
+    SIGN_SLOT's key comes from the KEYGEN_SLOT before it."""
+
+    def __init__(self, message: str, commands: tuple["Command", ...]):
+        super().__init__(message)
+        self.commands = commands
+
+
 # The implementation's functions behind each operation (the NIST API's names).
 API_FUNCTIONS = {Op.KEYGEN: "crypto_sign_keypair", Op.SIGN: "crypto_sign_signature", Op.VERIFY: "crypto_sign_verify"}
 
@@ -90,6 +108,7 @@ class DeviceSession:
         self._seq = 0
         self._answered = False  # a boot INFO after the first answer means the device reset
         self._info: Info | None = None  # what HELLO returned: a reset must bring back the same image
+        self._keygens: dict[int, KeygenSlot] = {}  # the command that made each slot's key
         self.probe_names: tuple[str, ...] = ()  # the image's probed functions, in SAMPLE order
         self.retries = 0
         self.duplicates = 0
@@ -148,11 +167,27 @@ class DeviceSession:
 
     def keygen_slot(self, slot: int, seed: bytes, sample_id: int) -> Sample:
         """A key pair from `seed` into `slot` of the device's key pool (its keygen SAMPLE)."""
-        return self._slot_command(KeygenSlot(slot, sample_id, seed), Op.KEYGEN)
+        command = KeygenSlot(slot, sample_id, seed)
+        self._keygens[slot] = command
+        return self._slot_command(command, Op.KEYGEN)
 
     def sign_slot(self, slot: int, seed: bytes, msg_len: int, sample_id: int) -> Sample:
         """One timed signature with the key of `slot` (its status covers the verification)."""
         return self._slot_command(SignSlot(slot, sample_id, seed, msg_len), Op.SIGN)
+
+    def replay(self, command: Run | KeygenSlot | SignSlot) -> None:
+        """Sends a measuring command again (an OutOfBounds's), for what the device does with it."""
+        if isinstance(command, Run):
+            self.run_sample(command.seed, command.msg_len, command.ops, command.sample_id,
+                            digest=bool(command.flags & RUN_FLAG_DIGEST))
+        elif isinstance(command, KeygenSlot):
+            self.keygen_slot(command.slot, command.seed, command.sample_id)
+        else:
+            self.sign_slot(command.slot, command.seed, command.msg_len, command.sample_id)
+
+    def _reproducing(self, command: Command) -> tuple[Command, ...]:
+        keygen = self._keygens.get(command.slot) if isinstance(command, SignSlot) else None
+        return (keygen, command) if keygen is not None else (command,)
 
     def _slot_command(self, command: KeygenSlot | SignSlot, op: Op) -> Sample:
         records = self._command(
@@ -184,6 +219,10 @@ class DeviceSession:
             self._write(bytes([DELIMITER]) + encode_message(command, seq) + bytes([DELIMITER]))
             try:
                 answer = self._collect(seq, final, timeout)
+            except _Reported as reported:
+                if reported.record.code in (ErrorCode.GUARD, ErrorCode.STACK_OVERFLOW):
+                    raise OutOfBounds(str(reported), self._reproducing(command)) from None
+                raise
             except _Rejected:
                 failure = DeviceError(f"the device received {command.TYPE.name} corrupted")
                 continue
@@ -232,7 +271,7 @@ class DeviceSession:
             else:
                 received.add(frame)
                 if isinstance(record, ErrorRecord):
-                    raise DeviceError(f"device error {record.describe()}")
+                    raise _Reported(record)
                 self._answered = True
                 answer.append(record)
                 if isinstance(record, final):

@@ -10,15 +10,17 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..link.device import DeviceError, OutOfBounds
 from ..project.boards import Board
 from ..project.build import build_emulator
 from ..project.console import working
 from ..project.errors import PqscopeError
 from ..project.metadata import load_json
 from .target import Link, Target, Uart
-from .vboard import VirtualBoard, virtual_board_serial
+from .vboard import VBoardError, VirtualBoard, virtual_board_serial
 
 STATS_FILE = "vboard-stats.json"
+REPLAY_STATS_FILE = "vboard-replay-stats.json"
 
 
 class VirtualTarget(Target):
@@ -68,9 +70,30 @@ class VirtualTarget(Target):
                 with vboard.open_uart() as port:
                     uart = Uart(port, vboard.port)
                     yield uart
+        except OutOfBounds as violation:
+            raise self._at_the_instruction(elf, violation, stats_dir, args) from None
         finally:
             if uart is not None and stats_path.exists():
                 uart.stats = load_json(stats_path)
+
+    def _at_the_instruction(self, elf: Path, violation: OutOfBounds, stats_dir: Path,
+                            args: tuple[str, ...]) -> DeviceError:
+        """The sample the harness found out of bounds, replayed on a board that watches the
+        harness's memory (slower: only for this): its error names the storing instruction, its
+        function and source line. The harness's own error if the replay does not stop there."""
+        try:
+            with VirtualBoard(self._emulator, elf, stats_dir / REPLAY_STATS_FILE, extra_args=(*args, "--watch-guards"),
+                              serial=self.serial) as vboard:
+                with vboard.open_uart() as port:
+                    session = self._session(port, None)
+                    session.hello()
+                    for command in violation.commands:
+                        session.replay(command)
+        except VBoardError as error:
+            return error
+        except DeviceError:
+            pass  # the harness's error again: the emulator did not see the store
+        return violation
 
     def describe(self) -> dict:
         return {**super().describe(), **({"hse": "absent"} if self.link.without_hse else {})}
