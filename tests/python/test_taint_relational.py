@@ -93,3 +93,11 @@ def test_the_emulators_outcomes_are_read_from_its_line():
         {"kind": "branch", "address": "0x080001ce", "count": 24, "declassified": False, "taken": 23,
          "outcome_digest": "fbb8a8952589d754", "outcomes": [[1, 23], [0, 1]]}]})
     assert line.findings[0].outcomes == ((1, 23), (0, 1)) and line.findings[0].outcome_digest == "fbb8a8952589d754"
+
+
+def test_the_checks_count_keeps_its_confirming_variants_apart():
+    from pqscope.analysis.taint import TaintCapture
+
+    check = TaintCapture(2, b"seed", 32)
+    assert check.count_text(1) == "1 of 2 signatures"
+    assert check.count_text(5) == "2 of 2 signatures and 3 confirming variants"

@@ -112,6 +112,11 @@ class TaintCapture(Capture):
     def label(self, implementation: Implementation) -> str:
         return f"taint {super().label(implementation)}"
 
+    def count_text(self, records: int) -> str:
+        variants = records - self.samples
+        return super().count_text(min(records, self.samples)) + (
+            f" and {variants} confirming variant{'' if variants == 1 else 's'}" if variants > 0 else "")
+
     def instrumented(self, target) -> bool:
         if not target.taints:
             raise PqscopeError(f"board {target.board.name} cannot track the key through its instructions: taint runs "
@@ -149,6 +154,7 @@ class TaintCapture(Capture):
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
             if index >= self.samples:
                 spent += signed.cycles
+                self.progress = f"confirming the findings: variant {index - self.samples + 1}"
             yield TaintSignature(index, seed, signed.status, info.board_serial, signed.cycles)
 
     def _wants_variant(self, made: int, spent: int) -> bool:

@@ -89,6 +89,10 @@ class Capture:
     def label(self, implementation: Implementation) -> str:
         return f"{implementation.scheme} {implementation.impl}"
 
+    def count_text(self, records: int) -> str:
+        """How far `records` records are: "5 of 12 samples"."""
+        return f"{records} of {self.samples} {self.unit}"
+
     def keep(self, path: Path, profiled: bool) -> list:
         """Resuming: the records of `path` to keep (files rewritten to hold just those)."""
         raise NotImplementedError

@@ -197,7 +197,7 @@ class Runner:
                     write_meta(path, meta)
             outcome = Outcome(meta, records, meta.result)
             if outcome.interrupted:
-                console.print(f"interrupted after {len(records)} of {what.samples} {what.unit}; data kept in {path}, "
+                console.print(f"interrupted after {what.count_text(len(records))}; data kept in {path}, "
                               f"resume with `pqscope {what.kind} --resume {path}`")
             elif what.view and meta.result is not None and what.reports and self.report is not None:
                 self.report(path)

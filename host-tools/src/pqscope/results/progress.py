@@ -48,7 +48,9 @@ def unfinished(path: Path) -> Unfinished | None:
             parts.append(f"{name} running ({meta.samples} {unit} asked)" if status == "running" else
                          f"{name} interrupted (its process ended mid-measurement; {meta.samples} {unit} asked)")
         else:
-            parts.append(f"{name} {status} after {meta.samples_completed} of {meta.samples} {unit}")
+            beyond = meta.samples_completed - meta.samples  # the exact check's confirming variants
+            parts.append(f"{name} {status} after {min(meta.samples_completed, meta.samples)} of {meta.samples} {unit}"
+                         + (f" and {beyond} confirming variant{'' if beyond == 1 else 's'}" if beyond > 0 else ""))
     if is_suite(path):
         try:
             missing = sum(not (path / name / "meta.json").is_file() for name in suite_member_names(path))
