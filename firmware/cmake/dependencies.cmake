@@ -44,3 +44,12 @@ pqscope_declare_dependency(mbedtls
   GIT_TAG v3.6.5
   GIT_SUBMODULES ""
   SOURCE_SUBDIR no-cmake-project)
+
+# slhdsa-c at 9694008: SLH-DSA (FIPS 205), all 12 parameter sets in one portable C library with
+# its own SHA-2 and SHA-3. Only its top-level sources are compiled, behind the adapter in
+# firmware/schemes/slhdsa (catalogue rows slh-dsa-*).
+pqscope_declare_dependency(slhdsa_c
+  GIT_REPOSITORY https://github.com/pq-code-package/slhdsa-c
+  GIT_TAG 9694008585f0e92f0c18d3819e4a052780c85c18
+  GIT_SUBMODULES ""
+  SOURCE_SUBDIR no-cmake-project)
