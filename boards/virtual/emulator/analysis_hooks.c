@@ -32,8 +32,9 @@ static uint32_t core_register(void *m, int n)
 static uint32_t core_code(void *core, uint32_t addr, uint8_t *buf, uint32_t len)
 {
 	struct machine *m = core;
-	if (addr - FLASH_BASE < FLASH_SIZE) {
-		uint32_t n = FLASH_SIZE - (addr - FLASH_BASE) < len ? FLASH_SIZE - (addr - FLASH_BASE) : len;
+	uint32_t flash_size = m->chip->flash_size;
+	if (addr - FLASH_BASE < flash_size) {
+		uint32_t n = flash_size - (addr - FLASH_BASE) < len ? flash_size - (addr - FLASH_BASE) : len;
 		memcpy(buf, m->flash + (addr - FLASH_BASE), n);
 		return n;
 	}

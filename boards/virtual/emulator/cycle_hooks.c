@@ -66,19 +66,20 @@ static void charge(struct machine *m, const struct cost_entry *e, const struct f
 		profile_block(m->prof, e->addr, m->cycles);
 }
 
-static bool in_flash(uint32_t addr)
+static bool in_flash(const struct machine *m, uint32_t addr)
 {
-	return addr < FLASH_SIZE || addr - FLASH_BASE < FLASH_SIZE;
+	return addr < m->chip->flash_size || addr - FLASH_BASE < m->chip->flash_size;
 }
 
 /* The flash lines of an analysed block, as the ART numbers them (nothing outside flash). */
-static uint32_t flash_fetches(const struct block_timing *bt, struct fetch_point *out)
+static uint32_t flash_fetches(const struct machine *m, const struct block_timing *bt,
+			      struct fetch_point *out)
 {
-	if (!in_flash(bt->addr))
+	if (!in_flash(m, bt->addr))
 		return 0;
 	for (uint32_t i = 0; i < bt->nfetches; i++)
 		out[i] = (struct fetch_point){
-			art_line((bt->fetch[i].line * TIMING_LINE_BYTES) & (FLASH_SIZE - 1)),
+			art_line((bt->fetch[i].line * TIMING_LINE_BYTES) & (m->chip->flash_size - 1)),
 			bt->fetch[i].offset};
 	return bt->nfetches;
 }
@@ -98,7 +99,7 @@ static struct cost_entry *new_cost_entry(struct machine *m, const struct block_t
 		m->fetch_used = 0;
 	}
 	struct cost_entry *e = &m->cache[(bt->addr >> 1) & CACHE_MASK];
-	*e = cost_entry_of(bt, m->fetch_used, flash_fetches(bt, &m->fetch_pool[m->fetch_used]));
+	*e = cost_entry_of(bt, m->fetch_used, flash_fetches(m, bt, &m->fetch_pool[m->fetch_used]));
 	m->fetch_used += e->nfetches;
 	return e;
 }
@@ -106,11 +107,11 @@ static struct cost_entry *new_cost_entry(struct machine *m, const struct block_t
 /* Records the loads of a flash block whose address may lie in flash (not SP-based). */
 static void note_flash_loads(struct machine *m, const struct block_timing *bt)
 {
-	if (!m->flash_hooked || !in_flash(bt->addr))
+	if (!m->flash_hooked || !in_flash(m, bt->addr))
 		return;
 	for (uint32_t i = 0; i < bt->ninsns; i++) {
 		const struct access_span *span = &bt->insn[i].access;
-		uint32_t half = (bt->insn[i].addr & (FLASH_SIZE - 1)) >> 1;
+		uint32_t half = (bt->insn[i].addr & (m->chip->flash_size - 1)) >> 1;
 		uint32_t *at = &m->load_at[half];
 		if (span->dir != ACCESS_LOAD || span->base == 13 || *at)
 			continue;
@@ -142,7 +143,7 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		m->resume = false;
 		continue_at(m, addr); /* execution continues where it stopped */
 		struct fetch_point fetches[2 * TIMING_MAX_INSNS];
-		struct cost_entry resumed = cost_entry_of(bt, 0, flash_fetches(bt, fetches));
+		struct cost_entry resumed = cost_entry_of(bt, 0, flash_fetches(m, bt, fetches));
 		charge(m, &resumed, fetches);
 		m->resumed_block = m->blocks;
 		machine_schedule(m);
@@ -219,7 +220,7 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 {
 	struct machine *m = user;
 	(void)uc, (void)size;
-	uint32_t half = (uint32_t)(address & (FLASH_SIZE - 1)) >> 1;
+	uint32_t half = (uint32_t)(address & (m->chip->flash_size - 1)) >> 1;
 	if (!(m->load_bits[half >> 3] & 1u << (half & 7)) || !m->flash_timed)
 		return;
 	uint32_t site = m->load_at[half];
@@ -229,8 +230,8 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 		at += reg(m, core_regs[s->base]);
 	if (s->index >= 0)
 		at += reg(m, core_regs[s->index]) << s->shift;
-	if (in_flash(at)) {
-		m->cycles += art_load(m->art, at & (FLASH_SIZE - 1), s->bytes);
+	if (in_flash(m, at)) {
+		m->cycles += art_load(m->art, at & (m->chip->flash_size - 1), s->bytes);
 		if (m->prof)
 			profile_stall(m->prof, m->cycles);
 	}
@@ -242,11 +243,11 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 int hook_flash(struct machine *m)
 {
 	uc_hook h;
-	m->load_at = calloc(FLASH_SIZE / 2, sizeof *m->load_at);
-	m->load_bits = calloc(FLASH_SIZE / 16, 1);
+	m->load_at = calloc(m->chip->flash_size / 2, sizeof *m->load_at);
+	m->load_bits = calloc(m->chip->flash_size / 16, 1);
 	if (!m->load_at || !m->load_bits ||
 	    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_flash_insn, m, FLASH_BASE,
-			FLASH_BASE + FLASH_SIZE - 1) != UC_ERR_OK)
+			FLASH_BASE + m->chip->flash_size - 1) != UC_ERR_OK)
 		return -1;
 	m->flash_hooked = true;
 	memset(m->cache, 0, (1u << COST_CACHE_BITS) * sizeof *m->cache);

@@ -48,8 +48,8 @@ static void fake_reschedule(void *core)
 
 static struct uart_host uart;
 
-/* A board just out of reset, with `input` waiting on its UART. */
-static struct board *new_board(const char *input, bool input_ended)
+/* A board of `chip` just out of reset, with `input` waiting on its UART. */
+static struct board *new_chip_board(const struct chip *chip, const char *input, bool input_ended)
 {
 	static const struct device_core core = {NULL, fake_access_time, fake_fail, fake_stop,
 						fake_reschedule, &fake.interrupted};
@@ -59,7 +59,13 @@ static struct board *new_board(const char *input, bool input_ended)
 	uart.rx_len = strlen(input);
 	memcpy(uart.rx, input, uart.rx_len);
 	uart.eof = input_ended;
-	return board_new(&core, &uart);
+	return board_new(&core, &uart, chip);
+}
+
+/* The Discovery's board (an STM32F407) just out of reset, with `input` waiting on its UART. */
+static inline struct board *new_board(const char *input, bool input_ended)
+{
+	return new_chip_board(&chip_stm32f407, input, input_ended);
 }
 
 static inline uint32_t read_at(struct board *b, uint64_t now, uint32_t addr)

@@ -2,8 +2,6 @@
 
 #include <string.h>
 
-#define FLASH_READ_HZ 30000000u /* RM0090 table 10, 2.7-3.6 V: HCLK per wait state */
-
 void art_reset(struct art *a)
 {
 	memset(a, 0, sizeof *a);
@@ -33,9 +31,9 @@ unsigned art_wait_states(const struct art *a)
 	return a->acr & FLASH_ACR_LATENCY_MASK;
 }
 
-unsigned art_required_wait_states(uint64_t hclk)
+unsigned art_required_wait_states(uint64_t hclk, uint32_t hz_per_wait_state)
 {
-	return hclk == 0 ? 0 : (unsigned)((hclk - 1) / FLASH_READ_HZ);
+	return hclk == 0 ? 0 : (unsigned)((hclk - 1) / hz_per_wait_state);
 }
 
 /* Looks `line` up; a hit becomes the most recently used. */

@@ -79,8 +79,8 @@ uint32_t art_fetch(struct art *a, uint32_t line, uint64_t now);
 /* A load of `bytes` at flash offset `offset`: the cycles it waits. */
 uint32_t art_load(struct art *a, uint32_t offset, uint32_t bytes);
 
-/* Flash wait states RM0090 table 10 requires at `hclk` for a 2.7-3.6 V supply (the Discovery's
- * 3 V): one per started 30 MHz beyond the first. */
-unsigned art_required_wait_states(uint64_t hclk);
+/* Flash wait states needed at `hclk` when each allows `hz_per_wait_state` more: one per started
+ * step beyond the first (RM0090 table 10 at 2.7-3.6 V, the Discovery's 3 V: 30 MHz). */
+unsigned art_required_wait_states(uint64_t hclk, uint32_t hz_per_wait_state);
 
 #endif

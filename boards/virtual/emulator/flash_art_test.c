@@ -96,11 +96,11 @@ static void test_loads_hit_the_8_line_dcache_by_line(void)
 
 static void test_wait_states_per_rm0090_table_10(void)
 {
-	CHECK(art_required_wait_states(24000000u) == 0);
-	CHECK(art_required_wait_states(30000000u) == 0);
-	CHECK(art_required_wait_states(30000001u) == 1);
-	CHECK(art_required_wait_states(150000000u) == 4);
-	CHECK(art_required_wait_states(168000000u) == 5);
+	CHECK(art_required_wait_states(24000000u, 30000000u) == 0);
+	CHECK(art_required_wait_states(30000000u, 30000000u) == 0);
+	CHECK(art_required_wait_states(30000001u, 30000000u) == 1);
+	CHECK(art_required_wait_states(150000000u, 30000000u) == 4);
+	CHECK(art_required_wait_states(168000000u, 30000000u) == 5);
 }
 
 int main(void)

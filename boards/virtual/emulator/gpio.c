@@ -9,6 +9,7 @@
 #define GPIO_ODR 0x14
 #define GPIO_BSRR 0x18
 #define GPIO_LCKR 0x1c
+#define GPIO_BRR 0x28
 
 void gpioa_init(struct gpio *g)
 {
@@ -43,3 +44,22 @@ static bool write_register(void *device, uint32_t off, uint32_t value)
 const struct device_window gpioa_window = {"GPIOA", 0x40020000, 0x400,
 					   {RCC_AHB1ENR, 1u << 0, "GPIOAEN"}, read_register,
 					   write_register};
+
+void gpiog_l4r5_init(struct gpio *g)
+{
+	*g = (struct gpio){{0}};
+	g->regs[GPIO_MODER / 4] = 0xffffffff;
+}
+
+static bool l4r5_write_register(void *device, uint32_t off, uint32_t value)
+{
+	struct gpio *g = device;
+	if (off != GPIO_BRR)
+		return write_register(device, off, value);
+	g->regs[GPIO_ODR / 4] &= ~(value & 0xffff);
+	return true;
+}
+
+const struct device_window gpiog_l4r5_window = {"GPIOG", 0x48001800, 0x400,
+						{RCC_L4R5_AHB2ENR, 1u << 6, "GPIOGEN"}, read_register,
+						l4r5_write_register};

@@ -88,9 +88,9 @@ static int map_devices(struct machine *m)
 {
 	const struct device_core core = {m, core_access_time, core_fail, core_stop, core_reschedule,
 					 &m->signal};
-	m->board = board_new(&core, m->uart);
+	m->board = board_new(&core, m->uart, m->chip);
 	m->art = &m->board->flash.art;
-	for (size_t i = 0; i < BOARD_WINDOWS; i++) {
+	for (size_t i = 0; i < m->board->nwindows; i++) {
 		const struct device_window *w = m->board->window[i].regs;
 		m->mmio[i] = (struct mmio_window){m, w->base};
 		uc_err e = uc_mmio_map(m->uc, w->base, w->size, mmio_read, &m->mmio[i], mmio_write,
@@ -106,11 +106,12 @@ static int map_devices(struct machine *m)
 /* ---- set-up ---- */
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
-		 uint64_t max_cycles, struct profile *prof, struct taint *taint)
+		 const struct chip *chip, uint64_t max_cycles, struct profile *prof, struct taint *taint)
 {
 	memset(m, 0, sizeof *m);
 	m->elf = elf;
 	m->uart = uart;
+	m->chip = chip;
 	m->prof = prof;
 	m->taint = taint;
 	m->max_cycles = max_cycles;
@@ -120,8 +121,10 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	m->fetch_pool = calloc(FETCH_POOL_SIZE, sizeof *m->fetch_pool);
 	m->access_cache = calloc(1u << ACCESS_CACHE_BITS, sizeof *m->access_cache);
 	m->bt = malloc(sizeof *m->bt);
-	m->flash = malloc(FLASH_SIZE);
-	memset(m->flash, 0xff, FLASH_SIZE); /* erased flash */
+	m->flash = malloc(chip->flash_size);
+	memset(m->flash, 0xff, chip->flash_size); /* erased flash */
+	m->sram = calloc(chip->sram_size, 1);
+	m->ccm = chip->ccm_alias == CHIP_OWN_MEMORY ? calloc(chip->ccm_size, 1) : m->sram + chip->ccm_alias;
 	if (!timing_open(&m->cs)) {
 		fprintf(stderr, "vboard: error: cannot initialise capstone\n");
 		return -1;
@@ -131,15 +134,19 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		e = uc_ctl_set_cpu_model(m->uc, UC_CPU_ARM_CORTEX_M4);
 	/* flash at 0x08000000 and its boot alias at 0: one buffer, mapped twice; read-only */
 	if (e == UC_ERR_OK)
-		e = uc_mem_map_ptr(m->uc, FLASH_BASE, FLASH_SIZE, UC_PROT_READ | UC_PROT_EXEC, m->flash);
+		e = uc_mem_map_ptr(m->uc, FLASH_BASE, chip->flash_size, UC_PROT_READ | UC_PROT_EXEC, m->flash);
 	if (e == UC_ERR_OK)
-		e = uc_mem_map_ptr(m->uc, 0, FLASH_SIZE, UC_PROT_READ | UC_PROT_EXEC, m->flash);
+		e = uc_mem_map_ptr(m->uc, 0, chip->flash_size, UC_PROT_READ | UC_PROT_EXEC, m->flash);
 	if (e == UC_ERR_OK) /* no instruction fetch from SRAM either: memory_hooks.c says why */
-		e = uc_mem_map(m->uc, SRAM_BASE, SRAM_SIZE, UC_PROT_READ | UC_PROT_WRITE);
-	if (e == UC_ERR_OK) /* CCM is on the data bus only: no instruction fetch */
-		e = uc_mem_map(m->uc, CCM_BASE, CCM_SIZE, UC_PROT_READ | UC_PROT_WRITE);
+		e = uc_mem_map_ptr(m->uc, SRAM_BASE, chip->sram_size, UC_PROT_READ | UC_PROT_WRITE, m->sram);
+	if (e == UC_ERR_OK) /* CCM (or the L4R5's SRAM2 alias) on the data bus only: no instruction fetch */
+		e = uc_mem_map_ptr(m->uc, CCM_BASE, chip->ccm_size, UC_PROT_READ | UC_PROT_WRITE, m->ccm);
 	if (e == UC_ERR_OK)
 		e = uc_mem_map(m->uc, SYSTEM_PAGE_BASE, SYSTEM_PAGE_SIZE, UC_PROT_READ);
+	if (e == UC_ERR_OK && chip->flash_size_kib_at) {
+		uint16_t kib = (uint16_t)(chip->flash_size >> 10);
+		e = uc_mem_write(m->uc, chip->flash_size_kib_at, &kib, sizeof kib);
+	}
 	if (e != UC_ERR_OK) {
 		fprintf(stderr, "vboard: error: unicorn set-up failed: %s\n", uc_strerror(e));
 		return -1;
@@ -150,14 +157,15 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 	for (size_t i = 0; i < elf->nsegs; i++) {
 		const struct elf_segment *s = &elf->segs[i];
 		uint64_t end = (uint64_t)s->paddr + s->filesz;
-		if (s->paddr >= FLASH_BASE && end <= FLASH_BASE + FLASH_SIZE) {
+		if (s->paddr >= FLASH_BASE && end <= FLASH_BASE + chip->flash_size) {
 			memcpy(m->flash + (s->paddr - FLASH_BASE), s->data, s->filesz);
-		} else if (((s->paddr >= SRAM_BASE && end <= SRAM_BASE + SRAM_SIZE) ||
-			    (s->paddr >= CCM_BASE && end <= CCM_BASE + CCM_SIZE))) {
+		} else if (((s->paddr >= SRAM_BASE && end <= SRAM_BASE + chip->sram_size) ||
+			    (s->paddr >= CCM_BASE && end <= CCM_BASE + chip->ccm_size))) {
 			uc_mem_write(m->uc, s->paddr, s->data, s->filesz);
 		} else {
 			fprintf(stderr, "vboard: error: ELF segment at address 0x%08x (%u bytes) is "
-					"outside flash, SRAM and CCM\n", s->paddr, s->filesz);
+					"outside the %s's flash, SRAM and %s\n", s->paddr, s->filesz, chip->part,
+				chip->ccm_name);
 			return -1;
 		}
 	}
@@ -193,7 +201,7 @@ void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitte
 	/* Seeded by the unique ID: each stand-in board has noise of its own, the same on every start. */
 	uint8_t uid[12] = {0};
 	uint64_t seed = 0xcbf29ce484222325ull;
-	uc_mem_read(m->uc, UNIQUE_ID_BASE, uid, sizeof uid);
+	uc_mem_read(m->uc, m->chip->unique_id_base, uid, sizeof uid);
 	for (int i = 0; i < 12; i++)
 		seed = (seed ^ uid[i]) * 0x100000001b3ull;
 	cycle_jitter_set(&m->board->jitter, jitter, seed);
@@ -209,7 +217,7 @@ int machine_set_unique_id(struct machine *m, const uint32_t words[3])
 	uint8_t bytes[12];
 	for (int i = 0; i < 12; i++)
 		bytes[i] = (uint8_t)(words[i / 4] >> (8 * (i % 4)));
-	if (uc_mem_write(m->uc, UNIQUE_ID_BASE, bytes, sizeof bytes) != UC_ERR_OK) {
+	if (uc_mem_write(m->uc, m->chip->unique_id_base, bytes, sizeof bytes) != UC_ERR_OK) {
 		fprintf(stderr, "vboard: error: cannot set the unique ID\n");
 		return -1;
 	}
@@ -226,6 +234,9 @@ void machine_free(struct machine *m)
 	board_free(m->board);
 	cs_close(&m->cs);
 	free(m->flash);
+	if (m->chip && m->chip->ccm_alias == CHIP_OWN_MEMORY)
+		free(m->ccm);
+	free(m->sram);
 	free(m->bt);
 	free(m->cache);
 	free(m->fetch_pool);

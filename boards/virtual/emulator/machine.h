@@ -124,11 +124,13 @@ struct machine {
 		struct machine *m;
 		uint32_t base;
 	} mmio[BOARD_WINDOWS];
+	const struct chip *chip;
+	uint8_t *sram, *ccm;          /* the chip's SRAM; the memory at CCM_BASE (SRAM2 inside it: the L4R5) */
 };
 
 int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uart,
-		 uint64_t max_cycles, struct profile *prof, struct taint *taint);
-/* Sets the device's unique ID, words 0..2 at UNIQUE_ID_BASE (all zero unless set). */
+		 const struct chip *chip, uint64_t max_cycles, struct profile *prof, struct taint *taint);
+/* Sets the device's unique ID, words 0..2 at the chip's unique_id_base (all zero unless set). */
 int machine_set_unique_id(struct machine *m, const uint32_t words[3]);
 /* The pricing of a board the model is not: flash that costs nothing at any wait states (the 24 MHz
  * model of an image built for 168 MHz), and up to `jitter` cycles of noise on every read of a cycle counter. */

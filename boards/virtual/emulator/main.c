@@ -42,7 +42,8 @@ static struct machine machine;
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pqscope-vboard --elf FILE|--bin FILE [--uart stdio|pty] [--pty-link PATH]\n"
+		"usage: pqscope-vboard --elf FILE|--bin FILE [--chip stm32f407|stm32l4r5]\n"
+		"                      [--uart stdio|pty] [--pty-link PATH]\n"
 		"                      [--uid HEX24]\n"
 		"                      [--max-cycles N] [--stats FILE.json] [--profile FILE.json]\n"
 		"                      [--flash-timing modelled|free] [--cycle-jitter N]\n"
@@ -206,6 +207,7 @@ int main(int argc, char **argv)
 	uint32_t unique_id[3] = {0, 0, 0};
 	bool flash_free = false, hse_absent = false, watch_guards = false;
 	uint32_t cycle_jitter = 0;
+	const struct chip *chip = &chip_stm32f407;
 
 	for (int i = 1; i < argc; i++) {
 		const char *opt = argv[i];
@@ -228,6 +230,13 @@ int main(int argc, char **argv)
 			elf_path = val;
 		} else if (!strcmp(opt, "--bin")) {
 			bin_path = val;
+		} else if (!strcmp(opt, "--chip")) {
+			chip = chip_named(val);
+			if (!chip) {
+				fprintf(stderr, "vboard: error: --chip '%s': the emulated chips are stm32f407 "
+						"(the Discovery's) and stm32l4r5 (the Nucleo-L4R5ZI's)\n", val);
+				return 2;
+			}
 		} else if (!strcmp(opt, "--uart")) {
 			if (!strcmp(val, "stdio"))
 				mode = UART_STDIO;
@@ -349,7 +358,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npublic; i++)
 		if (profile_public_function(prof, public_functions[i]))
 			return 1;
-	struct taint *taint = taint_path ? taint_new(&elf) : NULL;
+	struct taint *taint = taint_path ? taint_new(&elf, chip) : NULL;
 	if (taint_path && (!taint || taint_scope_function(taint, taint_function)))
 		return 1;
 	if (taint_calls_path && taint_calls(taint, taint_calls_path))
@@ -382,7 +391,7 @@ int main(int argc, char **argv)
 
 	int rc = 1;
 	double t0 = monotonic_seconds();
-	if (machine_init(&machine, &elf, &uart, max_cycles, prof, taint) == 0 &&
+	if (machine_init(&machine, &elf, &uart, chip, max_cycles, prof, taint) == 0 &&
 	    machine_set_unique_id(&machine, unique_id) == 0 &&
 	    (!watch_guards || machine_watch_guards(&machine) == 0)) {
 		machine_set_board_timing(&machine, flash_free, cycle_jitter);

@@ -18,10 +18,10 @@ static bool on_invalid(uc_engine *uc, uc_mem_type type, uint64_t address, int si
 	case UC_MEM_FETCH_PROT: what = "instruction fetch from non-executable"; break;
 	default: break;
 	}
-	const char *name = board_peripheral_name(addr);
+	const char *name = board_peripheral_name(m->chip, addr);
 	if (name)
 		machine_fail(m, "%s unemulated peripheral %s at address 0x%08x", what, name, addr);
-	else if (addr >= FLASH_BASE && addr < FLASH_BASE + FLASH_SIZE)
+	else if (addr >= FLASH_BASE && addr < FLASH_BASE + m->chip->flash_size)
 		machine_fail(m, "%s flash at address 0x%08x", what, addr);
 	else
 		machine_fail(m, "%s %s at address 0x%08x", what,
@@ -41,11 +41,13 @@ static bool on_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tl
 {
 	struct machine *m = user;
 	(void)uc;
-	bool ram = (address >= SRAM_BASE && address - SRAM_BASE < SRAM_SIZE) ||
-		   (address >= CCM_BASE && address - CCM_BASE < CCM_SIZE);
+	const struct chip *chip = m->chip;
+	bool ram = (address >= SRAM_BASE && address - SRAM_BASE < chip->sram_size) ||
+		   (address >= CCM_BASE && address - CCM_BASE < chip->ccm_size);
 	if (ram && type == UC_MEM_FETCH) {
 		machine_fail(m, "instruction fetch from %s at address 0x%08x: the virtual board runs code "
-				"from flash only", address >= SRAM_BASE ? "SRAM" : "CCM", (uint32_t)address);
+				"from flash only", address >= SRAM_BASE ? "SRAM" : chip->ccm_name,
+			     (uint32_t)address);
 		return false;
 	}
 	result->paddr = address;
@@ -60,10 +62,10 @@ static bool on_tlb_fill(uc_engine *uc, uint64_t address, uc_mem_type type, uc_tl
  * filled by on_tlb_fill. */
 int hook_memory(struct machine *m)
 {
-	static const uint64_t gaps[][2] = {
+	const uint64_t gaps[][2] = {
 		{0, CCM_BASE - 1},
-		{CCM_BASE + CCM_SIZE, SRAM_BASE - 1},
-		{SRAM_BASE + SRAM_SIZE, UINT32_MAX},
+		{CCM_BASE + m->chip->ccm_size, SRAM_BASE - 1},
+		{SRAM_BASE + m->chip->sram_size, UINT32_MAX},
 	};
 	for (size_t i = 0; i < sizeof gaps / sizeof gaps[0]; i++) {
 		uc_hook h;

@@ -9,6 +9,7 @@
 #define RCC_CR 0x00
 #define RCC_PLLCFGR 0x04
 #define RCC_CFGR 0x08
+#define RCC_SIZE 0x90
 #define RCC_CR_HSION (1u << 0)
 #define RCC_CR_HSEON (1u << 16)
 #define RCC_CR_PLLON (1u << 24)
@@ -97,7 +98,7 @@ static void update_hclk(struct rcc *r)
 static bool read_register(void *device, uint32_t off, uint32_t *value)
 {
 	const struct rcc *r = device;
-	if (off >= sizeof r->regs)
+	if (off >= RCC_SIZE)
 		return false;
 	uint32_t v = r->regs[off / 4];
 	if (off == RCC_CR)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calls.h"
+#include "chip.h"
 #include "elf.h"
 #include "memmap.h"
 #include "taint_decode.h"
@@ -105,7 +106,8 @@ struct taint {
 	bool recording;          /* in a call of the scope function, outside a handler */
 	uint64_t instructions;
 	struct taint_decoder dec; /* each instruction is looked up in its cache */
-	uint8_t *sram, *ccm;
+	uint8_t *sram, *ccm;     /* shadows; ccm inside sram where the chip aliases it (the L4R5's SRAM2) */
+	const struct chip *chip;
 	uint8_t *covered;        /* a bit per flash halfword: an instruction there ran in a call */
 	uint64_t newly_covered;  /* instructions first run in the current call */
 
@@ -146,20 +148,20 @@ struct taint {
 
 static uint8_t *shadow(struct taint *t, uint32_t addr)
 {
-	if (addr - SRAM_BASE < SRAM_SIZE)
+	if (addr - SRAM_BASE < t->chip->sram_size)
 		return t->sram + (addr - SRAM_BASE);
-	if (addr - CCM_BASE < CCM_SIZE)
+	if (addr - CCM_BASE < t->chip->ccm_size)
 		return t->ccm + (addr - CCM_BASE);
 	return NULL;
 }
 
-static enum region region_of(uint32_t addr)
+static enum region region_of(const struct taint *t, uint32_t addr)
 {
-	if (addr - SRAM_BASE < SRAM_SIZE)
+	if (addr - SRAM_BASE < t->chip->sram_size)
 		return REGION_SRAM;
-	if (addr - CCM_BASE < CCM_SIZE)
+	if (addr - CCM_BASE < t->chip->ccm_size)
 		return REGION_CCM;
-	if (addr - FLASH_BASE < FLASH_SIZE || addr < FLASH_SIZE) /* flash and its boot alias */
+	if (addr - FLASH_BASE < t->chip->flash_size || addr < t->chip->flash_size) /* and its boot alias */
 		return REGION_FLASH;
 	return REGION_PERIPHERAL;
 }
@@ -198,8 +200,8 @@ static inline void merge_slots(struct taint *t, uint64_t m, uint8_t v)
 static void clear_all(struct taint *t)
 {
 	memset(t->r, 0, sizeof t->r);
-	memset(t->sram, 0, SRAM_SIZE);
-	memset(t->ccm, 0, CCM_SIZE);
+	memset(t->sram, 0, t->chip->sram_size);
+	memset(t->ccm, 0, t->chip->ccm_size);
 	t->any = false;
 }
 
@@ -364,7 +366,7 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 	}
 	uint8_t extra = at | or_slots(t, d->reads);
 	if (at && t->recording) {
-		enum region region = region_of(addr);
+		enum region region = region_of(t, addr);
 		if (region == REGION_FLASH && t->core.flash_load_timed(t->core.core))
 			region = REGION_FLASH_TIMED;
 		record(t, pc, TAINT_ADDRESS, region, at, false, addr);
@@ -429,7 +431,7 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 static inline void cover(struct taint *t, uint32_t addr)
 {
 	uint32_t half = (addr - FLASH_BASE) >> 1;
-	if (half < FLASH_SIZE / 2 && !(t->covered[half >> 3] & (1u << (half & 7)))) {
+	if (half < t->chip->flash_size / 2 && !(t->covered[half >> 3] & (1u << (half & 7)))) {
 		t->covered[half >> 3] |= (uint8_t)(1u << (half & 7));
 		t->newly_covered++;
 		if (t->calls_out) {
@@ -584,13 +586,14 @@ void taint_exception_return(struct taint *t)
 
 /* ---- set-up ---- */
 
-struct taint *taint_new(const struct elf_image *elf)
+struct taint *taint_new(const struct elf_image *elf, const struct chip *chip)
 {
 	struct taint *t = calloc(1, sizeof *t);
 	t->elf = elf;
-	t->sram = calloc(SRAM_SIZE, 1);
-	t->ccm = calloc(CCM_SIZE, 1);
-	t->covered = calloc(FLASH_SIZE / 16, 1);
+	t->chip = chip;
+	t->sram = calloc(chip->sram_size, 1);
+	t->ccm = chip->ccm_alias == CHIP_OWN_MEMORY ? calloc(chip->ccm_size, 1) : t->sram + chip->ccm_alias;
+	t->covered = calloc(chip->flash_size / 16, 1);
 	t->finding_mask = 63;
 	t->findings = calloc(t->finding_mask + 1, sizeof *t->findings);
 	t->watch_lo = UINT32_MAX;
@@ -651,7 +654,7 @@ int taint_public_within(struct taint *t, const char *name, const uint32_t (*site
 	if (add_watch(t, name, ROLE_WITHIN, 0, 0, "--taint-public-within"))
 		return -1;
 	struct watch *w = &t->watch[t->nwatch - 1];
-	if (w->entry - FLASH_BASE >= FLASH_SIZE) {
+	if (w->entry - FLASH_BASE >= t->chip->flash_size) {
 		fprintf(stderr, "vboard: error: --taint-public-within '%s': the function is not in flash\n", name);
 		return -1;
 	}
@@ -860,8 +863,9 @@ void taint_free(struct taint *t)
 		free(t->covered);
 		free(t->coverage);
 		free(t->findings);
+		if (t->chip->ccm_alias == CHIP_OWN_MEMORY)
+			free(t->ccm);
 		free(t->sram);
-		free(t->ccm);
 		free(t);
 	}
 }

@@ -152,8 +152,10 @@ struct taint_core {
 	bool (*flash_load_timed)(void *core);
 };
 
-/* `elf` may be NULL (unit tests): no functions then, and taint_record() decides recording. */
-struct taint *taint_new(const struct elf_image *elf);
+/* `elf` may be NULL (unit tests): no functions then, and taint_record() decides recording. The
+ * shadow memory is `chip`'s. */
+struct chip;
+struct taint *taint_new(const struct elf_image *elf, const struct chip *chip);
 /* Findings only during calls of function `name` (--taint-function). -1 after an error message. */
 int taint_scope_function(struct taint *t, const char *name);
 int taint_public_return(struct taint *t, const char *name);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "chip.h"
 #include "elf.h"
 #include "memmap.h"
 #include "taint.h"
@@ -51,7 +52,7 @@ static const struct taint_core fake_core = {NULL, fake_reg, fake_code, fake_flas
 /* A fresh tracker recording findings, as inside a call of the scope function. */
 static struct taint *fresh(void)
 {
-	struct taint *t = taint_new(NULL);
+	struct taint *t = taint_new(NULL, &chip_stm32f407);
 	taint_attach(t, &fake_core);
 	taint_record(t, true);
 	memset(regs, 0, sizeof regs);
@@ -688,9 +689,25 @@ static void test_declassify(void)
 	taint_mark(t, BUF + 2, 4, 0);
 	CHECK(taint_memory(t, BUF + 1) == S && taint_memory(t, BUF + 2) == D &&
 	      taint_memory(t, BUF + 5) == 0);
-	taint_mark(t, CCM_BASE + CCM_SIZE - 1, 1, S);   /* CCM is shadowed too ... */
-	taint_mark(t, FLASH_BASE, 4, S);                /* ... flash never (a warning) */
-	CHECK(taint_memory(t, CCM_BASE + CCM_SIZE - 1) == S && taint_memory(t, FLASH_BASE) == 0);
+	uint32_t ccm_end = CCM_BASE + chip_stm32f407.ccm_size;
+	taint_mark(t, ccm_end - 1, 1, S);   /* CCM is shadowed too ... */
+	taint_mark(t, FLASH_BASE, 4, S);    /* ... flash never (a warning) */
+	CHECK(taint_memory(t, ccm_end - 1) == S && taint_memory(t, FLASH_BASE) == 0);
+	taint_free(t);
+}
+
+/* The STM32L4R5's SRAM2 is one memory at two addresses (0x10000000 and 0x20030000): a secret
+ * stored through one is tainted when read through the other; its SRAM3 is shadowed to its end. */
+static void test_the_l4r5s_sram2_alias_shares_its_taint(void)
+{
+	struct taint *t = taint_new(NULL, &chip_stm32l4r5);
+	taint_attach(t, &fake_core);
+	taint_record(t, true);
+	taint_mark(t, CCM_BASE + 8, 4, S);
+	CHECK(taint_memory(t, SRAM_BASE + chip_stm32l4r5.ccm_alias + 8) == S);
+	taint_mark(t, SRAM_BASE + chip_stm32l4r5.sram_size - 1, 1, S);
+	CHECK(taint_memory(t, SRAM_BASE + chip_stm32l4r5.sram_size - 1) == S);
+	CHECK(taint_memory(t, SRAM_BASE + chip_stm32f407.sram_size) == 0);
 	taint_free(t);
 }
 
@@ -753,7 +770,7 @@ static void test_scope_marks_and_returns(void)
 		{NORM, 0x40, "norm"}, {PUBLISH, 0x40, "publish"}, {RANDOM, 0x40, "randombytes"},
 	};
 	struct elf_image elf = {.funcs = funcs, .nfuncs = 6};
-	struct taint *t = taint_new(&elf);
+	struct taint *t = taint_new(&elf, &chip_stm32f407);
 	code_base = CODE;
 	CHECK(taint_scope_function(t, "sign") == 0);
 	CHECK(taint_public_return(t, "norm") == 0);
@@ -832,7 +849,7 @@ static void test_within(void)
 	struct elf_func funcs[] = {{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {MASKED, 0x40, "masked"},
 				   {MASKED + 0x100, 0x40, "inner"}};
 	struct elf_image elf = {.funcs = funcs, .nfuncs = 4};
-	struct taint *t = taint_new(&elf);
+	struct taint *t = taint_new(&elf, &chip_stm32f407);
 	code_base = CODE;
 	CHECK(taint_scope_function(t, "sign") == 0);
 	const uint32_t inner_site[1][2] = {{MASKED + 0x0c, MASKED + 0x10}}; /* calls from masked only */
@@ -883,7 +900,7 @@ static void test_coverage_per_call(void)
 {
 	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
 	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
-	struct taint *t = taint_new(&elf);
+	struct taint *t = taint_new(&elf, &chip_stm32f407);
 	CHECK(taint_scope_function(t, "sign") == 0);
 	taint_attach(t, &fake_core);
 	memset(regs, 0, sizeof regs);
@@ -911,7 +928,7 @@ static void test_call_lines(void)
 {
 	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
 	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
-	struct taint *t = taint_new(&elf);
+	struct taint *t = taint_new(&elf, &chip_stm32f407);
 	char path[] = "/tmp/vboard-taint-calls-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
@@ -959,7 +976,7 @@ static void test_call_outcomes(void)
 {
 	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
 	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
-	struct taint *t = taint_new(&elf);
+	struct taint *t = taint_new(&elf, &chip_stm32f407);
 	char path[] = "/tmp/vboard-taint-outcomes-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
@@ -1033,7 +1050,7 @@ static void test_outcome_runs(void)
 {
 	struct elf_func funcs[] = {{CODE, 0x80, "code"}, {SCOPE, 0x40, "sign"}};
 	struct elf_image elf = {.funcs = funcs, .nfuncs = 2};
-	struct taint *t = taint_new(&elf);
+	struct taint *t = taint_new(&elf, &chip_stm32f407);
 	char path[] = "/tmp/vboard-taint-runs-XXXXXX";
 	int fd = mkstemp(path);
 	CHECK(fd >= 0);
@@ -1098,6 +1115,7 @@ int main(void)
 	test_exception_keeps_register_taint();
 	test_ge_and_q();
 	test_declassify();
+	test_the_l4r5s_sram2_alias_shares_its_taint();
 	test_scope_marks_and_returns();
 	test_within();
 	test_coverage_per_call();
