@@ -35,6 +35,7 @@ class Board:
     runner: str  # how the board is reached: the kind of target (targets.TARGET_KINDS)
     emulates: str | None
     directory: Path  # boards/<name>/, which holds the flasher configuration
+    emulator_chip: str | None = None  # the chip an emulated board's emulator models (--chip); None: its default
     toolchain: Toolchain = DEFAULT_TOOLCHAIN  # the compiler and optimisation level its images are built with
 
     @property
@@ -109,4 +110,5 @@ def _board(name: str, data: dict, path: Path) -> Board:
         runner=data.get("runner", "serial"),
         emulates=data.get("emulates"),
         directory=path.parent,
+        emulator_chip=data.get("emulator", {}).get("chip"),
     )

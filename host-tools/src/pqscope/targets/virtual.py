@@ -61,7 +61,8 @@ class VirtualTarget(Target):
     def uart(self, elf, console, *, stats_dir, profiling=None) -> Iterator[Uart]:
         self.prepare(console)
         stats_path = stats_dir / STATS_FILE
-        args = (*(profiling.emulator_args() if profiling else ()), *self.emulator_args,
+        args = (*(("--chip", self.board.emulator_chip) if self.board.emulator_chip else ()),
+                *(profiling.emulator_args() if profiling else ()), *self.emulator_args,
                 *(("--hse", "absent") if self.link.without_hse else ()),
                 *(("--max-cycles", str(self.link.max_cycles)) if self.link.max_cycles else ()))
         uart = None
