@@ -54,7 +54,7 @@ def test_boards_of_a_sharded_test_are_each_flashed_through_their_own_probe(fake_
     ports = [arg for _ in range(2) for arg in ("--port", pty_device()[1])]
     result = invoke("ct", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "20", *ports,
                     "--no-replay", "--adapter-serial", "066DFF", "--adapter-serial", "0670FF", "--out", str(tmp_path / "ct"))
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 5, result.stderr  # inconclusive: 20 signatures are too few for no-leak
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert [call[call.index("-c") + 1] for call in calls] == ["adapter serial 066DFF", "adapter serial 0670FF"]
 

@@ -187,17 +187,18 @@ def test_capture_interleaves_classes_with_fresh_seeds_and_refreshes_random_keys(
 
 
 # A sequential test stops at its first look with a definite verdict (100 signatures for this
-# leak); an inconclusive one, and one with --fixed-n, takes all of -n.
-@pytest.mark.parametrize(("key_leak", "options", "verdict", "signatures"), [
-    (400, [], "leak", 100), (400, ["--fixed-n"], "leak", 300), (0, [], "inconclusive", 300)])
+# leak); an inconclusive one, and one with --fixed-n, takes all of -n. The exit status is the
+# verdict's: 4 a leak, 5 inconclusive (a CI job fails on either).
+@pytest.mark.parametrize(("key_leak", "options", "verdict", "signatures", "status"), [
+    (400, [], "leak", 100, 4), (400, ["--fixed-n"], "leak", 300, 4), (0, [], "inconclusive", 300, 5)])
 def test_ct_on_a_real_board_over_serial(fake_repo, fake_toolchain, pty_device, tmp_path, key_leak, options, verdict,
-                                        signatures):
+                                        signatures, status):
     _device, port = pty_device(behaviour=Behaviour(key_leak=key_leak))
     out = tmp_path / "ct"
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
                                       "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "300", "--seed",
                                       "07", *options, "--out", str(out), "--json"])
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == status, result.stderr
     document = json.loads(result.stdout)
     assert document["verdict"] == verdict
     assert "top_functions" not in document  # no profiler on a real board
@@ -217,20 +218,21 @@ def test_ct_without_a_report_keeps_what_renders_it_later(fake_repo, fake_toolcha
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", "--port", port, "--no-flash",
                                       "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n", "100", "--seed",
                                       "07", "--out", str(out), "--no-report"])
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 4, result.stderr  # a leak
     assert (out / "ct.json").is_file() and not (out / "report.html").exists() and not (out / "report.md").exists()
     assert "report:" not in result.stderr
     rendered = CliRunner().invoke(cli, ["report", str(out), "--format", "html"])
     assert rendered.exit_code == 0 and "<img" in rendered.stdout
 
 
-def sharded_ct(pty_device, out, behaviours: list[Behaviour], *options: str) -> tuple[dict, list[str]]:
-    """`pqscope ct` on a fake board per behaviour (ML-DSA-44, 300 signatures); its document and ports."""
+def sharded_ct(pty_device, out, behaviours: list[Behaviour], *options: str, status: int) -> tuple[dict, list[str]]:
+    """`pqscope ct` on a fake board per behaviour (ML-DSA-44, 300 signatures), which must exit with
+    `status`; its document and ports."""
     ports = [pty_device(behaviour=behaviour)[1] for behaviour in behaviours]
     result = CliRunner().invoke(cli, ["ct", "--board", "stm32f4discovery", *(a for p in ports for a in ("--port", p)),
                                       "--no-flash", "--no-replay", "--scheme", "ml-dsa-44", "--impl", "m4f", "-n",
                                       "300", "--seed", "07", "--out", str(out), "--json", *options])
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == status, result.stderr
     return {k: v for k, v in json.loads(result.stdout).items() if k != "run_dir"}, ports
 
 
@@ -241,7 +243,8 @@ def test_two_boards_give_one_boards_result(fake_repo, fake_toolchain, pty_device
     both boards."""
     documents = []
     for boards in (1, 2):
-        document, ports = sharded_ct(pty_device, tmp_path / f"on-{boards}", [Behaviour(key_leak=400)] * boards)
+        document, ports = sharded_ct(pty_device, tmp_path / f"on-{boards}", [Behaviour(key_leak=400)] * boards,
+                                     status=4)
         documents.append(document)
     per_board = documents[1].pop("boards")
     assert documents[0] == documents[1] and documents[0]["verdict"] == "leak" and "boards" not in documents[0]
@@ -264,7 +267,7 @@ def test_a_board_unlike_the_others_stands_out(fake_repo, fake_toolchain, pty_dev
     """A board whose signatures all take longer (another clock, firmware or chip revision) is named
     in the per-board summary, the command's output and the report."""
     document, ports = sharded_ct(pty_device, tmp_path / "ct", [Behaviour(), Behaviour(), Behaviour(extra_cycles=900)],
-                                 "--fixed-n")
+                                 "--fixed-n", status=5)  # too few signatures for no-leak
     out_of_line = [board for board in document["boards"] if board["stands_out"]]
     assert [board["port"] for board in out_of_line] == [ports[2]]
     assert abs(float(out_of_line[0]["t_against_the_boards"])) > 4.5

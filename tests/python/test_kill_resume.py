@@ -22,8 +22,9 @@ from test_resume import SEED, SUITE_OPTIONS, kill_after, rows_of, suite_catalogu
 SAMPLES = 12
 
 
-def measured(result) -> None:
-    assert result.exit_code == 0, result.stderr
+def measured(result, status: int = 0) -> None:
+    """Asserts that the command ended with `status` (ct: its verdict's, 4 for a leak)."""
+    assert result.exit_code == status, result.stderr
 
 
 def uninterrupted_run(tmp_path: Path, samples: int = SAMPLES) -> Path:
@@ -109,7 +110,7 @@ def ct_whole(tmp_path: Path, pty_device) -> tuple[Path, dict]:
     whole = tmp_path / "whole"
     ct = [*CT[:CT.index("-n")], "-n", str(CT_SAMPLES), "--seed", "07", "--fixed-n"]
     result = CliRunner().invoke(cli, [*ct, *ports, "--out", str(whole), "--json"])
-    measured(result)
+    measured(result, status=4)  # a leak
     return whole, json.loads(result.stdout)
 
 
@@ -118,7 +119,7 @@ def assert_ct_resumes_like(out: Path, whole: Path, expected: dict, pty_device) -
     comes to its verdict document (but for the boards it names: a resumed test names both)."""
     _devices, ports = ports_of(pty_device, 1, key_leak=400)
     result = CliRunner().invoke(cli, ["ct", "--resume", str(out), *ports, "--no-flash", "--json"])
-    measured(result)
+    measured(result, status=4)  # the leak, as uninterrupted
     assert without_board(ct_rows(out)) == without_board(ct_rows(whole))
     assert {k: v for k, v in json.loads(result.stdout).items() if k not in ("run_dir", "boards")} == {
         k: v for k, v in expected.items() if k != "run_dir"}

@@ -9,7 +9,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from pqscope.cli import cli
 from pqscope.jobs import matrix, matrix_cells
 from pqscope.jobs.matrix_plan import Plan, resumed_plan, start, toolchains
 from pqscope.link.device import DeviceSession
@@ -353,6 +355,27 @@ def test_without_tests_on_timing_a_new_leak_says_so(fake_repo, tmp_path, monkeyp
     assert finding.endswith("| not tested (--ct-n 0) |")
     assert "2 that the compiler refuses to build, 0 undecided" in markdown
     assert "verdict over one signature" in markdown
+
+
+# The matrix as a CI gate: 4 if any build leaks, its row's default build too or not; 5 if none
+# leaks but one that compiled has no verdict (no signature within its budget); 0 otherwise. The
+# stand-ins' clang -Os build fails in every case: a build the compiler refuses does not count.
+@pytest.mark.parametrize(("code", "hanging", "status"), [
+    ({}, set(), 4),  # clang's build leaks, gcc12's does not
+    ({("m4f", "gcc12", "catalogue"): "b", ("m4f", "gcc12", "-O3"): "b"}, set(), 4),  # the default build leaks too
+    ({("m4f", "clang", "catalogue"): "a", ("m4f", "clang", "-O3"): "a"}, set(), 0),  # no build leaks
+    ({}, {"b"}, 5),  # clang's build gives no signature
+], ids=["new-leak", "leak-as-default", "no-leak", "no-signature"])
+def test_the_matrix_exits_with_its_verdict_as_a_gate(fake_repo, tmp_path, monkeypatch, code, hanging, status):
+    StandIns(monkeypatch, tmp_path, hanging=hanging)
+    for cell, text in code.items():
+        monkeypatch.setitem(CODE, cell, text)
+    out = tmp_path / "matrix"
+    result = CliRunner().invoke(cli, ["matrix", "--row", "ml-dsa-44/m4f", "--compiler", "gcc12", "--compiler", "clang",
+                                      *(arg for level in ("catalogue", "O3", "Os") for arg in ("--opt", level)),
+                                      "-j", "2", "--out", str(out), "--no-report", "--json"])
+    assert result.exit_code == status, result.stderr
+    assert json.loads(result.stdout) == store.read(out / "matrix.json")  # the document, whatever the status
 
 
 # The virtual board as fake_vboard.py stands in for it, but for a key and a signature that take

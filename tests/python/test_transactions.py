@@ -255,11 +255,11 @@ def test_resuming_a_complete_constant_time_test_says_so_and_measures_nothing(fak
                                                                             tmp_path):
     (device,), ports = ports_of(pty_device, 1)
     out = tmp_path / "ct"
-    assert invoke(*CT, *ports, "--out", str(out)).exit_code == 0
+    assert invoke(*CT, *ports, "--out", str(out)).exit_code == 5  # inconclusive: too few signatures for no-leak
     before = {name: (out / name).read_bytes() for name in ("ct.csv", "ct.json", "meta.json")}
     signed = device.signatures
     result = invoke("ct", "--resume", str(out), *ports, "--no-flash", "--json")
-    assert result.exit_code == 0, result.stderr
+    assert result.exit_code == 5, result.stderr  # the test's verdict, said again
     completed = meta_of(out)["samples_completed"]
     assert one_line(result.stderr) == f"{out} is complete ({completed} signatures): nothing to resume"
     assert json.loads(result.stdout)["verdict"] == json.loads(before["ct.json"])["verdict"]

@@ -14,10 +14,14 @@ from ..project.paths import repo_root
 from .options import runner, shard_runner, wide_console
 from .signals import interrupted_status, interruptible
 
-# Exit statuses besides 0 (done): an expected failure (one line) and signatures that did not
-# verify; click's usage mistakes exit 2, an interrupted command 128 + its signal (cli.signals).
+# Exit statuses besides 0 (done; for a gate, no leak): an expected failure (one line), signatures
+# that did not verify, and a gate's (ct, taint, matrix) leak or undecided verdict, so that a CI job
+# fails on them; click's usage mistakes exit 2, an interrupted command 128 + its signal (cli.signals).
 EXIT_ERROR = 1
 EXIT_UNVERIFIED = 3
+EXIT_LEAK = 4
+EXIT_INCONCLUSIVE = 5
+VERDICT_STATUS = {"no-leak": 0, "leak": EXIT_LEAK, "inconclusive": EXIT_INCONCLUSIVE}
 
 
 class Unverified(PqscopeError):
@@ -68,6 +72,11 @@ def show(kind: str, document, as_json: bool) -> None:
         print_json(document.to_json())
     else:
         views.show(wide_console(), kind, document)
+
+
+def end_with_verdict(ctx: click.Context, verdict: str) -> None:
+    """Ends a gate's command, its output shown, with its verdict's status."""
+    ctx.exit(VERDICT_STATUS[verdict])
 
 
 def measure(ctx: click.Context, measurement: Measurement, connection: dict) -> None:

@@ -10,7 +10,9 @@ from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
 from ..results import store
 from ..results.documents.replay import FLASH_TIMINGS
-from .app import cli, measure, show
+from ..views.ci import load_ct
+from .app import cli, end_with_verdict, measure, show
+from .ci_outputs import ci_output_options, report_to_ci
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS,
                       connection_options, implementation_options, parse_seed, probe_options, refuse_fixed_options,
                       resume_option, run_directory, select, variant)
@@ -49,6 +51,7 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, 
               help="How the replay prices flash: as the image configures it, or free (the 24 MHz model of an image "
                    "built for 168 MHz: a predictor without the flash accelerator, e.g. beside a stand-in board).")
 @REPORT_OPTION
+@ci_output_options
 @click.pass_context
 def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, samples, fixed_n, bound_percent,
                seed, msg_len, clock_name, compiler, opt_level, key_refresh, probed, probe_names, out, resume_path,
@@ -79,6 +82,9 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
         measurement = Measurement(board, what, [Member(implementation, path)])
     measurement.what.reports = with_report
     measure(ctx, measurement, connection)
-    show("ct", store.load(path)[1], as_json)
+    document = store.load(path)[1]
+    show("ct", document, as_json)
     if not as_json and with_report:
         stderr().print(f"report: {path / 'report.html'}")
+    report_to_ci(ctx, "ct", [load_ct(path)])
+    end_with_verdict(ctx, document.verdict)

@@ -14,7 +14,10 @@ from ..project.console import stderr
 from ..project.paths import repo_root
 from ..project.toolchain import COMPILERS, OPT_LEVELS
 from ..results import store
-from .app import cli, show
+from ..results.documents.matrix import MatrixDocument
+from ..views.ci import of_matrix
+from .app import cli, end_with_verdict, show
+from .ci_outputs import ci_output_options, report_to_ci
 from .options import (JSON_OPTION, REPORT_OPTION, SEED_OPTION, VIRTUAL_BOARD, parse_member, parse_seed,
                       refuse_fixed_options, run_directory)
 
@@ -44,6 +47,7 @@ from .options import (JSON_OPTION, REPORT_OPTION, SEED_OPTION, VIRTUAL_BOARD, pa
                    "document's results.")
 @REPORT_OPTION
 @JSON_OPTION
+@ci_output_options
 @click.pass_context
 def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatures, exact_signatures, jobs, out,
                    resume_path, with_report, as_json) -> None:
@@ -76,6 +80,19 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
     show("matrix", document, as_json)
     if with_report and not as_json:
         stderr().print(f"report: {report}")
+    report_to_ci(ctx, "matrix", of_matrix(document))
+    end_with_verdict(ctx, gate_verdict(document))
+
+
+def gate_verdict(document: MatrixDocument) -> str:
+    """The matrix's verdict as a CI gate: a leak if any build leaks, where its row's default build
+    leaks too (still a leaking binary); else inconclusive if any build that compiled has no verdict
+    (no signature within its budget, a check that failed); else no leak. A build the compiler
+    refuses is no binary to gate: the matrix names it."""
+    statuses = {cell.result.status for cell in document.cells}
+    if "leak" in statuses:
+        return "leak"
+    return "inconclusive" if statuses - {"no-leak", "build-failed"} else "no-leak"
 
 
 def _keep(path: Path, kind: str, document: dict, with_report: bool) -> Path:

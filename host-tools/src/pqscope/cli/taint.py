@@ -10,7 +10,9 @@ from ..project.console import stderr
 from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
 from ..results import store
-from .app import cli, measure, show
+from ..views.ci import of_taint
+from .app import cli, end_with_verdict, measure, show
+from .ci_outputs import ci_output_options, report_to_ci
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS, implementation_options,
                       parse_seed, refuse_fixed_options, resume_option, run_directory, select)
 
@@ -30,6 +32,7 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TO
                    "minutes.")
 @resume_option
 @JSON_OPTION
+@ci_output_options
 @click.pass_context
 def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len,
                   clock_name, compiler, opt_level, out, timeout, resume_path, as_json) -> None:
@@ -49,6 +52,9 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
         measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
                                   [Member(implementation, path)])
     measure(ctx, measurement, {"port": None, "baud": None, "timeout": timeout, "flash": False})
-    show("taint", store.load(path)[1], as_json)
+    document = store.load(path)[1]
+    show("taint", document, as_json)
     if not as_json:
         stderr().print(f"findings: {path / 'taint.json'}")
+    report_to_ci(ctx, "taint", [of_taint(document)])
+    end_with_verdict(ctx, document.verdict)
