@@ -81,30 +81,9 @@ void put_char(char c)
 	USART2_DR = (uint8_t)c;
 }
 
-void put_str(const char *s)
+char get_char(void)
 {
-	while (*s)
-		put_char(*s++);
-}
-
-void put_u64(uint64_t v)
-{
-	char buf[21];
-	int i = 20;
-	buf[i] = 0;
-	do {
-		buf[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put_str(&buf[i]);
-}
-
-void put_i32(int32_t v)
-{
-	if (v < 0) {
-		put_char('-');
-		put_u64((uint64_t)(-(int64_t)v));
-	} else {
-		put_u64((uint64_t)v);
-	}
+	while (!(USART2_SR & (1u << 5)))
+		;
+	return (char)USART2_DR;
 }

@@ -1,6 +1,6 @@
-/* Just enough of the Discovery board for the emulator's test images: the 24 MHz clock set-up
- * the way libopencm3's rcc_clock_setup_pll() does it, USART2 on PA2/PA3, the DWT cycle
- * counter, and a few print helpers. */
+/* Just enough of a board for the emulator's test images: board.c the Discovery's (the 24 MHz clock
+ * set-up the way libopencm3's rcc_clock_setup_pll() does it, USART2 on PA2/PA3), board_l4r5.c the
+ * Nucleo-L4R5ZI's (pqm4's 20 MHz, LPUART1 on PG7/PG8); the DWT cycle counter; print.c's helpers. */
 #ifndef VBOARD_TEST_BOARD_H
 #define VBOARD_TEST_BOARD_H
 
@@ -14,6 +14,7 @@
 
 void board_setup(void);
 void put_char(char c);
+char get_char(void); /* waits for a byte from the host */
 void put_str(const char *s);
 void put_u64(uint64_t v);
 void put_i32(int32_t v);
