@@ -20,7 +20,10 @@ from ..results import store
 from ..results.lock import writing
 from ..results.rundir import is_suite, suite_parameters
 from ..results.runs import Run, find_runs, load_run
+from ..views.ci import of_suite
 from .app import Unverified, cli, say_if_complete, show
+from .baseline import baseline_options, gate_on_baseline
+from .ci_outputs import ci_output_options, refuse_ci_files, report_to_ci
 from .signals import interrupted_status
 from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, SEED_OPTION, TOOLCHAIN_OPTIONS,
                       connection_options, implementation_options, own_implementation, parse_member, parse_ops,
@@ -50,6 +53,8 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, 
 @click.option("--replay/--no-replay", "replay", default=True, show_default=True,
               help="A suite on a real board: replay each constant-time test on the virtual board beside it (see ct).")
 @JSON_OPTION
+@ci_output_options
+@baseline_options
 @click.pass_context
 def run(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, ops_text, samples, seed, msg_len,
         clock_name, compiler, opt_level, probed, probe_names, out, resume_path, with_report, members, ct_signatures,
@@ -80,6 +85,8 @@ def _measure(ctx: click.Context, root: Path, path: Path, measurement: Measuremen
     reports, interrupted too); signatures that did not verify fail the command."""
     manifest = suite_parameters(path) if is_suite(path) else {}
     suite = main_job.SuitePlan(manifest.get("ct_signatures", 0), manifest.get("ct_replay", True)) if manifest else None
+    if not (suite and suite.ct_signatures):
+        refuse_ci_files(ctx, "a run gives one when it is a suite's with its constant-time tests (--ct-n above 0)")
     if connection["jobs"] is None and not connection["ports"] and not connection["places"] and not manifest:
         connection["jobs"] = 1  # one board unless asked: a run of a few samples is not worth an emulator per core
     interrupted = not _complete(measurement, suite) and main_job.measure(
@@ -98,9 +105,12 @@ def _measure(ctx: click.Context, root: Path, path: Path, measurement: Measuremen
     show(kind, document, as_json)
     if report and not as_json:
         stderr().print(f"report: {report}")
+    if kind == "suite":
+        report_to_ci(ctx, "run", of_suite(document))
     unverified = [text for run_path in find_runs(path) if (text := _unverified(load_run(run_path)))]
     if unverified:
         raise Unverified(f"signatures did not verify: {'; '.join(unverified)}")
+    gate_on_baseline(ctx, document.runs if kind == "suite" else document)
 
 
 def _complete(measurement: Measurement, suite: main_job.SuitePlan | None) -> bool:
