@@ -4,7 +4,6 @@
 
 #include <randombytes.h>
 #include <slh_dsa.h>
-#include <string.h>
 
 /* slhdsa-c's parameter set object, e.g. slh_dsa_sha2_128f. */
 #define PARAMETER_SET                                                                              \
@@ -14,23 +13,17 @@
 /* Pure SLH-DSA signs with a context string; the harness's API has none, so it is empty. */
 #define NO_CONTEXT NULL, 0
 
-/* slhdsa-c's random bit generator type: randombytes() is renamed by randombytes.h (PQClean), so
- * it is passed through a function of the exact type. */
-static int random_bits(uint8_t *x, size_t xlen)
-{
-  return randombytes(x, xlen);
-}
-
 int crypto_sign_keypair(uint8_t *pk, uint8_t *sk)
 {
-  return slh_keygen(sk, pk, random_bits, &PARAMETER_SET);
+  /* slhdsa-c draws SK.seed || SK.prf || PK.seed from the harness's randomness in one call. */
+  return slh_keygen(sk, pk, randombytes, &PARAMETER_SET);
 }
 
 int crypto_sign_signature(uint8_t *sig, size_t *siglen, const uint8_t *m, size_t mlen,
                           const uint8_t *sk)
 {
 #ifdef PQSCOPE_SLHDSA_DETERMINISTIC
-  const uint8_t *opt_rand = NULL;
+  const uint8_t *opt_rand = NULL; /* slhdsa-c then signs with opt_rand = PK.seed */
 #else
   uint8_t addrnd[PQS_SLHDSA_N];
   randombytes(addrnd, sizeof addrnd);
