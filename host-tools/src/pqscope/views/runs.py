@@ -121,12 +121,17 @@ def report_tls_rows(runs: Sequence[Run]) -> list[dict]:
     return budget_rows([signer_from_run(run) for run in runs if has_sign_and_verify(run)])
 
 
+def progress_banner(run_dir: str) -> list[Verdict]:
+    """A page's first block where its directory's measurement is not complete: PARTIAL or RUNNING
+    and what is missing (results.progress); none for a complete one."""
+    headline = unfinished(Path(run_dir))
+    return [Verdict("this report", headline.word, headline.detail)] if headline else []
+
+
 def page(document: RunsDocument, runs: Sequence[Run]) -> Page:
     from . import plots  # matplotlib is slow to import: only when a figure is drawn
 
-    headline = unfinished(Path(document.run_dir))
-    intro = [*([Verdict("this report", headline.word, headline.detail)] if headline else []),
-             f"Run directory: `{document.run_dir}`", *detail_tables(document)]
+    intro = [*progress_banner(document.run_dir), f"Run directory: `{document.run_dir}`", *detail_tables(document)]
     notes = _malleability_notes(document)
     if notes:
         intro.append(Bullets(notes))

@@ -13,7 +13,7 @@ from ..results.documents.suite import FalconMode, FalconSet, ImplementationEntry
 from ..results.runs import Run
 from .ct import clock_verdict
 from .page import Bullets, Figure, Page, Section, Table, Verdict, rich_table
-from .runs import detail_tables
+from .runs import detail_tables, progress_banner
 from .runs import page as runs_page
 from .runs import title
 
@@ -144,7 +144,7 @@ def _per_call(mode: FalconMode, primitive: str) -> str:
 
 
 def page(document: SuiteDocument, runs: Sequence[Run]) -> Page:
-    intro = [Bullets(list(document.summary))]
+    intro = [*progress_banner(document.runs.run_dir), Bullets(list(document.summary))]
     sections = [
         Section("Constant-time verdicts", [*verdicts(document), CT_NOTE]),
         Section("Cycles, time and memory", [MEASURES_NOTE, measures_table(document)]),
