@@ -61,7 +61,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
     everything derived from them) by the exact check first. Either's leak is a leak; on the virtual
     board a clean exact check decides no-leak unless the statistics find one. On a real board every
     signature is replayed on the virtual board beside it: the model's cycles leave the statistics,
-    and each finding of the exact check is tested on the board."""
+    and each finding of the exact check is tested on the board. Exit status: 0 no leak, 4 a leak, 5 inconclusive."""
     from ..analysis.ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
     from ..analysis.ct import constant_time_test
 

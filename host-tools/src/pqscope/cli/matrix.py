@@ -55,7 +55,8 @@ def matrix_command(ctx: click.Context, rows, compilers, levels, seed, ct_signatu
     each optimisation level (each build in a tree of its own), on the virtual board, one emulator per core; then
     each cell that leaks where its row's default build (gcc12 at the catalogue's flags) does not is tested on
     timing on that build (fixed against random keys), which confirms it or bounds it. Prints a matrix per
-    compiler: verdicts, cycles of signing and the leaking instructions with their source lines."""
+    compiler: verdicts, cycles of signing and the leaking instructions with their source lines. Exit status: 0 no
+    build leaks, 4 one does (its row's default build too or not), 5 none does but one has no verdict."""
     root = repo_root()
     catalogue = load_catalogue(root)
     if resume_path is not None:

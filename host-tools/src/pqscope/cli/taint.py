@@ -38,7 +38,8 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
                   clock_name, compiler, opt_level, out, timeout, resume_path, as_json) -> None:
     """Check signing exactly on the virtual board: every executed instruction whose time can depend on a secret
     (the key, the signing randomness, anything derived from them), at the clock's timing (--clock fast: a read
-    from flash at a secret address is a leak behind the flash wait states and the ART's caches)."""
+    from flash at a secret address is a leak behind the flash wait states and the ART's caches). Exit status: 0 no
+    leak, 4 a leak."""
     from ..analysis.taint import TaintCapture
 
     root = repo_root()
