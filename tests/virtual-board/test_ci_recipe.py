@@ -2,7 +2,9 @@
 composite action that runs a command, in order, with the action's inputs and environment put in
 for its `${{ ... }}` expressions (a step whose `if` is false skipped), in a workspace holding a
 library's own implementation (the udiv control, leaky); then the files its upload steps name are
-there and hold what they should, and its last step fails with the leak's status."""
+there and hold what they should, and its last step fails with the leak's status. The GitLab
+example's job likewise: its JUnit report fails, its code-quality report (the SARIF as sarif-tools
+converts it) names the library's file."""
 
 import json
 import os
@@ -83,3 +85,26 @@ def test_the_recipe_uploads_the_findings_verdicts_and_figures(tmp_path):
     assert "tiny/leaky sign median cycles" in names
     assert json.loads(by_name["taint.json"].read_text())["verdict"] == "leak"
     assert (by_name["run"] / "samples.csv").is_file()
+
+
+def test_the_gitlab_example_reports_the_verdict_and_the_code_quality(tmp_path):
+    """The GitLab example's constant-time job, its script run here with its variables (the first
+    build of its matrix; its before_script, which installs a pqscope checkout, is this one)."""
+    pipeline = yaml.safe_load((ROOT / "host-tools/ci/gitlab-ci.yml").read_text())
+    job = {**pipeline[".pqscope"], **pipeline["pqscope-constant-time"]}
+    workspace = tmp_path / "library"
+    workspace.mkdir()
+    own_control(workspace / pipeline["variables"]["PQSCOPE_IMPL_DIR"], leaky=True)
+    (first_build,) = job["parallel"]["matrix"][:1]
+    variables = {**pipeline["variables"], **{name: values[0] for name, values in first_build.items()},
+                 "PQSCOPE": str(ROOT)}
+    env = {**{key: value for key, value in os.environ.items() if not key.startswith("GITHUB_")},
+           **variables, "PQSCOPE_ROOT": str(ROOT)}
+    statuses = [subprocess.run(["bash", "-c", line], cwd=workspace, env=env, capture_output=True, text=True,
+                               timeout=1800) for line in job["script"]]
+    assert [result.returncode for result in statuses] == [0, 0, EXIT_LEAK], [r.stderr[-2000:] for r in statuses]
+    reports = job["artifacts"]["reports"]
+    (case,) = [case for suite in JUnitXml.fromfile(str(workspace / reports["junit"])) for case in suite]
+    assert any(isinstance(entry, Failure) for entry in case.result)
+    issues = json.loads((workspace / reports["codequality"]).read_text())
+    assert {issue["location"]["path"] for issue in issues} == {"ref/control.c"}

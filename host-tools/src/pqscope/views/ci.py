@@ -83,7 +83,6 @@ class CheckedCode:
     """One implementation's exact check (or, a constant-time test's, its verdict with the check's
     lines): `implementation` is scheme/impl, `build` the compiler and level of a matrix cell."""
 
-    command: str
     implementation: str
     verdict: str  # "no-leak", "leak", "inconclusive", or a matrix cell's status ("hang", "build-failed", "failed")
     lines: tuple[SourceLine, ...]
@@ -143,8 +142,8 @@ def _reasons(document: TaintDocument) -> dict[str, str]:
     return {item.reason: item.why for item in map(AppliedDeclassification.from_json, document.declassifications or ())}
 
 
-def of_taint(document: TaintDocument, command: str = "taint") -> CheckedCode:
-    return CheckedCode(command, f"{document.scheme}/{document.impl}", document.verdict,
+def of_taint(document: TaintDocument) -> CheckedCode:
+    return CheckedCode(f"{document.scheme}/{document.impl}", document.verdict,
                        source_lines(document.findings, _reasons(document)),
                        detail=f"at {document.checked_at.describe()}")
 
@@ -154,7 +153,7 @@ def of_ct(document: CtDocument, taint: TaintDocument | None = None) -> CheckedCo
     own document where it is kept, carries the catalogue's reasons in words)."""
     beside: TaintDocument | TaintBeside | None = taint or document.taint
     reasons = _reasons(taint) if taint else {}
-    return CheckedCode("ct", f"{document.scheme}/{document.impl}", document.verdict,
+    return CheckedCode(f"{document.scheme}/{document.impl}", document.verdict,
                        source_lines(beside.findings, reasons) if beside else (), detail=document.reason)
 
 
@@ -182,7 +181,7 @@ def of_matrix(document: MatrixDocument) -> tuple[CheckedCode, ...]:
     for cell in document.cells:
         result = cell.result
         detail = result.error or ("its row's default build leaks too" if cell.expected else "")
-        cells.append(CheckedCode("matrix", f"{cell.scheme}/{cell.impl}", result.status,
+        cells.append(CheckedCode(f"{cell.scheme}/{cell.impl}", result.status,
                                  tuple(map(_matrix_line, result.leaks or ())),
                                  build=f"{cell.toolchain.compiler} {cell.toolchain.opt}", detail=detail))
     return tuple(cells)
