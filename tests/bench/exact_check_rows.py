@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests/support"))
+from gate_status import VERDICT_STATUSES  # noqa: E402
 OUT = ROOT / "runs" / "exact"
 CLOCKS = ("benchmark", "fast")
 
@@ -37,7 +39,7 @@ def checked(row: str, clock: str) -> dict:
         "--scheme", scheme, "--impl", impl, "--clock", clock, "--seed", "c7", "--out", str(path)]
     result = subprocess.run([sys.executable, "-m", "pqscope", "taint", *command, "--json"], capture_output=True,
                             text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
-    if result.returncode != 0:
+    if result.returncode not in VERDICT_STATUSES:
         raise SystemExit(f"{row} at {clock}: {result.stderr.strip()}")
     return json.loads(result.stdout)
 

@@ -17,6 +17,8 @@ import pytest
 
 from pqscope.targets.vboard import virtual_board_serial
 
+from gate_status import gate_document
+
 ROOT = Path(__file__).resolve().parents[2]
 # No-leak needs 1000 signatures per class: the classes are balanced (pairs), so 2000 is enough.
 NO_LEAK_N = 2000
@@ -32,8 +34,7 @@ def ct(scheme: str, impl: str, n: int, tmp_path: Path, *options: str, jobs: int 
          "--seed", "c7", "--out", str(tmp_path / f"{scheme}-{impl}-{n}"), "--json", "-j", str(jobs),
          "--taint" if exact else "--no-taint", "--no-report", *options],
         capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=7200)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return gate_document(result)
 
 
 @pytest.mark.parametrize("pattern", ["early-exit", "branch", "udiv"])

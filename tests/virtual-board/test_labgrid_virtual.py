@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import EMULATOR, IMAGES, ROOT
+from gate_status import gate_document
 from labgrid_farm import LabgridFarm, free_port, labgrid_installed, wait_for
 from pqscope.targets.vboard import virtual_board_serial
 
@@ -70,15 +71,13 @@ def local_ct(tmp_path_factory) -> tuple[dict, list[dict]]:
     would clear it at any -n)."""
     out = tmp_path_factory.mktemp("local")
     local = pqscope(*CT, "-n", str(SIGNATURES), "--board", "virtual", "-j", "1", "--no-taint", "--out", str(out))
-    assert local.returncode == 0, local.stderr
-    return json.loads(local.stdout), without_board(ct_csv(out))
+    return gate_document(local), without_board(ct_csv(out))
 
 
 def test_ct_across_two_places_equals_one_virtual_board(farm, local_ct, tmp_path):
     local, local_rows = local_ct
     farmed = pqscope(*CT, "-n", str(SIGNATURES), *on_places(farm, *PLACES), "--out", str(tmp_path / "farm"))
-    assert farmed.returncode == 0, farmed.stderr
-    assert json.loads(farmed.stdout)["verdict"] == local["verdict"]
+    assert gate_document(farmed)["verdict"] == local["verdict"]
     assert without_board(ct_csv(tmp_path / "farm")) == local_rows
     meta = json.loads((tmp_path / "farm/meta.json").read_text())
     assert [(shard["target"], shard["place"]) for shard in meta["shards"]] == [("labgrid", place) for place in PLACES]
@@ -143,5 +142,5 @@ def test_a_place_that_drops_out_stops_the_test_and_resume_completes_it(farm, loc
     assert meta["status"].startswith("failed: ") and SIGNATURES > meta["samples_completed"] == ct_rows(out) >= 30
 
     resumed = pqscope("ct", "--resume", str(out), *on_places(farm, *PLACES)[2:], "--json")
-    assert resumed.returncode == 0, resumed.stderr
+    assert gate_document(resumed)["verdict"] == local_ct[0]["verdict"]
     assert without_board(ct_csv(out)) == local_ct[1]

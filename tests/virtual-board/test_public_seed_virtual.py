@@ -5,7 +5,6 @@ nothing secret moves it. The default `pqscope ct` sets that time apart (the exac
 shows the code runs on declared-public values only), says the time depends on the public key, and
 finds no leak; the leaky twin expands the secret half and is a leak by both checks."""
 
-import json
 import os
 import subprocess
 import sys
@@ -13,13 +12,13 @@ import sys
 import pytest
 
 from conftest import ROOT
+from gate_status import gate_document
 
 
 def pqscope(*arguments: str) -> dict:
     result = subprocess.run([sys.executable, "-m", "pqscope", *arguments, "--seed", "5e", "--json"],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=1800)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return gate_document(result)
 
 
 @pytest.mark.parametrize("impl, verdict", [("ct", "no-leak"), ("leaky", "leak")])

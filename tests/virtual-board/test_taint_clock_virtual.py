@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT
+from gate_status import gate_document
 
 CONTROL = "firmware/schemes/controls/control.c"
 CLOCKS = {"benchmark": {"name": "benchmark", "hz": 24_000_000, "flash_wait_states": 0},
@@ -20,8 +21,7 @@ CLOCKS = {"benchmark": {"name": "benchmark", "hz": 24_000_000, "flash_wait_state
 def pqscope(*arguments: str) -> dict:
     result = subprocess.run([sys.executable, "-m", "pqscope", *arguments, "--seed", "7", "--json"],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return gate_document(result)
 
 
 def taint(impl: str, clock: str, tmp_path) -> dict:

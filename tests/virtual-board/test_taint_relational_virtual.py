@@ -18,6 +18,7 @@ import pytest
 from pqscope.analysis.taint import MOST_VARIANTS
 
 from conftest import ROOT
+from gate_status import gate_document
 
 CONTROL = "firmware/schemes/controls/control.c"
 LOOP = "for (uint32_t i = start; i != end; i++)"
@@ -26,8 +27,7 @@ LOOP = "for (uint32_t i = start; i != end; i++)"
 def pqscope(*arguments: str, seed: str = "7") -> dict:
     result = subprocess.run([sys.executable, "-m", "pqscope", *arguments, "--seed", seed, "--json"],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=1800)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return gate_document(result)
 
 
 def loop_branches(document: dict) -> list[dict]:
@@ -81,8 +81,7 @@ def test_a_killed_check_resumes_with_its_variants(tmp_path):
     (killed / "taint.json").unlink()
     result = subprocess.run([sys.executable, "-m", "pqscope", "taint", "--resume", str(killed), "--json"],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == expected
+    assert gate_document(result) == expected  # no leak, exit status 0, as uninterrupted
     assert (killed / "taint.csv").read_text() == "".join(rows)
 
 

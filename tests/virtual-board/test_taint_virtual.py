@@ -17,6 +17,7 @@ import pytest
 from pqscope.results import store
 
 from conftest import ROOT
+from gate_status import gate_document
 
 CONTROL = "firmware/schemes/controls/control.c"
 # Each leaky control's finding: its kind and what its source line holds.
@@ -31,8 +32,7 @@ def taint(scheme: str, impl: str, tmp_path) -> dict:
     result = subprocess.run([sys.executable, "-m", "pqscope", "taint", "--scheme", scheme, "--impl", impl, "--seed", "7",
                              "--out", str(tmp_path / "taint"), "--json"],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
+    return gate_document(result)
 
 
 @pytest.mark.parametrize("pattern", LEAKS)
@@ -100,7 +100,7 @@ def test_ct_shows_the_exact_check_beside_its_localisation(tmp_path):
     result = subprocess.run([sys.executable, "-m", "pqscope", "ct", "--scheme", "control-branch", "--impl", "leaky",
                              "--seed", "c7", "--taint", "--out", str(out)],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 4, result.stderr  # a leak
     document = store.read(out / "ct.json")
     assert document["verdict"] == "leak" and document["taint"]["verdict"] == "leak"
     inside = document["taint"]["in_top_functions"]
@@ -134,7 +134,8 @@ def taint_command(*args: str) -> subprocess.CompletedProcess:
 
 def test_report_renders_a_taint_run_as_the_command_wrote_it(tmp_path):
     out = tmp_path / "taint"
-    assert taint_command("--scheme", "control-udiv", "--impl", "leaky", "--seed", "7", "--out", str(out)).returncode == 0
+    # A leak: exit status 4.
+    assert taint_command("--scheme", "control-udiv", "--impl", "leaky", "--seed", "7", "--out", str(out)).returncode == 4
     for fmt, written in (("md", "report.md"), ("html", "report.html"), ("json", "taint.json")):
         result = subprocess.run([sys.executable, "-m", "pqscope", "report", str(out), "--format", fmt],
                                 capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
@@ -169,7 +170,7 @@ def test_a_killed_taint_run_resumes_to_the_uninterrupted_one(tmp_path):
     the rest, and the findings, counts and coverage are the uninterrupted check's."""
     args = ("--scheme", "control-udiv", "--impl", "leaky", "--seed", "7", "-n", str(SIGNATURES))
     whole = tmp_path / "whole"
-    assert taint_command(*args, "--out", str(whole)).returncode == 0
+    assert taint_command(*args, "--out", str(whole)).returncode == 4  # a leak
     expected = store.read(whole / "taint.json")
 
     killed = tmp_path / "killed"
@@ -190,7 +191,7 @@ def test_a_killed_taint_run_resumes_to_the_uninterrupted_one(tmp_path):
         killed_copy(whole, cases[-1], kept, lines, cut)
     for out in cases:
         result = taint_command("--resume", str(out), "--json")
-        assert result.returncode == 0, (out, result.stderr)
+        assert result.returncode == 4, (out, result.stderr)  # the leak, as uninterrupted
         assert json.loads(result.stdout) == expected, out
         meta = json.loads((out / "meta.json").read_text())
         assert (meta["status"], meta["samples_completed"]) == ("complete", SIGNATURES)
