@@ -93,6 +93,24 @@ def test_a_declassified_finding_is_a_suppressed_result_with_its_reason(tmp_path)
         assert suppression["kind"] == "external" and any(why in suppression["justification"] for why in whys)
 
 
+def test_ct_and_a_suites_run_give_the_same_findings_and_verdicts(tmp_path):
+    """`pqscope ct`'s SARIF holds its exact check's leaking lines; a suite's JUnit fails its leaking
+    member and passes its constant-time twin."""
+    test = pqscope("ct", "--scheme", "control-udiv", "--impl", "leaky", "-n", "100", "--out", str(tmp_path / "ct"),
+                   "--sarif", str(tmp_path / "ct.sarif"))
+    assert test.returncode == EXIT_LEAK, test.stderr
+    jsonschema.validate(json.loads((tmp_path / "ct.sarif").read_text()), sarif_schema())
+    taint = json.loads((tmp_path / "ct/taint/taint.json").read_text())
+    assert listed_errors(tmp_path / "ct.sarif") == leaking_lines(taint) != set()
+
+    suite = pqscope("run", "--member", "control-udiv/leaky", "--member", "control-udiv/ct", "--ct-n", "100", "-n", "2",
+                    "--out", str(tmp_path / "suite"), "--junit", str(tmp_path / "suite.xml"))
+    assert suite.returncode == 0, suite.stderr  # a suite's run reports its verdicts; ct, taint and matrix gate
+    outcomes = {case.name: [type(entry) for entry in case.result]
+                for junit_suite in JUnitXml.fromfile(str(tmp_path / "suite.xml")) for case in junit_suite}
+    assert outcomes == {"control-udiv/leaky": [Failure], "control-udiv/ct": []}
+
+
 @pytest.mark.slow  # the exact check of a Falcon-512 signature in native doubles: a minute and more
 def test_sarif_of_falcon_512_fpnative_lists_its_soft_float_leaks(tmp_path):
     taint, log = exact_check("falcon-512", "fpnative", tmp_path)
