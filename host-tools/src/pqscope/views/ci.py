@@ -74,7 +74,10 @@ class SourceLine:
     @property
     def place(self) -> str:
         """"control.c:42 in key_dependent_value", as a headline names it."""
-        where = f"{Path(self.file).name}:{self.line}" if self.file else (f"0x{self.addresses[0]:08x}" if self.addresses else "?")
+        if self.file:
+            where = f"{Path(self.file).name}:{self.line}"
+        else:
+            where = f"0x{self.addresses[0]:08x}" if self.addresses else "?"
         return f"{where} in {self.function or '?'}"
 
 

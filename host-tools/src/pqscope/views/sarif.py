@@ -21,7 +21,7 @@ BASES = {"IMPLEMENTATION": "the implementation's own source tree (its catalogue 
          "TOOLCHAIN": "the compiler's runtime sources (libgcc, newlib)"}
 
 
-def _message(code: CheckedCode, line: SourceLine, builds: list[str]) -> str:
+def _message(code: CheckedCode, line: SourceLine, builds: list[str | None]) -> str:
     rule = RULES[line.rule]
     addresses = ", ".join(f"0x{address:08x}" for address in line.addresses[:8])
     more = f" and {len(line.addresses) - 8} more" if len(line.addresses) > 8 else ""
@@ -53,7 +53,7 @@ def _fingerprint(code: CheckedCode, line: SourceLine, cwd: Path, ordinal: int) -
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def _result(code: CheckedCode, line: SourceLine, builds: list[str], cwd: Path, ordinal: int) -> dict:
+def _result(code: CheckedCode, line: SourceLine, builds: list[str | None], cwd: Path, ordinal: int) -> dict:
     result = {"ruleId": line.rule, "ruleIndex": list(RULES).index(line.rule),
               "level": "error" if line.state == LEAK else "note",
               "message": {"text": _message(code, line, builds)}, "locations": [_location(line, cwd)],
