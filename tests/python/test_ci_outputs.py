@@ -7,9 +7,11 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import replace
 from pathlib import Path
 
+import click
 import jsonschema
 import pytest
 
+from pqscope.cli.ci_outputs import report_to_ci
 from pqscope.jobs.baseline import Limit, Limits, benchmark_entries, compare
 from pqscope.project.errors import PqscopeError
 from pqscope.project.toolchain import Toolchain
@@ -96,6 +98,20 @@ def test_annotations_name_the_checkouts_files_and_escape_what_the_runner_parses(
                                   "(mylib/ref)::")
     assert commands[1].startswith("::error title=")  # a file outside the checkout: named in the message
     assert all("\n" not in command for command in commands)
+
+
+def test_inside_github_actions_a_command_annotates_on_stderr_and_appends_its_summary(tmp_path, monkeypatch, capsys):
+    summary = tmp_path / "summary.md"
+    summary.write_text("an earlier step's summary\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    with click.Context(click.Command("taint")) as ctx:
+        report_to_ci(ctx, "taint", [of_taint(taint(BRANCH))])
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("::error ") and "rounding.c:40 in decompose" in err
+    text = summary.read_text()
+    assert text.startswith("an earlier step's summary\n# pqscope taint")
+    assert "| mylib/ref | leak | 1 | A branch on a secret at rounding.c:40 in decompose |" in text
 
 
 def runs(sign_cycles: float, stack: int, board: str = "virtual") -> RunsDocument:

@@ -56,8 +56,9 @@ def refuse_ci_files(ctx: click.Context, why: str) -> None:
 
 
 def report_to_ci(ctx: click.Context, command: str, checked: Sequence[CheckedCode]) -> None:
-    """Writes the files the command was asked for and, inside GitHub Actions, its annotations
-    (on stdout, where the runner reads workflow commands) and job summary."""
+    """Writes the files the command was asked for and, inside GitHub Actions, its annotations and
+    job summary. The annotations go to stderr (the runner reads workflow commands from either
+    stream), so that stdout stays the command's output, its --json too."""
     files = ctx.meta.get(_FILES, CiFiles(None, None))
     cwd = Path.cwd()
     if files.sarif:
@@ -66,7 +67,7 @@ def report_to_ci(ctx: click.Context, command: str, checked: Sequence[CheckedCode
         _write(files.junit, junit_text(checked, command))
     if os.environ.get("GITHUB_ACTIONS") == "true":
         for line in annotations(checked, cwd):
-            click.echo(line)
+            click.echo(line, err=True)
         step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if step_summary:
             try:
