@@ -171,7 +171,7 @@ static void expect_measurement(const struct pqs_frame *cmd)
       REQUIRE(pqs_get_u8(&s) == op);
       REQUIRE(pqs_get_u8(&s) == 0); /* status */
       REQUIRE(pqs_get_u8(&s) == 0); /* probes */
-      REQUIRE(pqs_get_u8(&s) == 0); /* reserved */
+      REQUIRE(pqs_get_u8(&s) == 0); /* returned: the toy fails nothing */
       /* The fake counter only moves when read: nothing is left after the reads' cost. */
       REQUIRE(pqs_get_u32(&s) == 0 && pqs_get_u32(&s) == 0);
       uint32_t stack_bytes = pqs_get_u32(&s);
