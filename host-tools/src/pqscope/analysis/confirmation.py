@@ -212,3 +212,9 @@ def disagreements(board: list, model: dict) -> list[int]:
     the board did not run the replayed path (another image, or a fault)."""
     return [sample.index for sample in board if sample.index in model and (
         model[sample.index].status != sample.status or model[sample.index].stack_bytes != sample.stack_bytes)]
+
+
+def all_confirmed(confirmations: list[Confirmation]) -> bool:
+    """Every finding the board can test (labelled) confirmed, at least one."""
+    states = {item.state for item in confirmations}
+    return "confirmed" in states and states <= {"confirmed", "unlabelled"}

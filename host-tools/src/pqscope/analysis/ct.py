@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
-from ..measure.capture import Capture, Companion, Finished, shard_directories, variant_from_json
+from ..measure.capture import Capture, Companion, Finished, variant_from_json
 from ..measure.runner import Runner
 from ..project.build import PLAIN, Variant, code_digest
 from ..project.catalogue import Implementation
@@ -17,19 +17,19 @@ from ..project.toolchain import built_with
 from ..results.documents.ct import CtDocument, Sequential
 from ..results.documents.replay import ReplaySettings
 from ..results.documents.runs import ProbeSet
-from ..results.documents.taint import TaintDocument, VerdictAtClock
-from ..results.probes import check_probes, confirmation, probe_inflation, probes_timing
+from ..results.documents.taint import Finding, TaintDocument, VerdictAtClock
+from ..results.probes import check_probes, confirmation, probe_inflation
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
 from ..targets.kinds import replay_targets, target_kind
 from ..targets.target import Profiling
 from . import leakstats, sequential
-from .confirmation import Confirmation, confirm, disagreements
+from .confirmation import all_confirmed
 from .ct_analysis import PUBLIC_TIME, CtResult, analyse, look_summary
 from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, keep_captured,
                           load_intervals)
 from .ct_verdict import board_summaries, headline, taint_beside
-from .replay import REPLAY_DIRECTORY, Replay, quiet_console, read_intervals
+from .replay import REPLAY_DIRECTORY, Replay, quiet_console
 from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
 from .taint_findings import public_code
 
@@ -37,6 +37,10 @@ EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check besi
 # Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
 # this many signatures (ct's least -n), enough for the cycles and the per-class picture.
 AFTER_EXACT_LEAK = 20
+# Once the virtual board's own exact check has found nothing, the statistics stop at the first look
+# that shows no leak larger than this share of the mean signing time (95 % confidence): deterministic
+# code's classes differ by nothing at once, and only a public rejection loop's noise needs more.
+AFTER_EXACT_CLEAN = 0.001
 
 
 class CtCapture(Capture):
@@ -169,8 +173,9 @@ class CtCapture(Capture):
             if leaks and self._replay is not None:
                 # The verdict is the exact check's leak: the board's test goes on until it has
                 # confirmed every finding it can label.
-                confirmations = self._confirm(_first(records, look), meta)
-                if _all_confirmed(confirmations):
+                confirmations = self._replay.confirmations(_first(records, look), meta, self._findings(),
+                                                           len(self.looks))
+                if all_confirmed(confirmations):
                     self.decided_at = look
                     return (f"leak: the exact check's findings in {len(confirmations)} function"
                             f"{'' if len(confirmations) == 1 else 's'} confirmed on the board at {look} signatures")
@@ -178,6 +183,13 @@ class CtCapture(Capture):
             if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
                 self.decided_at = look
                 return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
+            bound = min(self.bound or AFTER_EXACT_CLEAN, AFTER_EXACT_CLEAN)
+            public = result.public_time.tested if result.public_time else None  # what the verdict will say of it
+            if self._exact_clean() and result.verdict != leakstats.Verdict.LEAK and _bounded(result, bound) and (
+                    public is None or public.verdict != leakstats.Verdict.INCONCLUSIVE):
+                self.decided_at = look
+                return (f"no-leak: the exact check found nothing, and no leak larger than {bound:.2%} of the mean time "
+                        f"shows at {look} signatures")
         live = self._live.t
         self.progress = (self._last_look + "; " if self._last_look else "") + (
             "" if live is None else f"live raw |t| {abs(live):.1f}") + (
@@ -195,12 +207,16 @@ class CtCapture(Capture):
         if record.status.timed:
             self._live.add(record.key_class, record.cycles)
 
+    def _findings(self) -> tuple[Finding, ...]:
+        return self.taint.findings if self.taint else ()
+
+    def _exact_clean(self) -> bool:
+        """The virtual board's own exact check ran and found nothing (a board's replayed one cannot clear it)."""
+        return self.taint is not None and not self.taint.leaks and self._replay is None and not self.fixed_n
+
     def _bound_shown(self, result: CtResult) -> bool:
         """Whether a requested bound holds (no bound requested, or a leak: nothing to show)."""
-        if self.bound is None or result.verdict != leakstats.Verdict.NO_LEAK:
-            return True
-        shown = result.total.bound
-        return shown is not None and shown.share is not None and shown.share <= self.bound
+        return self.bound is None or result.verdict != leakstats.Verdict.NO_LEAK or _bounded(result, self.bound)
 
     def _analyse(self, implementation, path, records, meta, profiled, **options) -> CtResult:
         """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
@@ -225,16 +241,6 @@ class CtCapture(Capture):
         found = () if self.taint is None or self.replay is not None else public_code(
             self.taint.findings, implementation.declassify, (implementation.retry_function, INTERVAL_FUNCTION))
         return tuple(name for name in found if name not in implementation.public_functions)
-
-    def _confirm(self, records: list[CtSample], meta) -> list[Confirmation]:
-        """The exact check's findings tested on the board's `records` by the replay's labels (a
-        function the image probes, on its probe's cycles)."""
-        model = self._replay.model(max((record.index for record in records), default=-1) + 1)
-        intervals = read_intervals(self._replay.path, shard_directories(self._replay.path))
-        findings = self.taint.findings if self.taint else ()
-        timed_by = probes_timing({finding.function for finding in findings if finding.leak},
-                                 ProbeSet.from_json(meta.probes).names, Path(meta.elf)) if meta.probes else {}
-        return confirm(records, model, intervals, findings, len(self.looks), timed_by)
 
     def label(self, implementation: Implementation) -> str:
         return f"ct {super().label(implementation)}"
@@ -304,7 +310,8 @@ class CtCapture(Capture):
             confirm_on_board=confirmation(leaking, implementation.probed_functions, Path(meta.elf), meta.device_board,
                                           selection) if profiled and leaking else None,
             taint=None if self.taint is None else taint_beside(self.taint, top_functions),
-            replay=None if self._replay is None else self._replay_document(records, meta),
+            replay=None if self._replay is None else self._replay.document(records, meta, self.replay,
+                                                                          self._findings(), len(self.looks)),
             evidence=verdict.evidence, scope=verdict.scope,
             other_clocks=tuple(VerdictAtClock.of(self.taint_at[clock], f"{EXACT_CHECK_DIRECTORY}-{clock}")
                                for clock in self.other_clocks if clock in self.taint_at))
@@ -312,15 +319,6 @@ class CtCapture(Capture):
         evidence = result.evidence
         return Finished(document.to_json(), (evidence.classes.tolist(), evidence.values.tolist(),
                                              *(() if evidence.raw is None else (evidence.raw.tolist(),))))
-
-    def _replay_document(self, records: list[CtSample], meta) -> dict:
-        """What the replay gave the board's test: where it is, how it priced the image, the
-        findings confirmed on the board, and the signatures whose replay went otherwise."""
-        model = self._replay.model(max((record.index for record in records), default=-1) + 1)
-        differing = disagreements(records, model)
-        return {"directory": REPLAY_DIRECTORY, **self.replay.to_json(),
-                "confirmations": [item.to_json() | {"text": item.describe()} for item in self._confirm(records, meta)],
-                "disagreements": {"count": len(differing), "first": differing[:10]}}
 
 
 class ReplayCapture(CtCapture):
@@ -389,10 +387,10 @@ def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *,
                      **options)
 
 
-def _all_confirmed(confirmations: list[Confirmation]) -> bool:
-    """Every finding the board can test (labelled) confirmed, at least one."""
-    states = {item.state for item in confirmations}
-    return "confirmed" in states and states <= {"confirmed", "unlabelled"}
+def _bounded(result: CtResult, share: float) -> bool:
+    """The statistics show no leak larger than `share` of the mean time."""
+    shown = result.total.bound
+    return shown is not None and shown.share is not None and shown.share <= share
 
 
 def _first(records: list[CtSample], count: int) -> list[CtSample]:

@@ -17,9 +17,14 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ..measure.capture import shard_directories
 from ..project.errors import PqscopeError
 from ..results.documents.profile import ProfiledInterval, identified, json_lines
-from ..results.documents.taint import TaintDocument
+from ..results.documents.replay import ReplaySettings
+from ..results.documents.runs import ProbeSet
+from ..results.documents.taint import Finding, TaintDocument
+from ..results.probes import probes_timing
+from .confirmation import Confirmation, confirm, disagreements
 
 REPLAY_DIRECTORY = "replay"
 # How far the replay may run ahead of the board, in signatures: enough for each look to find its
@@ -143,6 +148,26 @@ class Replay:
         self._thread.join()
         if used is not None:
             self._raise_if_ended(None)
+
+    def confirmations(self, records: list, meta, findings: tuple[Finding, ...], looks: int) -> list[Confirmation]:
+        """The exact check's `findings` tested on the board's `records` by the replay's labels (a
+        function the image probes, on its probe's cycles)."""
+        model = self.model(max((record.index for record in records), default=-1) + 1)
+        intervals = read_intervals(self.path, shard_directories(self.path))
+        timed_by = probes_timing({finding.function for finding in findings if finding.leak},
+                                 ProbeSet.from_json(meta.probes).names, Path(meta.elf)) if meta.probes else {}
+        return confirm(records, model, intervals, findings, looks, timed_by)
+
+    def document(self, records: list, meta, settings: ReplaySettings, findings: tuple[Finding, ...],
+                 looks: int) -> dict:
+        """What the replay gave the board's test: where it is, how it priced the image (`settings`),
+        the findings confirmed on the board, and the signatures whose replay went otherwise."""
+        model = self.model(max((record.index for record in records), default=-1) + 1)
+        differing = disagreements(records, model)
+        return {"directory": REPLAY_DIRECTORY, **settings.to_json(),
+                "confirmations": [item.to_json() | {"text": item.describe()}
+                                  for item in self.confirmations(records, meta, findings, looks)],
+                "disagreements": {"count": len(differing), "first": differing[:10]}}
 
 
 def quiet_console() -> Console:
