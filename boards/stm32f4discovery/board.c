@@ -3,14 +3,10 @@
  * fetches cost no extra cycles (PQSCOPE_CLOCK_FAST selects 168 MHz). The PLL runs from the 8 MHz
  * HSE (on the Discovery, the ST-LINK's MCO output) or, if that does not start, from the 16 MHz HSI
  * at the same frequency. */
-#include <pqscope/fault.h>
-#include <pqscope/guard.h>
 #include <pqscope/hal.h>
 
 #include <stdbool.h>
 
-#include <libopencm3/cm3/cortex.h>
-#include <libopencm3/cm3/systick.h>
 #include <libopencm3/stm32/desig.h>
 #include <libopencm3/stm32/flash.h>
 #include <libopencm3/stm32/gpio.h>
@@ -18,11 +14,11 @@
 #include <libopencm3/stm32/rcc.h>
 #include <libopencm3/stm32/usart.h>
 
+#include "../common/cortex_m4.h"
+
 #ifndef PQSCOPE_UART_BAUD
 #define PQSCOPE_UART_BAUD 115200
 #endif
-
-#define SYSTICK_RELOAD 0xFFFFFFu /* the full 24-bit range: one interrupt per 2^24 cycles */
 
 /* Polls of a ready flag before the bring-up gives up on it: at least 4 cycles each at the 16 MHz
  * HSI the chip resets to, so at least 125 ms, far beyond the HSE's 2 ms start-up and the PLL's
@@ -142,15 +138,6 @@ static void clock_setup(void)
   }
 }
 
-/* The count of SysTick's wraps, in the harness's guarded state (pqscope/guard.h): an
- * implementation's overflow cannot change the cycle count unseen. */
-#define systick_wraps (pqs_state.counter_wraps)
-
-void sys_tick_handler(void)
-{
-  pqs_counter_wrapped();
-}
-
 static void uart_setup(void)
 {
   rcc_periph_clock_enable(RCC_GPIOA);
@@ -167,21 +154,12 @@ static void uart_setup(void)
   usart_enable(USART2);
 }
 
-static void cycle_counter_setup(void)
-{
-  systick_set_clocksource(STK_CSR_CLKSOURCE_AHB);
-  systick_set_reload(SYSTICK_RELOAD);
-  systick_clear();
-  systick_interrupt_enable();
-  systick_counter_enable();
-}
-
 void hal_setup(void)
 {
   clock_setup();
   flash_prefetch_enable();
   uart_setup();
-  cycle_counter_setup();
+  board_cycle_counter_setup();
 }
 
 uint32_t hal_clock_hz(void)
@@ -216,51 +194,6 @@ uint8_t hal_getc(void)
   return (uint8_t)USART_DR(USART2);
 }
 
-uint64_t hal_cycles(void)
-{
-  /* SysTick counts down from SYSTICK_RELOAD at the core clock; the interrupt counts wraps.
-   * Re-read if a wrap was counted between the two reads. */
-  for (;;) {
-    uint64_t wraps = systick_wraps;
-    uint32_t remaining = systick_get_value();
-    if (wraps == systick_wraps) {
-      return (wraps + 1) * (SYSTICK_RELOAD + 1ull) - remaining;
-    }
-  }
-}
-
-void hal_cycles_restart_period(void)
-{
-  /* A write to the current value restarts the period without an interrupt. The period it cut
-   * short counts as a whole one, so the count jumps forward; with interrupts off, a wrap already
-   * pending is counted after this one. */
-  cm_disable_interrupts();
-  systick_clear();
-  pqs_counter_wrapped();
-  cm_enable_interrupts();
-}
-
-/* Fault handlers (libopencm3's are endless loops): report the faulting PC, stacked at word 6 of
- * the exception frame on whichever stack was in use (EXC_RETURN bit 2), through the harness. */
-static const char *const fault_kinds[] = {"HardFault", "MemManage fault", "BusFault", "UsageFault"};
-
-static void __attribute__((used, noreturn)) report_fault(const uint32_t *frame, uint32_t kind)
-{
-  pqs_fault(fault_kinds[kind], frame[6]);
-}
-
-#define FAULT_HANDLER(name, kind)                                                                  \
-  void __attribute__((naked)) name(void)                                                           \
-  {                                                                                                \
-    __asm volatile("tst lr, #4\n\tite eq\n\tmrseq r0, msp\n\tmrsne r0, psp\n\t"                   \
-                   "movs r1, #" #kind "\n\tb report_fault\n");                                     \
-  }
-
-FAULT_HANDLER(hard_fault_handler, 0)
-FAULT_HANDLER(mem_manage_handler, 1)
-FAULT_HANDLER(bus_fault_handler, 2)
-FAULT_HANDLER(usage_fault_handler, 3)
-
 const char *hal_board_name(void)
 {
   return "stm32f4discovery";
@@ -269,14 +202,5 @@ const char *hal_board_name(void)
 /* The chip's 96-bit unique ID (RM0090 section 39.1) as 24 hex digits, its highest word first. */
 const char *hal_board_serial(void)
 {
-  static char serial[25];
-  if (serial[0] == '\0') {
-    for (unsigned word = 0; word < 3; word++) {
-      uint32_t value = MMIO32(DESIG_UNIQUE_ID_BASE + 4 * (2 - word));
-      for (unsigned digit = 0; digit < 8; digit++) {
-        serial[8 * word + digit] = "0123456789ABCDEF"[(value >> (28 - 4 * digit)) & 0xFu];
-      }
-    }
-  }
-  return serial;
+  return board_serial_from_unique_id(DESIG_UNIQUE_ID_BASE);
 }
