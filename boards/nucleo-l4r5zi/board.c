@@ -2,8 +2,9 @@
  * Clocks as pqm4 benchmarks them (its common/hal-opencm3.c): 20 MHz from the 16 MHz HSI16 through
  * the PLL (/1, x10, /8), 0 flash wait states, the flash instruction and data caches and prefetch
  * on; PQSCOPE_CLOCK_FAST selects 120 MHz (x15, /2) with 5 wait states in range 1 boost mode. The
- * board has no HSE crystal (and the ST-LINK's 8 MHz MCO is not wired by default), so the HSI16
- * is the only source: if the PLL fails, the core stays on it undivided and says so.
+ * HSI16 is the source, as in pqm4: the chip's own oscillator, which needs nothing on the board
+ * (no crystal, no solder bridge for the ST-LINK's clock output). If the PLL fails, the core stays
+ * on the HSI16 undivided and says so.
  * No hardware RNG: the harness's randomness is a seeded DRBG, so that every sample replays. */
 #include <pqscope/hal.h>
 
@@ -46,8 +47,8 @@
 /* PWR_CR5 (offset 0x80), which libopencm3 does not name: R1MODE = 0 is range 1 boost mode. */
 #define PWR_CR5 MMIO32(POWER_CONTROL_BASE + 0x80)
 #define PWR_CR5_R1MODE (1u << 8)
-/* Cycles of HCLK/2 to wait after switching to the PLL before HCLK may be undivided: at least 1 us
- * (RM0432 5.1.8), here 2 us at 60 MHz. */
+/* Iterations to wait after switching to the PLL before HCLK may be undivided: at least 1 us
+ * (RM0432 5.1.8); each takes more than one cycle of the halved 60 MHz HCLK, so at least 2 us. */
 #define BOOST_SETTLE_LOOPS 120u
 #endif
 
