@@ -102,6 +102,7 @@ static void on_data_write(uc_engine *uc, uc_mem_type type, uint64_t address, int
 	uint32_t sp = reg(m, UC_ARM_REG_SP);
 	char where[160];
 	(void)uc, (void)type, (void)size, (void)value;
+	clear_it_state(m);
 	if (sp >= w->stack_limit || (uint32_t)address < sp)
 		return;
 	data_symbol_at(m->elf, (uint32_t)address, where, sizeof where);
