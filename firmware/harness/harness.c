@@ -32,8 +32,10 @@ enum {
 };
 
 #define RUN_PAYLOAD_BYTES (1 + 1 + 2 + 4 + PQS_DRBG_SEED_BYTES)
-/* KEYGEN_SLOT and SIGN_SLOT share RUN's layout, with the key slot in place of ops. */
+/* KEYGEN_SLOT and SIGN_SLOT share RUN's layout, with the key slot in place of ops; SIGN_SLOT with
+ * SLOT_FLAG_MESSAGE_SEED carries the seed of its message after it. */
 #define SLOT_PAYLOAD_BYTES RUN_PAYLOAD_BYTES
+#define SLOT_FLAG_MESSAGE_SEED 1u
 /* SAMPLE: 20 bytes, then cycles:i64 calls:u32 per probe. */
 #define SAMPLE_PAYLOAD_BYTES (20 + 12 * PQS_MAX_PROBES)
 /* Room left unpainted below the measuring frame for the painter's own frame. */
@@ -359,24 +361,31 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
 }
 
 /* The payload of KEYGEN_SLOT and SIGN_SLOT; false (after an ERROR) if it is malformed. Selects
- * the slot and seeds the DRBG. */
+ * the slot and seeds the DRBG; `message_seed` (SIGN_SLOT only, else NULL) receives the seed of the
+ * message if the command carries one (SLOT_FLAG_MESSAGE_SEED), else NULL. */
 static bool parse_slot_command(uint16_t seq, const struct pqs_frame *frame, uint16_t *msg_len,
-                               uint32_t *sample_id)
+                               uint32_t *sample_id, const uint8_t **message_seed)
 {
-  if (frame->payload_len != SLOT_PAYLOAD_BYTES) {
-    send_error(seq, ERR_BAD_LENGTH, "KEYGEN_SLOT/SIGN_SLOT payload must be 40 bytes");
+  uint8_t flags = frame->payload_len > 1 ? frame->payload[1] : 0;
+  bool seeded_message = message_seed && flags == SLOT_FLAG_MESSAGE_SEED;
+  if (frame->payload_len != SLOT_PAYLOAD_BYTES + (seeded_message ? PQS_DRBG_SEED_BYTES : 0u)) {
+    send_error(seq, ERR_BAD_LENGTH, "KEYGEN_SLOT/SIGN_SLOT payload must be 40 bytes (SIGN_SLOT with a message "
+                                    "seed: 72)");
     return false;
   }
   struct pqs_reader r;
   uint8_t seed[PQS_DRBG_SEED_BYTES];
   pqs_reader_init(&r, frame->payload, frame->payload_len);
   uint8_t slot = pqs_get_u8(&r);
-  uint8_t flags = pqs_get_u8(&r);
+  (void)pqs_get_u8(&r); /* flags, read above */
   *msg_len = pqs_get_u16(&r);
   *sample_id = pqs_get_u32(&r);
   pqs_get_bytes(&r, seed, sizeof seed);
-  if (slot >= pqs_scheme.key_slots || flags != 0 || *msg_len > PQS_MAX_MSG_BYTES) {
-    send_error(seq, ERR_BAD_ARGUMENT, "slot must be < INFO.key_slots, flags 0, msg_len <= max_msg_len");
+  if (message_seed)
+    *message_seed = seeded_message ? frame->payload + SLOT_PAYLOAD_BYTES : NULL;
+  if (slot >= pqs_scheme.key_slots || (flags != 0 && !seeded_message) || *msg_len > PQS_MAX_MSG_BYTES) {
+    send_error(seq, ERR_BAD_ARGUMENT, "slot must be < INFO.key_slots, flags 0 (SIGN_SLOT: or 1, a message "
+                                      "seed), msg_len <= max_msg_len");
     return false;
   }
   pqs_state.counters.active_slot = slot;
@@ -391,7 +400,7 @@ static void handle_keygen_slot(uint16_t seq, const struct pqs_frame *frame)
 {
   uint16_t msg_len;
   uint32_t sample_id;
-  if (!parse_slot_command(seq, frame, &msg_len, &sample_id)) {
+  if (!parse_slot_command(seq, frame, &msg_len, &sample_id, NULL)) {
     return;
   }
   struct measurement m;
@@ -409,7 +418,8 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
 {
   uint16_t msg_len;
   uint32_t sample_id;
-  if (!parse_slot_command(seq, frame, &msg_len, &sample_id)) {
+  const uint8_t *message_seed;
+  if (!parse_slot_command(seq, frame, &msg_len, &sample_id, &message_seed)) {
     return;
   }
   if (!(pqs_state.counters.slot_has_key[pqs_state.counters.active_slot / 8] & (1u << (pqs_state.counters.active_slot % 8)))) {
@@ -417,7 +427,15 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
     return;
   }
   pqs_state.counters.message_len = msg_len;
-  pqs_drbg_generate(&pqs_global_drbg, message, msg_len);
+  if (message_seed) {
+    /* The message from a seed of its own (the exact check's variants sign one message); the
+     * signing randomness from the command's seed, as without. */
+    struct pqs_drbg message_drbg;
+    pqs_drbg_seed(&message_drbg, message_seed);
+    pqs_drbg_generate(&message_drbg, message, msg_len);
+  } else {
+    pqs_drbg_generate(&pqs_global_drbg, message, msg_len);
+  }
   /* For the virtual board's exact check (pqscope taint): the key is the secret of this signature. */
   pqs_taint_secret(pqs_slot_sk(pqs_state.counters.active_slot), pqs_scheme.sk_bytes);
   struct measurement m;

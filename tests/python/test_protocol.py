@@ -116,3 +116,17 @@ def test_other_protocol_version_is_a_clear_error():
 def test_malformed_records_are_protocol_errors(type_, payload, complaint):
     with pytest.raises(ProtocolError, match=complaint):
         decode_message(Frame(PROTOCOL_VERSION, type_, 1, payload))
+
+
+def test_sign_slot_carries_a_message_seed_after_its_seed_only_when_given():
+    """SIGN_SLOT's flag 1: the exact check's signatures share one message, drawn from its own seed."""
+    from pqscope.link.messages import SignSlot
+
+    plain = SignSlot(3, 7, bytes(range(32)), 59)
+    shared = replace(plain, message_seed=bytes(32 * [0xAB]))
+    assert len(plain.payload()) == 40 and plain.payload()[1] == 0
+    assert shared.payload()[:40] == plain.payload()[:1] + b"\x01" + plain.payload()[2:]
+    assert shared.payload()[40:] == bytes(32 * [0xAB])
+    assert SignSlot.parse(shared.payload()) == shared and SignSlot.parse(plain.payload()) == plain
+    with pytest.raises(ValueError, match="message seed must be 32 bytes"):
+        replace(plain, message_seed=b"short").payload()

@@ -149,7 +149,8 @@ class TaintCapture(Capture):
             if made.status != Status.OK:
                 raise PqscopeError(f"key generation {index} failed on the device ({made.status.label})")
             seed = derive_seed(self.master_seed, "sign", index)
-            signed = session.sign_slot(0, seed, self.msg_len, index)
+            # One message for every signature: what differs between them is the key and the signing randomness.
+            signed = session.sign_slot(0, seed, self.msg_len, index, derive_seed(self.master_seed, "message", 0))
             if signed.status != Status.OK:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
             if index >= self.samples:

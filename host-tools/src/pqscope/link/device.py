@@ -171,9 +171,11 @@ class DeviceSession:
         self._keygens[slot] = command
         return self._slot_command(command, Op.KEYGEN)
 
-    def sign_slot(self, slot: int, seed: bytes, msg_len: int, sample_id: int) -> Sample:
-        """One timed signature with the key of `slot` (its status covers the verification)."""
-        return self._slot_command(SignSlot(slot, sample_id, seed, msg_len), Op.SIGN)
+    def sign_slot(self, slot: int, seed: bytes, msg_len: int, sample_id: int,
+                  message_seed: bytes | None = None) -> Sample:
+        """One timed signature with the key of `slot` (its status covers the verification): its
+        message and signing randomness from `seed`, or its message from `message_seed`."""
+        return self._slot_command(SignSlot(slot, sample_id, seed, msg_len, message_seed), Op.SIGN)
 
     def replay(self, command: Run | KeygenSlot | SignSlot) -> None:
         """Sends a measuring command again (an OutOfBounds's), for what the device does with it."""
@@ -183,7 +185,7 @@ class DeviceSession:
         elif isinstance(command, KeygenSlot):
             self.keygen_slot(command.slot, command.seed, command.sample_id)
         else:
-            self.sign_slot(command.slot, command.seed, command.msg_len, command.sample_id)
+            self.sign_slot(command.slot, command.seed, command.msg_len, command.sample_id, command.message_seed)
 
     def _reproducing(self, command: Command) -> tuple[Command, ...]:
         keygen = self._keygens.get(command.slot) if isinstance(command, SignSlot) else None

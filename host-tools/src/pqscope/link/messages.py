@@ -78,7 +78,28 @@ class KeygenSlot(_SlotCommand):
 
 @dataclass(frozen=True)
 class SignSlot(_SlotCommand):
+    """SIGN_SLOT; with a `message_seed`, the message comes from it (flag 1), the signing randomness
+    from `seed`: signatures that share a message."""
+
     TYPE: ClassVar = MessageType.SIGN_SLOT
+    FLAG_MESSAGE_SEED: ClassVar = 1
+
+    message_seed: bytes | None = None
+
+    def payload(self) -> bytes:
+        if self.message_seed is None:
+            return super().payload()
+        if len(self.message_seed) != SEED_BYTES:
+            raise ValueError(f"message seed must be {SEED_BYTES} bytes, not {len(self.message_seed)}")
+        return (self._LAYOUT.pack(self.slot, self.FLAG_MESSAGE_SEED, self.msg_len, self.sample_id, self.seed)
+                + self.message_seed)
+
+    @classmethod
+    def parse(cls, payload: bytes):
+        if len(payload) == cls._LAYOUT.size + SEED_BYTES and payload[1] == cls.FLAG_MESSAGE_SEED:
+            slot, _flags, msg_len, sample_id, seed = cls._LAYOUT.unpack(payload[:cls._LAYOUT.size])
+            return cls(slot, sample_id, seed, msg_len, payload[cls._LAYOUT.size:])
+        return super().parse(payload)
 
 
 @dataclass(frozen=True)

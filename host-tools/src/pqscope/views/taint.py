@@ -28,12 +28,12 @@ KINDS = {
 }
 FINDING_HEADINGS = ("kind", "function", "source", "executions", "what")
 # How a finding that would convict is confirmed (issue #54), for the views' explanations.
-CONFIRMATION = ("A finding that would convict is compared, execution by execution, between the check's signatures "
-                "and a few more made alike (each with a key, signing randomness and message of its own): one whose "
-                "branch direction, address, division cycles or jump target differed is confirmed, with the pair that "
-                "shows it; one that never differed is 'unchanged': tainted (e.g. by arithmetic whose secret parts "
-                "cancel), never changed by a secret in the variants tried. That is evidence, not proof (a secret "
-                "not tried may change it): it is kept apart and is not a leak.")
+CONFIRMATION = ("A finding that would convict is compared, execution by execution, between the check's signatures and"
+                " a few more made alike (each with a key and signing randomness of its own, the message the same): "
+                "one whose branch direction, address, division cycles or jump target differed is confirmed, with the "
+                "pair that shows it; one that never differed is 'unchanged': tainted (e.g. by arithmetic whose secret"
+                " parts cancel), never changed by a secret in the variants tried. That is evidence, not proof (a "
+                "secret not tried may change it): it is kept apart and is not a leak.")
 
 
 def taint_kind(finding: Finding) -> str:
