@@ -88,3 +88,4 @@ def test_ct_with_the_replay_says_the_board_has_no_virtual_twin(nucleo_repo, fake
     assert result.exit_code != 0 and "Traceback" not in result.stderr
     (line,) = result.stderr.splitlines()
     assert f"no virtual board emulates {BOARD}: measure without the replay (--no-replay)" in line
+    assert not (tmp_path / "ct").exists()  # refused before a run directory, an image or the board

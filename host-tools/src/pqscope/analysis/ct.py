@@ -21,7 +21,7 @@ from ..results.documents.taint import Finding, TaintDocument, VerdictAtClock
 from ..results.probes import check_probes, confirmation, probe_inflation
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
-from ..targets.kinds import replay_targets, target_kind
+from ..targets.kinds import replay_board, replay_targets, target_kind
 from ..targets.target import Profiling
 from . import leakstats, sequential
 from .confirmation import all_confirmed
@@ -252,6 +252,8 @@ class CtCapture(Capture):
         if self.replay is not None and target.taints:
             raise PqscopeError(f"board {target.board.name} is the virtual board: there is nothing to replay "
                                "(drop --replay)")
+        if self.replay is not None:
+            replay_board(target)  # a board without a virtual twin is refused before anything is built
         # The probed image's probes replace the virtual board's profiler: it measures as a board would.
         return target.profiles and not self.variant.probed
 

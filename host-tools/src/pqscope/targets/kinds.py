@@ -52,13 +52,18 @@ def open_shard_targets(root: Path, board: Board, links: list[Link], jobs: int | 
     return [LabgridTarget(root, board, links[0], Place(name, coordinator, client)) for name in places]
 
 
-def replay_targets(target: Target, emulator_args: tuple[str, ...]) -> list[Target]:
-    """The virtual boards that replay what `target` measures, an emulator per core, started with
-    `emulator_args`: those of the board that emulates its board, at its clock."""
+def replay_board(target: Target) -> Board:
+    """The virtual board that emulates `target`'s board, at its clock (raises if there is none)."""
     emulating = [board for board in load_boards(target.root).values() if board.emulates == target.board.name]
     if not emulating:
         raise PqscopeError(f"no virtual board emulates {target.board.name}: measure without the replay "
                            "(--no-replay)")
-    board = emulating[0].at_clock(target.board.clock.name)
+    return emulating[0].at_clock(target.board.clock.name)
+
+
+def replay_targets(target: Target, emulator_args: tuple[str, ...]) -> list[Target]:
+    """The virtual boards that replay what `target` measures, an emulator per core, started with
+    `emulator_args`: those of the board that emulates its board, at its clock."""
+    board = replay_board(target)
     return [VirtualTarget(target.root, board, number=number, emulator_args=emulator_args)
             for number in range(os.cpu_count() or 1)]
