@@ -8,7 +8,9 @@
 # cache variable PQSCOPE_EXTRA_PROBES (a ;-list, e.g. from the host tool's --probe), duplicates
 # removed. A row without any has no probed image.
 #
-# Row fields used here (all but scheme, impl, source and stack_bytes optional):
+# Row fields used here (all but scheme, impl, source, stack_bytes and status optional):
+#   status            "ok" (built), or why the row is not built ("does-not-fit"; "reason" explains)
+#   boards            {"<board>": <status>}: the status on a board (PQSCOPE_BOARD) where it differs
 #   source            {"dependency": <FetchContent name, or "pqscope" for this repository>,
 #                      "path": <implementation directory in it>}
 #   api               "signature" (crypto_sign_signature/_verify, default) or "signed-message"
@@ -213,6 +215,11 @@ macro(pqscope_read_row json_var index)
   string(JSON row_scheme GET "${row}" scheme)
   string(JSON row_impl GET "${row}" impl)
   string(JSON row_status GET "${row}" status)
+  # A board of its own ("boards": {"<board>": "<status>"}) overrides the row's status on that board.
+  string(JSON row_board_status ERROR_VARIABLE row_same_on_every_board GET "${row}" boards "${PQSCOPE_BOARD}")
+  if(NOT row_same_on_every_board)
+    set(row_status ${row_board_status})
+  endif()
   string(JSON row_stack_bytes GET "${row}" stack_bytes)
   pqscope_json_string(row_api "${row}" api signature)
   pqscope_json_string(row_namespace "${row}" namespace "")

@@ -64,7 +64,9 @@ class Implementation:
     sig_bytes: int
     stack_bytes: int
     status: str  # "ok", or why the row is not built, e.g. "does-not-fit"
-    reason: str = ""  # for a status other than "ok": the explanation
+    reason: str = ""  # for a status other than "ok", on every board or on some: the explanation
+    # (board, status) where the status on a board (the one whose images it runs) differs from `status`.
+    boards: tuple[tuple[str, str], ...] = ()
     slow: bool = False  # billions of cycles per sample: left out of the default tests
     # A function the implementation calls once per signing attempt (its rejection loop), so the
     # constant-time test can take the public number of attempts out of the signing time.
@@ -78,6 +80,16 @@ class Implementation:
     declassify: tuple[Declassification, ...] = ()
     # Set for a bring-your-own implementation (--impl-dir): built from this directory.
     directory: Path | None = None
+
+    def status_on(self, board: str) -> str:
+        """The row's status on `board` (a firmware board: boards/<name>/, as a virtual board's `emulates`)."""
+        return dict(self.boards).get(board, self.status)
+
+    def check_builds_on(self, board: str) -> None:
+        """Refuses a row that is not built for `board`, saying why."""
+        status = self.status_on(board)
+        if status != "ok":
+            raise PqscopeError(f"{self.scheme} {self.impl} is not built for board {board} ({status}): {self.reason}")
 
     @property
     def probed_functions(self) -> tuple[str, ...]:
@@ -95,6 +107,7 @@ def load_catalogue(root: Path) -> list[Implementation]:
             field.name: require(row, field.name, path) if field.default is MISSING else row.get(field.name, field.default)
             for field in fields(Implementation)
         } | {"public_functions": tuple(row.get("public_functions", ())), "probes": tuple(row.get("probes", ())),
+             "boards": tuple(row.get("boards", {}).items()),
              "declassify": _declassifications(row, reasons, path)})
         for row in rows
     ]

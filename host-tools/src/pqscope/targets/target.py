@@ -129,6 +129,7 @@ class Target:
 
     def image(self, implementation: Implementation, console: Console, variant: Variant = PLAIN) -> Image:
         """Builds (or finds up to date) the image of `implementation` for this board, checked to fit."""
+        implementation.check_builds_on(self.board.emulates or self.board.name)
         with working(console, f"building {variant.target(implementation.scheme, implementation.impl)}"):
             if implementation.directory is not None:
                 elf = build_impl_dir(self.root, self.board, implementation.directory, implementation.scheme,
