@@ -110,6 +110,11 @@ function(pqscope_add_scheme_objects target harness)
     ${api_define} ${arg_DEFINES})
   list(TRANSFORM arg_SYMMETRIC PREPEND pqscope_sym_)
   target_link_libraries(${target} PRIVATE ${harness} ${arg_SYMMETRIC} ${arg_LIBRARIES})
+  # The symmetric primitives' headers before the harness's (mupq/common), as pqm4 orders them: where
+  # both have a header (aes-publicinputs.h), pqm4's names its assembly, mupq's its portable C.
+  foreach(library ${arg_SYMMETRIC})
+    target_include_directories(${target} PRIVATE $<TARGET_PROPERTY:${library},INTERFACE_INCLUDE_DIRECTORIES>)
+  endforeach()
 endfunction()
 
 # An image linked from `objects` (pqscope_add_scheme_objects): <build>/images/<scheme>/<name>.elf
