@@ -16,7 +16,8 @@ from .signals import interrupted_status, interruptible
 
 # Exit statuses besides 0 (done; for a gate, no leak): an expected failure (one line), signatures
 # that did not verify, and a gate's (ct, taint, matrix) leak or undecided verdict, so that a CI job
-# fails on them; click's usage mistakes exit 2, an interrupted command 128 + its signal (cli.signals).
+# fails on them; click's usage mistakes exit 2, a regression past a baseline 6 (cli.baseline), an
+# interrupted command 128 + its signal (cli.signals).
 EXIT_ERROR = 1
 EXIT_UNVERIFIED = 3
 EXIT_LEAK = 4
