@@ -4,13 +4,14 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from .boards import Board
-from .catalogue import Implementation
+from .catalogue import Implementation, load_catalogue
 from .elf import ElfError, read_code, read_sections, read_symbols
 from .errors import PqscopeError
 
@@ -206,8 +207,14 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     """Builds an image of a directory implementing the pqm4/NIST signature API (not in the
     catalogue), through CMake's PQSCOPE_IMPL_DIR, in the board's bring-your-own tree: each build
     configures that tree whole, whatever an earlier one (killed, or of another directory) left."""
-    if not (impl_dir / "api.h").is_file():
+    api = impl_dir / "api.h"
+    if not (api.is_file() or api.is_symlink()):
         raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
+    _check_links(impl_dir)
+    if any((row.scheme, row.impl) == (scheme, impl) for row in load_catalogue(root)):
+        # Its tree builds the catalogue's images too, whose targets and files bear these names.
+        raise BuildError(f"{impl_dir} is named {scheme}/{impl}, as a catalogue row is: name it apart with --scheme "
+                         f"or --impl (or measure the row with --scheme {scheme} --impl {impl}, without --impl-dir)")
     tree = _impl_dir_tree(root, board)
     _check_tools(tree)
     options = [f"-D{IMPL_DIR}={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
@@ -217,6 +224,23 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
         _configure(root, tree, options)
         _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", variant.target(scheme, impl)])
     return _built(_image_in(root, tree.name, scheme, impl, variant))
+
+
+# The files of a directory that its image compiles, as catalogue.cmake's pqscope_add_scheme_objects globs them.
+COMPILED_SUFFIXES = (".c", ".S", ".s")
+
+
+def _check_links(impl_dir: Path) -> None:
+    """pqm4 shares files between parameter sets by relative links (mayo2/m4f/mayo.c ->
+    ../../mayo1/m4f/mayo.c), which the build follows where the directory is; a directory taken out
+    of its pqm4 tree keeps links that lead nowhere, refused here when the build needs their files."""
+    broken = [path for path in sorted(impl_dir.iterdir()) if path.is_symlink() and not path.exists()
+              and (path.name == "api.h" or path.suffix in COMPILED_SUFFIXES)]
+    if broken:
+        more = f" (and {len(broken) - 1} more such links)" if len(broken) > 1 else ""
+        raise BuildError(f"{broken[0]} links to {os.readlink(broken[0])}, which is missing{more}: pqm4 shares files "
+                         "between parameter sets by relative links, so give the folder inside its whole pqm4 checkout "
+                         "(with its mupq submodule)")
 
 
 def build_info(root: Path, board: Board) -> dict | None:
