@@ -37,7 +37,7 @@ def layout(report: Path, scratch: Path, width: int = 1280, height: int = 800) ->
     page.write_text(report.read_text().replace("</body>", MEASURE + "</body>"))
     result = subprocess.run([browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
                              f"--window-size={width},{height}", "--virtual-time-budget=5000", "--dump-dom",
-                             page.as_uri()], capture_output=True, text=True, timeout=120)
+                             page.as_uri()], capture_output=True, text=True, timeout=600)
     found = re.search(r'<pre id="layout">(.*?)</pre>', result.stdout, re.S)
     assert found, f"Chromium laid out nothing: {result.stderr[-500:]}"
     return json.loads(found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")

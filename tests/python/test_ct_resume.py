@@ -117,7 +117,7 @@ def test_a_killed_ct_resumes_to_the_uninterrupted_result(fake_repo, fake_toolcha
     process = subprocess.Popen([sys.executable, "-m", "pqscope", *ct, *ports, "--out", str(out),
                                 "--timeout", "3600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
     # Each board asked for the signature after its last answer: the rows before it are written.
-    stopped = all(device.stopped_answering.wait(timeout=120) for device in devices)  # bounds only a failure
+    stopped = all(device.stopped_answering.wait(timeout=1800) for device in devices)  # bounds only a failure
     process.send_signal(signal.SIGKILL)
     _, stderr = process.communicate()
     assert stopped, stderr.decode()
@@ -149,7 +149,7 @@ def test_resuming_with_an_image_of_other_probes_is_refused(fake_repo, fake_toolc
     out = tmp_path / "killed"
     process = subprocess.Popen([sys.executable, "-m", "pqscope", *CT, "--probes", "--port", port, "--out", str(out),
                                 "--timeout", "3600"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=os.environ)
-    stopped = device.stopped_answering.wait(timeout=120)  # the timeout only bounds a failure
+    stopped = device.stopped_answering.wait(timeout=1800)  # the timeout only bounds a failure
     process.send_signal(signal.SIGKILL)
     assert stopped, process.communicate()[1].decode()
     _device, port = pty_device(behaviour=Behaviour(probes=("sqrt",)))

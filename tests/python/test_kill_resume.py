@@ -147,7 +147,7 @@ def test_a_ct_killed_inside_a_frame_resumes_to_the_uninterrupted_test(fake_repo,
     # The timeout keeps the host waiting for the rest of the frame until it is killed.
     process = subprocess.Popen([sys.executable, "-m", "pqscope", *ct, *ports, "--out", str(out), "--timeout", "3600"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    stopped = device.stopped_answering.wait(timeout=120)  # bounds only a failure
+    stopped = device.stopped_answering.wait(timeout=1800)  # bounds only a failure
     process.send_signal(signal.SIGKILL)
     _, stderr = process.communicate()
     assert stopped, stderr.decode()

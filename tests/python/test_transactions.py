@@ -131,7 +131,7 @@ def test_a_signal_interrupts_a_run_as_ctrl_c_does(fake_repo, fake_toolchain, tmp
     process = stopped_after(5, [*RUN, "-n", str(SAMPLES), "--seed", SEED, "--out", str(out), "--no-report"],
                             tmp_path / "stopped")
     process.send_signal(number)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=1800)
     assert process.returncode == status, stderr
     assert (f"interrupted after 5 of {SAMPLES} samples; data kept in {out}, resume with `pqscope run --resume {out}`"
             in one_line(stderr))
@@ -164,7 +164,7 @@ def test_a_signal_during_a_build_exits_with_its_status(fake_repo, fake_toolchain
         time.sleep(0.02)
     assert building.exists(), process.communicate()[1]
     process.send_signal(number)
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=1800)
     assert process.returncode == status, stderr
     assert stderr.splitlines()[-1] == f"interrupted ({signal.Signals(number).name})"
     assert "Traceback" not in stderr
