@@ -1,7 +1,8 @@
-"""pqm4 (its pinned commit) built by its own Makefile for PLATFORM=stm32f4discovery and driven by its
-own unmodified host scripts (test.py, testvectors.py, benchmarks.py) against the virtual board,
-which `pqscope vboard-serve` serves as a serial device and host-tools/flashers/st-flash flashes as
-pqm4's platform layer flashes a Discovery. The scripts write into the tree they run in (obj/,
+"""pqm4 (its pinned commit) built by its own Makefile for a platform (stm32f4discovery, or
+nucleo-l4r5zi) and driven by its own unmodified host scripts (test.py, testvectors.py,
+benchmarks.py) against that board's virtual twin, which `pqscope vboard-serve --board` serves as a
+serial device and host-tools/flashers/st-flash (the Discovery's) or openocd (the Nucleo's) flashes
+as pqm4's platform layer flashes the real board. The scripts write into the tree they run in (obj/,
 elf/, bin/, benchmarks/, mupq.log): each use works on a copy of it.
 
 Environment: PQSCOPE_PQM4 (pqm4's tree as the board build fetched it, with its submodules)."""
@@ -20,7 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 PQM4 = Path(os.environ.get("PQSCOPE_PQM4", ROOT / "build/stm32f4discovery/_deps/pqm4-src"))
 FLASHERS = ROOT / "host-tools/flashers"
-PLATFORM = "stm32f4discovery"
+# pqm4's platform -> the virtual board that emulates it
+VIRTUAL_BOARDS = {"stm32f4discovery": "virtual", "nucleo-l4r5zi": "nucleo-l4r5zi-virtual"}
 SERVE_START_SECONDS = 600  # it builds the emulator first if it must
 OUTCOME = re.compile(r"(\S+) - (\S+) (SUCCESSFUL|FAILED)")
 SPEED = re.compile(r"(keypair|sign|verify) cycles:\s*(\d+)")
@@ -36,10 +38,11 @@ def pqm4_tree(directory: Path) -> Path:
 
 
 @contextlib.contextmanager
-def served_board(directory: Path, *options: str) -> Iterator[Path]:
-    """The virtual board served at a link in `directory` for as long as the context lasts."""
+def served_board(directory: Path, *options: str, platform: str = "stm32f4discovery") -> Iterator[Path]:
+    """The virtual twin of pqm4's `platform` served at a link in `directory` for as long as the context lasts."""
     link = directory / "vboard"
-    server = subprocess.Popen([sys.executable, "-m", "pqscope", "vboard-serve", "--link", str(link), *options],
+    server = subprocess.Popen([sys.executable, "-m", "pqscope", "vboard-serve", "--link", str(link),
+                               "--board", VIRTUAL_BOARDS[platform], *options],
                               env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
@@ -58,10 +61,12 @@ def served_board(directory: Path, *options: str) -> Iterator[Path]:
             server.wait()
 
 
-def run_script(tree: Path, link: Path, script: str, *args: str, timeout: float = 3600) -> subprocess.CompletedProcess:
-    """pqm4's `script` for the Discovery, its UART the served board, its st-flash ours."""
-    env = {**os.environ, "PATH": f"{FLASHERS}:{os.environ['PATH']}", "MUPQ_ST_FLASH_ARGS": f"--serial {link}"}
-    return subprocess.run([sys.executable, script, "-p", PLATFORM, "-u", str(link), *args], cwd=tree, env=env,
+def run_script(tree: Path, link: Path, script: str, *args: str, platform: str = "stm32f4discovery",
+               timeout: float = 3600) -> subprocess.CompletedProcess:
+    """pqm4's `script` for `platform`, its UART the served board, its flasher (st-flash, openocd) ours."""
+    env = {**os.environ, "PATH": f"{FLASHERS}:{os.environ['PATH']}", "MUPQ_ST_FLASH_ARGS": f"--serial {link}",
+           "PQSCOPE_VBOARD": str(link)}
+    return subprocess.run([sys.executable, script, "-p", platform, "-u", str(link), *args], cwd=tree, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 

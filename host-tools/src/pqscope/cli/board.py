@@ -13,6 +13,7 @@ from ..jobs.modelcheck import run_model_check
 from ..project.boards import get_board
 from ..project.build import build_emulator
 from ..project.console import stderr, working
+from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..results.documents.bench import EmulatorSpeed
 from ..results.documents.replay import FLASH_TIMINGS
@@ -72,18 +73,28 @@ def model_check(ctx: click.Context, board_name, out, as_json, **connection) -> N
               help="free: flash fetches cost nothing at any wait states, which runs an image built for 168 MHz "
                    "several times faster (for tests of function; its cycle counts are not a board's).")
 @click.option("--without-hse", is_flag=True, help="Start the board without its HSE (see `run --without-hse`).")
-def vboard_serve(link: Path, flash_timing: str, without_hse: bool) -> None:
-    """Serve the virtual board as a serial device until Ctrl-C, for tools that flash and read a board
+@click.option("--board", "board_name", default=VIRTUAL_BOARD, show_default=True,
+              help="The virtual board to serve: its emulator models that board's chip (nucleo-l4r5zi-virtual: "
+                   "the STM32L4R5).")
+def vboard_serve(link: Path, flash_timing: str, without_hse: bool, board_name: str) -> None:
+    """Serve a virtual board as a serial device until Ctrl-C, for tools that flash and read a board
     themselves: pqm4's test.py, testvectors.py and benchmarks.py with host-tools/flashers on PATH, e.g.
 
     \b
     host-tools/pqscope vboard-serve &
     PATH=$PWD/host-tools/flashers:$PATH python3 test.py -p stm32f4discovery -u /tmp/pqscope-vboard ml-dsa-44
+    host-tools/pqscope vboard-serve --board nucleo-l4r5zi-virtual &
+    PATH=$PWD/host-tools/flashers:$PATH python3 test.py -p nucleo-l4r5zi -u /tmp/pqscope-vboard mayo1
 
-    Each flash (host-tools/flashers/st-flash, as pqm4 calls st-flash) starts the board afresh on the image."""
+    Each flash (host-tools/flashers/st-flash or openocd, as pqm4 calls them) starts the board afresh on the image."""
+    root = repo_root()
+    board = get_board(root, board_name)
+    if board.emulates is None:
+        raise PqscopeError(f"board {board.name} is reached over a serial port: vboard-serve serves a virtual board")
     with working(stderr(), "building the emulator"):
-        emulator = build_emulator(repo_root())
-    args = ("--flash-timing", flash_timing, *(("--hse", "absent") if without_hse else ()))
+        emulator = build_emulator(root)
+    args = (*(("--chip", board.emulator_chip) if board.emulator_chip else ()), "--flash-timing", flash_timing,
+            *(("--hse", "absent") if without_hse else ()))
     server = SerialDeviceServer(emulator, link.absolute(), args, log=stderr().print)
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     with contextlib.suppress(KeyboardInterrupt):
