@@ -1,4 +1,4 @@
-"""pqscope build, boards and schemes: an image built and sized, and what there is to build for."""
+"""pqscope build and boards: an image built and sized, and the boards to build it for."""
 
 from dataclasses import asdict
 
@@ -7,7 +7,6 @@ from rich.console import Console
 from rich.table import Column, Table
 
 from ..project.boards import load_boards
-from ..project.catalogue import load_catalogue
 from ..project.console import stderr
 from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
@@ -53,19 +52,4 @@ def boards(as_json: bool) -> None:
     for board in found:
         table.add_row(board.name, target_kind(board).runs_on(board), f"{board.clock_hz / 1e6:g} MHz",
                       f"{board.flash_bytes // 1024} KiB", f"{board.ram_bytes // 1024} KiB", board.description)
-    Console().print(table)
-
-
-@cli.command()
-@JSON_OPTION
-def schemes(as_json: bool) -> None:
-    """List the scheme implementations of the catalogue."""
-    catalogue = load_catalogue(repo_root())
-    if as_json:
-        print_json({"schemes": [asdict(row) for row in catalogue]})
-        return
-    table = Table("scheme", "impl", "family", "pk B", "sk B", "sig B", "stack B", "status")
-    for row in catalogue:
-        table.add_row(row.scheme, row.impl, row.family, *(f"{n:,}" for n in (row.pk_bytes, row.sk_bytes,
-                      row.sig_bytes, row.stack_bytes)), row.status)
     Console().print(table)
