@@ -2,18 +2,23 @@
 test.py and testvectors.py pass for every implementation pqm4 has of it (m4f, m4fstack, PQClean's
 clean), and benchmarks.py's verification cycles for m4f are those `pqscope run` measures (ML-DSA
 verification does not depend on the seed). tests/bench/pqm4_scripts.py runs the same for ML-DSA-44,
-65 and 87 and FN-DSA-512 and prints the table of docs/pages/results/pqm4-and-qemu.md."""
+65 and 87 and FN-DSA-512 and prints the table of docs/pages/results/pqm4-and-qemu.md. The same
+scripts pass on the virtual Nucleo-L4R5ZI for ML-DSA-44, FN-DSA-512 and MAYO-1 (slow: pqm4 builds
+libopencm3 for the STM32L4 and every implementation pqm4 has of the three)."""
 
 import json
 import os
 import subprocess
 import sys
 
+import pytest
+
 from pqm4_own import ROOT, outcomes, pqm4_tree, run_script, served_board, speed_results
 
 SCHEME = "ml-dsa-44"
 IMPLEMENTATIONS = {f"{SCHEME}/{impl}" for impl in ("m4f", "m4fstack", "clean")}
 MSG_LEN = 59  # pqm4's speed.c signs 59 bytes
+L4R5_SCHEMES = ("ml-dsa-44", "fndsa_provisional-512", "mayo1")
 
 
 def test_pqm4_scripts_pass_and_measure_what_pqscope_measures(tmp_path):
@@ -38,3 +43,15 @@ def test_pqm4_scripts_pass_and_measure_what_pqscope_measures(tmp_path):
     ours = {result["op"]: result["cycles"] for result in json.loads(run.stdout)["results"]}
     assert abs(pqm4["verify"] / ours["verify"]["median"] - 1) < 0.02, (pqm4, ours["verify"])
     assert pqm4["keypair"] > 0 and pqm4["sign"] > 0
+
+
+@pytest.mark.slow
+def test_pqm4_scripts_pass_on_the_virtual_nucleo_l4r5zi(tmp_path):
+    tree = pqm4_tree(tmp_path)
+    with served_board(tmp_path, "--flash-timing", "free", platform="nucleo-l4r5zi") as link:
+        for script in ("test.py", "testvectors.py"):
+            result = run_script(tree, link, script, *L4R5_SCHEMES, platform="nucleo-l4r5zi")
+            assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+            found = outcomes(result)
+            assert {f"{scheme}/m4f" for scheme in L4R5_SCHEMES} <= found.keys(), (script, found)
+            assert set(found.values()) == {"SUCCESSFUL"}, (script, found)
