@@ -294,11 +294,12 @@ endfunction()
 #                        [DEFINES <defs...>])
 # SCHEME and IMPL default to the names of the directory's parent and of the directory (pqm4's
 # crypto_sign/<scheme>/<impl> layout); STACK_BYTES (the link-time stack reserve) to 16384;
-# SYMMETRIC to fips202 and sha2 (unused primitives are dropped by the linker), less each one whose
-# file (fips202.c, sha2.c) the directory brings itself, as an implementation pinned to older
-# symmetric code does. The API is read off api.h: crypto_sign_signature declared -> "signature",
-# else crypto_sign/crypto_sign_open; NAMESPACE, unless given, is the prefix api.h puts before
-# crypto_sign_keypair (PQClean's PQCLEAN_<SCHEME>_<IMPL>_, none for pqm4's). Creates
+# SYMMETRIC to fips202, sha2 and aes (pqm4's, which MAYO and UOV call; unused primitives are
+# dropped by the linker), less each one whose file (fips202.c, sha2.c, aes.c) the directory brings
+# itself, as an implementation pinned to older symmetric code does. The API is read off api.h:
+# crypto_sign_signature declared -> "signature", else crypto_sign/crypto_sign_open; NAMESPACE,
+# unless given, is the prefix api.h puts before crypto_sign_keypair (PQClean's
+# PQCLEAN_<SCHEME>_<IMPL>_, none for pqm4's). Creates
 # image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record reports the sizes)
 # and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
 function(pqscope_add_impl_dir dir)
@@ -318,13 +319,21 @@ function(pqscope_add_impl_dir dir)
     set(arg_STACK_BYTES 16384)
   endif()
   if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN)
-    foreach(primitive fips202 sha2)
+    foreach(primitive fips202 sha2 aes)
       if(NOT EXISTS ${dir}/${primitive}.c)
         list(APPEND arg_SYMMETRIC ${primitive})
       endif()
     endforeach()
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/api.h)
+  # The defines pqm4 gives the implementation (config.mk: "elf/<name>_%.elf: CPPFLAGS += -DMAYO_M4").
+  if(EXISTS ${dir}/config.mk)
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${dir}/config.mk)
+    file(STRINGS ${dir}/config.mk flags REGEX "CPPFLAGS[ \t]*\\+=")
+    string(REGEX MATCHALL "-D[^ \t]+" config_defines "${flags}")
+    list(TRANSFORM config_defines REPLACE "^-D" "")
+    list(APPEND arg_DEFINES ${config_defines})
+  endif()
   file(READ ${dir}/api.h api_text)
   string(FIND "${api_text}" "crypto_sign_signature" at)
   if(at EQUAL -1)

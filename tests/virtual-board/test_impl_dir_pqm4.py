@@ -1,7 +1,8 @@
-"""A pqm4 folder as pqm4 lays it out, given to --impl-dir (issue #57): ML-DSA-44's m4fstack, whose
-files are relative links into its m4f sibling (api.h -> ../m4f/api.h), copied out of the pinned pqm4
-with its links as they are, signs and verifies on the virtual board, and a corrupted signature is
-rejected."""
+"""pqm4 folders as pqm4 lays them out, given to --impl-dir (issue #57), copied out of the pinned
+pqm4 with their relative links as they are, sign and verify on a virtual board, and a corrupted
+signature is rejected: ML-DSA-44's m4fstack, whose files link into its m4f sibling, on the
+Discovery's; MAYO-1's m4f, whose files link into mupq's reference folder and which takes its define
+(MAYO_M4) from pqm4's config.mk and pqm4's AES, on the NUCLEO-L4R5ZI's."""
 
 import json
 import os
@@ -13,24 +14,57 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT
+from pqscope.project.elf import read_symbols
 
 PQM4 = Path(os.environ.get("PQSCOPE_PQM4", ROOT / "build/stm32f4discovery/_deps/pqm4-src"))
 
 
-def test_a_pqm4_folder_with_relative_links_signs_and_verifies(tmp_path):
-    if not (PQM4 / "crypto_sign/ml-dsa-44/m4fstack").is_dir():
-        pytest.skip(f"no pqm4 tree at {PQM4}: configure the stm32f4discovery preset")
-    scheme = tmp_path / "crypto_sign/ml-dsa-44"
-    shutil.copytree(PQM4 / "crypto_sign/ml-dsa-44", scheme, symlinks=True)
-    own = scheme / "m4fstack"
-    links = {path.name: os.readlink(path) for path in own.iterdir() if path.is_symlink()}
-    assert links["api.h"] == "../m4f/api.h" and any(name.endswith(".c") for name in links)
-    # Named apart from the catalogue's row of the same folder.
-    result = subprocess.run([sys.executable, "-m", "pqscope", "run", "--impl-dir", str(own), "--scheme", "own-ml-dsa-44",
-                             "-n", "2", "--json", "--out", str(tmp_path / "run")],
+def _copied(tmp_path: Path, *folders: str) -> Path:
+    """The pqm4 `folders`, copied with their links as they are into a pqm4 tree of their own."""
+    for folder in folders:
+        if not (PQM4 / folder).is_dir():
+            pytest.skip(f"no {folder} in {PQM4}: configure the stm32f4discovery preset")
+        shutil.copytree(PQM4 / folder, tmp_path / "pqm4" / folder, symlinks=True)
+    return tmp_path / "pqm4"
+
+
+def _links(folder: Path) -> dict[str, str]:
+    return {path.name: os.readlink(path) for path in folder.iterdir() if path.is_symlink()}
+
+
+def _run(tmp_path: Path, own: Path, *args: str) -> list[dict]:
+    """`pqscope run` of the folder, two signatures: its results (keygen, sign, verify)."""
+    result = subprocess.run([sys.executable, "-m", "pqscope", "run", "--impl-dir", str(own), *args, "-n", "2", "--json",
+                             "--out", str(tmp_path / "run")],
                             env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr[-3000:]
-    results = json.loads(result.stdout)["results"]
+    return json.loads(result.stdout)["results"]
+
+
+def _signed_and_verified(results: list[dict], scheme: str, impl: str) -> None:
     assert [(row["scheme"], row["impl"], row["op"]) for row in results] == [
-        ("own-ml-dsa-44", "m4fstack", op) for op in ("keygen", "sign", "verify")]
+        (scheme, impl, op) for op in ("keygen", "sign", "verify")]
     assert [(row["n"], row["verified"], row["corrupt_accepted"]) for row in results] == [(2, 2, 0)] * 3
+
+
+# Each is named apart from the catalogue's row of the same folder (the catalogue has pqm4's folders).
+def test_a_pqm4_folder_linking_into_its_sibling_signs_and_verifies(tmp_path):
+    own = _copied(tmp_path, "crypto_sign/ml-dsa-44") / "crypto_sign/ml-dsa-44/m4fstack"
+    links = _links(own)
+    assert links["api.h"] == "../m4f/api.h" and any(name.endswith(".c") for name in links)
+    _signed_and_verified(_run(tmp_path, own, "--scheme", "own-ml-dsa-44"), "own-ml-dsa-44", "m4fstack")
+
+
+def test_a_pqm4_folder_linking_into_mupq_with_its_config_mk_signs_and_verifies(tmp_path):
+    if not (ROOT / "build/nucleo-l4r5zi/_deps/pqm4-src").is_dir():
+        pytest.skip("the nucleo-l4r5zi preset's tree has not fetched its dependencies: configure it")
+    pqm4 = _copied(tmp_path, "crypto_sign/mayo1", "mupq/crypto_sign/mayo1")
+    own = pqm4 / "crypto_sign/mayo1/m4f"
+    assert _links(own)["api.h"] == "../../../mupq/crypto_sign/mayo1/ref/api.h"
+    assert "-DMAYO_M4" in (own / "config.mk").read_text()
+    results = _run(tmp_path, own, "--board", "nucleo-l4r5zi-virtual", "--scheme", "own-mayo1",
+                   "--stack-bytes", str(256 * 1024))  # pqm4 measures 253,484 bytes
+    _signed_and_verified(results, "own-mayo1", "m4f")
+    # Only MAYO_M4's arithmetic calls the Cortex-M4 assembly (m4r.S); without it the linker drops it.
+    image = ROOT / "build/nucleo-l4r5zi.impl-dir/images/own-mayo1/m4f.elf"
+    assert "multiply_P1_right_m4f_V_V_O_asm" in {symbol.name for symbol in read_symbols(image)}
