@@ -19,6 +19,12 @@ outliers explained):
     .venv/bin/python tests/bench/pqm4_l4r5zi.py               # rows that are not slow, 10 samples each
     .venv/bin/python tests/bench/pqm4_l4r5zi.py --all         # the slow SPHINCS+ rows too (hours)
     .venv/bin/python tests/bench/pqm4_l4r5zi.py --scheme mayo1 -n 2
+    .venv/bin/python tests/bench/pqm4_l4r5zi.py --pqm4-folders --scheme haetae2   # rows outside the catalogue
+
+With --pqm4-folders it also measures pqm4's signature implementations that are not catalogue rows,
+each from its folder as pqm4 lays it out (`pqscope run --impl-dir`, which takes the folder's
+config.mk defines), with pqm4's largest measured stack plus STACK_MARGIN reserved; a row that does
+not build or run is listed with pqscope's one-line error, and the others go on.
 
 Runs go to runs/pqm4-l4r5zi/<scheme>-<impl>-n<N>-<seed>/ and are reused (resumed if cut short)."""
 
@@ -40,6 +46,12 @@ COMPILER = "gcc11"
 PQM4 = ROOT / "build" / FIRMWARE_BOARD / "_deps" / "pqm4-src"
 TREE = ROOT / "build" / f"{FIRMWARE_BOARD}.{COMPILER}.catalogue"
 RUNS = ROOT / "runs" / "pqm4-l4r5zi"
+# Where pqm4 looks for an implementation (interface.py's scheme_folders), in its order.
+FOLDERS = ("crypto_sign", "mupq/crypto_sign", "mupq/pqclean/crypto_sign")
+STACK_MARGIN = 4096  # the harness's own frames above pqm4's measured stack, for --impl-dir rows
+# Published cycles per sample (all three operations at their maximum) above which a pqm4 folder's row
+# counts as slow (--all): SPHINCS+-SHA2-128f's 0.4 G is not, its s variants' 8 G are.
+SLOW_CYCLES = 3e9
 MSG_LEN = 59  # pqm4's speed.c signs 59 bytes
 WITHIN = 0.02  # the issue's target for fixed-time operations
 EXPLAINED_BEYOND = 0.05  # every operation further off is explained in the document
@@ -86,6 +98,25 @@ def pqm4_defines(directory: str) -> set[str]:
     return set(re.findall(r"-D(\w+)", config.read_text())) if config.is_file() else set()
 
 
+def pqm4_folder_rows(catalogued: set[tuple[str, str]], published: dict, memory: dict[tuple[str, str], int],
+                     everything: bool, scheme: str | None) -> tuple[list[dict], list[str]]:
+    """pqm4's published signature implementations that are not catalogue rows, from their folders."""
+    chosen, left_out = [], []
+    for name, speeds in published.items():
+        if name in catalogued or (scheme and name[0] != scheme):
+            continue
+        folder = next((PQM4 / base / name[0] / name[1] for base in FOLDERS
+                       if (PQM4 / base / name[0] / name[1] / "api.h").exists()), None)
+        why = ("no folder in pqm4" if folder is None
+               else f"does not fit: skiplist.py estimates {memory[name]:,} bytes" if memory.get(name, 0) > ram_bytes()
+               else "slow (--all)" if sum(p.high for p in speeds.values()) > SLOW_CYCLES and not everything else None)
+        if why:
+            left_out.append(f"{name[0]}/{name[1]}: {why}")
+        else:
+            chosen.append({"scheme": name[0], "impl": name[1], "published_as": name, "folder": folder})
+    return chosen, left_out
+
+
 def rows(catalogue: dict, published: dict, memory: dict[tuple[str, str], int], everything: bool,
          scheme: str | None) -> tuple[list[dict], list[str]]:
     """The catalogue rows to measure, and why others that pqm4 publishes are left out."""
@@ -110,19 +141,33 @@ def rows(catalogue: dict, published: dict, memory: dict[tuple[str, str], int], e
     return chosen, left_out
 
 
-def measure(row: dict, samples: int, seed: str, timeout: float) -> dict[str, dict]:
-    """Our results per op (cycles, stack_bytes), from a run directory reused when it holds them."""
+def measure(row: dict, samples: int, seed: str, timeout: float, stack: int) -> dict[str, dict] | str:
+    """Our results per op (cycles, stack_bytes), from a run directory reused when it holds them; for
+    a pqm4 folder's row, pqscope's error if it fails (a catalogue row's failure stops the script)."""
     out = RUNS / f"{row['scheme']}-{row['impl']}-n{samples}-{seed}"
     if finished(out):
         return read_report(out)
     command = [sys.executable, "-m", "pqscope", "run", "--json", "--no-report", "--timeout", f"{timeout:.0f}"]
+    what = ["--impl-dir", str(row["folder"]), "--stack-bytes", str(stack)] if "folder" in row else []
     command += ["--resume", str(out)] if (out / "meta.json").is_file() else [
-        "--board", BOARD, "--compiler", COMPILER, "--scheme", row["scheme"], "--impl", row["impl"],
+        "--board", BOARD, "--compiler", COMPILER, *what, "--scheme", row["scheme"], "--impl", row["impl"],
         "-n", str(samples), "--seed", seed, "--msg-len", str(MSG_LEN), "--out", str(out)]
     result = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
     if result.returncode != 0:
-        raise SystemExit(f"{row['scheme']}/{row['impl']}: {result.stderr.strip()}")
+        error = failure(result)
+        if "folder" in row:
+            return error
+        raise SystemExit(f"{row['scheme']}/{row['impl']}: {error}")
     return {entry["op"]: entry for entry in json.loads(result.stdout)["results"]}
+
+
+def failure(result: subprocess.CompletedProcess) -> str:
+    """pqscope's one-line error, or the CMake error its build log shows above it."""
+    lines = [line.strip() for line in result.stderr.splitlines() if line.strip()]
+    cmake = next((i for i, line in enumerate(lines) if line.startswith("CMake Error")), None)
+    if cmake is not None:
+        return " ".join(lines[cmake + 1:cmake + 3])
+    return lines[-1] if lines else f"exit status {result.returncode}"
 
 
 def read_report(out: Path) -> dict[str, dict]:
@@ -133,14 +178,15 @@ def read_report(out: Path) -> dict[str, dict]:
     return {entry["op"]: entry for entry in json.loads(result.stdout)["results"]}
 
 
-def code_bytes(scheme: str, impl: str) -> int:
+def code_bytes(scheme: str, impl: str, tree: Path) -> int | None:
     """`size -t`'s text of the implementation's own objects (not the harness's nor the shared
-    symmetric code), as pqm4 sizes an implementation's library."""
-    objects = TREE / "firmware" / "CMakeFiles" / f"image.{scheme}.{impl}.objects.dir"
+    symmetric code), as pqm4 sizes an implementation's library; None if the tree no longer has
+    them (a pqm4 folder's tree holds the last folder built in it)."""
+    objects = tree / "firmware" / "CMakeFiles" / f"image.{scheme}.{impl}.objects.dir"
     own = [path for path in objects.rglob("*.obj")
            if f"crypto_sign/{scheme}/{impl}/" in path.as_posix() or f"sources/{scheme}/{impl}/" in path.as_posix()]
     if not own:
-        raise SystemExit(f"no objects of {scheme}/{impl} under {objects}")
+        return None
     totals = subprocess.run(["arm-none-eabi-size", "-t", *map(str, own)], capture_output=True, text=True,
                             check=True).stdout.splitlines()[-1]
     return int(totals.split()[0])
@@ -160,22 +206,36 @@ def main() -> None:
     parser.add_argument("--seed", default="acc", help="master seed in hex (default acc)")
     parser.add_argument("--all", action="store_true", help="also the slow rows (SPHINCS+ s variants: hours)")
     parser.add_argument("--scheme", help="only this scheme's rows")
+    parser.add_argument("--pqm4-folders", action="store_true",
+                        help="also pqm4's implementations that are not catalogue rows, from their folders")
     args = parser.parse_args()
     benchmarks_md = pqm4_file("benchmarks.md").read_text()
     published = signature_speeds(benchmarks_md)
     stacks = figures(table_section(benchmarks_md, "Memory"))
     sizes = figures(table_section(benchmarks_md, "Size"))
-    chosen, left_out = rows(json.loads((ROOT / "firmware/schemes/catalogue.json").read_text()), published,
-                            estimated_memory(), args.all, args.scheme)
+    catalogue = json.loads((ROOT / "firmware/schemes/catalogue.json").read_text())
+    memory = estimated_memory()
+    chosen, left_out = rows(catalogue, published, memory, args.all, args.scheme)
+    if args.pqm4_folders:
+        catalogued = {tuple(Path(row["source"]["path"]).parts[-2:]) for row in catalogue["implementations"]
+                      if row["source"]["dependency"] == "pqm4"}
+        folder_rows, folders_left_out = pqm4_folder_rows(catalogued, published, memory, args.all, args.scheme)
+        chosen += folder_rows
+        left_out += folders_left_out
     print("| scheme | impl | op | pqm4 min | ours min | ratio | pqm4 stack | ours | ratio | pqm4 code | ours | ratio |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     fixed_time: list[float] = []
     for row in chosen:
         theirs = published[row["published_as"]]
-        ours = measure(row, args.samples, args.seed, sample_timeout(theirs))
         their_stacks = stacks.get(row["published_as"], [None] * 3)
+        ours = measure(row, args.samples, args.seed, sample_timeout(theirs),
+                       max(filter(None, their_stacks), default=0) + STACK_MARGIN)
+        if isinstance(ours, str):
+            left_out.append(f"{row['scheme']}/{row['impl']}: failed: {ours}")
+            continue
         their_code = sizes.get(row["published_as"], [None])[0]
-        our_code = code_bytes(row["scheme"], row["impl"])
+        our_code = code_bytes(row["scheme"], row["impl"], TREE.with_name(TREE.name + ".impl-dir") if "folder" in row
+                              else TREE)
         for op, their_stack in zip(OPS, their_stacks):
             mine = ours[op]
             if theirs[op].spread < FIXED_TIME_SPREAD:
@@ -183,7 +243,7 @@ def main() -> None:
             print(f"| {row['scheme']} | {row['impl']} | {op} | {theirs[op].low:,} | {mine['cycles']['min']:,} | "
                   f"{ratio(mine['cycles']['min'], theirs[op].low)} | {number(their_stack)} | "
                   f"{number(mine['stack_bytes'])} | {ratio(mine['stack_bytes'], their_stack)} | "
-                  f"{number(their_code)} | {our_code:,} | {ratio(our_code, their_code)} |", flush=True)
+                  f"{number(their_code)} | {number(our_code)} | {ratio(our_code, their_code)} |", flush=True)
     print()
     if fixed_time:
         print(f"fixed-time operations (pqm4's spread under {FIXED_TIME_SPREAD:.0%}): "
