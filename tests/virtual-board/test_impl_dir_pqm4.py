@@ -1,8 +1,9 @@
 """pqm4 folders as pqm4 lays them out, given to --impl-dir (issue #57), copied out of the pinned
 pqm4 with their relative links as they are, sign and verify on a virtual board, and a corrupted
-signature is rejected: ML-DSA-44's m4fstack, whose files link into its m4f sibling, on the
-Discovery's; MAYO-1's m4f, whose files link into mupq's reference folder and which takes its define
-(MAYO_M4) from pqm4's config.mk and pqm4's AES, on the NUCLEO-L4R5ZI's."""
+signature is rejected: HAETAE-3's m4f, whose files link into HAETAE-2's folder and whose api.h
+declares the API in an included header (sign.h, through macros), on the Discovery's; MAYO-1's m4f,
+whose files link into mupq's reference folder and which takes its define (MAYO_M4) from pqm4's
+config.mk and pqm4's AES, on the NUCLEO-L4R5ZI's."""
 
 import json
 import os
@@ -47,12 +48,13 @@ def _signed_and_verified(results: list[dict], scheme: str, impl: str) -> None:
     assert [(row["n"], row["verified"], row["corrupt_accepted"]) for row in results] == [(2, 2, 0)] * 3
 
 
-# Each is named apart from the catalogue's row of the same folder (the catalogue has pqm4's folders).
-def test_a_pqm4_folder_linking_into_its_sibling_signs_and_verifies(tmp_path):
-    own = _copied(tmp_path, "crypto_sign/ml-dsa-44") / "crypto_sign/ml-dsa-44/m4fstack"
-    links = _links(own)
-    assert links["api.h"] == "../m4f/api.h" and any(name.endswith(".c") for name in links)
-    _signed_and_verified(_run(tmp_path, own, "--scheme", "own-ml-dsa-44"), "own-ml-dsa-44", "m4fstack")
+# Each named apart (--scheme): a folder named as a catalogue row is refused, and the catalogue takes in pqm4's.
+def test_a_pqm4_folder_linking_into_another_scheme_with_its_api_in_a_header_signs_and_verifies(tmp_path):
+    own = _copied(tmp_path, "crypto_sign/haetae2", "crypto_sign/haetae3") / "crypto_sign/haetae3/m4f"
+    assert _links(own)["sign.c"] == "../../haetae2/m4f/sign.c"
+    assert "crypto_sign_keypair" not in (own / "api.h").read_text()
+    results = _run(tmp_path, own, "--scheme", "own-haetae3", "--stack-bytes", str(84 * 1024))  # pqm4: 83,420 bytes
+    _signed_and_verified(results, "own-haetae3", "m4f")
 
 
 def test_a_pqm4_folder_linking_into_mupq_with_its_config_mk_signs_and_verifies(tmp_path):
