@@ -29,6 +29,11 @@ def catalogue_rows() -> list[dict]:
     return json.loads((ROOT / "firmware/schemes/catalogue.json").read_text())["implementations"]
 
 
+def discovery_rows() -> list[dict]:
+    """The rows the Discovery's images hold: status "ok" on it (a row may not fit it: MAYO, UOV)."""
+    return [row for row in catalogue_rows() if row.get("boards", {}).get("stm32f4discovery", row["status"]) == "ok"]
+
+
 @pytest.fixture
 def image_session(tmp_path):
     """Opens a DeviceSession with the image of (scheme, impl) running on the virtual board."""

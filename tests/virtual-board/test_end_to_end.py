@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import discovery_rows
 from pqscope.link.frames import FrameDecoder
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,9 +34,8 @@ SHARD, SHARDS = map(int, os.environ.get("PQSCOPE_E2E_SHARD", "0/1").split("/"))
 
 
 def _catalogue_rows():
-    catalogue = json.loads((ROOT / "firmware/schemes/catalogue.json").read_text())
-    rows = [row for row in catalogue["implementations"] if row["status"] == "ok"
-            and ((row["scheme"], row["impl"]) in REPLAYED or "host_reference" not in row)]
+    rows = [row for row in discovery_rows()
+            if (row["scheme"], row["impl"]) in REPLAYED or "host_reference" not in row]
     return [
         pytest.param(row["scheme"], row["impl"], marks=pytest.mark.slow if row.get("slow", False) else ())
         for row in rows[SHARD::SHARDS]
