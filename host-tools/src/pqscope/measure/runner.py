@@ -311,7 +311,9 @@ def _gathered(what: Capture, infos: list[Info], kept: list, shards: list[Shard],
     shard's failure names its board (`boards`) when there are several. Leaving (the capture
     stopped early, failed or was interrupted) cancels every shard's session and waits for its
     thread: the boards are closed only once no thread talks to them."""
-    arrivals: queue.Queue = queue.Queue()
+    # SimpleQueue: its get() waits in C, so that Ctrl-C or a signal there is a clean KeyboardInterrupt
+    # (Queue's Python-level condition wait could be left half-released: "release unlocked lock").
+    arrivals: queue.SimpleQueue = queue.SimpleQueue()
     stop = threading.Event()
 
     def capture_shard(shard: Shard, session: DeviceSession, taken: threading.Semaphore) -> None:
