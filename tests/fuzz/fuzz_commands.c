@@ -8,6 +8,7 @@
  * well-formed frames saying exactly what firmware/PROTOCOL.md promises for the frame that byte
  * completed (a mirror receiver tells which), given a model of which key slots hold a key. Each
  * input runs twice: both runs must send the same bytes. */
+#include <pqscope/drbg.h>
 #include <pqscope/frame.h>
 #include <pqscope/harness.h>
 #include <pqscope/scheme.h>
@@ -140,7 +141,9 @@ static bool has_key(uint8_t slot)
  * never fails). */
 static void expect_measurement(const struct pqs_frame *cmd)
 {
-  if (cmd->payload_len != COMMAND_PAYLOAD_BYTES) {
+  /* SIGN_SLOT with flag 1 carries its message's seed after the command's seed. */
+  bool message_seed = cmd->type == CMD_SIGN_SLOT && cmd->payload_len > 1 && cmd->payload[1] == 1;
+  if (cmd->payload_len != COMMAND_PAYLOAD_BYTES + (message_seed ? PQS_DRBG_SEED_BYTES : 0u)) {
     expect_error(cmd->seq, ERR_BAD_LENGTH);
     return;
   }
@@ -154,7 +157,7 @@ static void expect_measurement(const struct pqs_frame *cmd)
   uint8_t slot = run ? 0 : ops_or_slot;
   uint8_t ops = run ? ops_or_slot : cmd->type == CMD_KEYGEN_SLOT ? 1u << 0 : 1u << 1;
   bool valid = msg_len <= PQS_MAX_MSG_BYTES && (run ? ops != 0 && ops < 8 && flags <= 1
-                                                    : slot < pqs_scheme.key_slots && flags == 0);
+                                                    : slot < pqs_scheme.key_slots && (flags == 0 || message_seed));
   if (!valid || (cmd->type == CMD_SIGN_SLOT && !has_key(slot))) {
     expect_error(cmd->seq, ERR_BAD_ARGUMENT);
     return;
