@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import numpy as np
-import scipy.stats
 from numpy.typing import ArrayLike
 
 from ..results.documents.ct import ClassCounts, LeakBound, LeakStatistics, Nonparametric, RankTest
@@ -78,6 +77,7 @@ class LeakResult:
 def leak_bound(fixed: ArrayLike, random: ArrayLike) -> LeakBound:
     """The TOST bound of the mean difference (Welch's standard error and degrees of freedom);
     exact for constant classes: their difference itself."""
+    import scipy.stats  # a second to import: not at every command's start
     fixed, random = np.asarray(fixed, dtype=np.float64), np.asarray(random, dtype=np.float64)
     difference = random.mean() - fixed.mean()
     var_fixed, var_random = fixed.var(ddof=1) / len(fixed), random.var(ddof=1) / len(random)
@@ -130,6 +130,7 @@ def nonparametric_tests(fixed: ArrayLike, random: ArrayLike) -> Nonparametric:
     """Mann-Whitney U (a shift of the typical value) and two-sample Kolmogorov-Smirnov (any
     difference of the distributions): no normality assumption, robust to outliers. Reported for
     the reader; the verdict follows the t-tests, whose thresholds are the field's convention."""
+    import scipy.stats  # a second to import: not at every command's start
     mann_whitney = scipy.stats.mannwhitneyu(random, fixed, alternative="two-sided")
     with warnings.catch_warnings():
         # With ties (cycle counts repeat) the exact KS p-value gives way to the asymptotic one, as
@@ -155,6 +156,7 @@ def bootstrap_differences(fixed: ArrayLike, random: ArrayLike, *, seed: int,
 
     The percentile method, not BCa: BCa's jackknife costs O(n**2) for 1e5 samples, and a
     constant class makes its acceleration 0/0."""
+    import scipy.stats  # a second to import: not at every command's start
     fixed, random = np.asarray(fixed, dtype=np.float64), np.asarray(random, dtype=np.float64)
     # Resamples per vectorised batch, so that memory stays near 2**22 values whatever the run size.
     batch = max(1, 2**22 // (len(fixed) + len(random)))
@@ -246,6 +248,7 @@ def _constants(name: str, test: TTest, fixed: np.ndarray, random: np.ndarray) ->
 
 def class_ecdfs(classes: ArrayLike, cycles: ArrayLike) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per class, the distinct cycle counts and the empirical CDF at each (for a step plot)."""
+    import scipy.stats  # a second to import: not at every command's start
     fixed, random = split_classes(classes, cycles)
     ecdfs = {}
     for name, samples in (("fixed", fixed), ("random", random)):

@@ -26,7 +26,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.stats
 from numpy.typing import ArrayLike
 
 from ..results.documents.parsing import json_number
@@ -87,6 +86,7 @@ def split_classes(classes: ArrayLike, cycles: ArrayLike) -> tuple[np.ndarray, np
 
 def welch_t(fixed: ArrayLike, random: ArrayLike) -> TTest:
     """Welch's t-test, exact for zero-variance classes (t = 0 or +-inf, never NaN)."""
+    import scipy.stats  # a second to import: not at every command's start
     fixed, random = np.asarray(fixed, dtype=np.float64), np.asarray(random, dtype=np.float64)
     if min(len(fixed), len(random)) < MIN_SAMPLES_PER_TEST:
         return TTest(None, None, len(fixed), len(random))
@@ -129,5 +129,6 @@ def strongest(tests: Mapping[str, TTest]) -> tuple[str, float] | None:
 
 def adjusted_threshold(threshold: float, tests: int) -> float:
     """The |t| whose normal tail is that of `threshold` divided by `tests` (Bonferroni)."""
+    import scipy.stats  # a second to import: not at every command's start
     tail = scipy.stats.norm.logsf(threshold) - math.log(max(1, tests))
     return max(threshold, float(-scipy.stats.norm.ppf(math.exp(tail)))) if tail > -700 else threshold
