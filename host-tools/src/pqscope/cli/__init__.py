@@ -2,8 +2,8 @@
 commands on the group in app.py when imported; the options several commands share (options.py);
 and the entry point."""
 
-from . import board, build, compare_falcon, ct, matrix, report, run, schemes, taint
+from . import atlas, board, build, compare_falcon, ct, matrix, report, run, schemes, taint
 from .app import cli, main
 
 # The command modules are listed for what importing them does: put their commands on `cli`.
-__all__ = ["cli", "main", "board", "build", "compare_falcon", "ct", "matrix", "report", "run", "schemes", "taint"]
+__all__ = ["cli", "main", "atlas", "board", "build", "compare_falcon", "ct", "matrix", "report", "run", "schemes", "taint"]

@@ -6,13 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..measure.measurement import Measurement
+from ..measure.measurement import Measurement, Member
 from ..measure.runner import Runner
+from ..project.boards import Board
 from ..project.catalogue import Implementation
 from ..project.console import stderr
 from ..results.documents.runs import RunsDocument
 from ..results.documents.suite import SuiteDocument
-from ..results.runs import find_runs, load_run, runs_document
+from ..results.runs import Run, find_runs, load_run, runs_document
 from .suite import ct_members, ct_seconds, ct_size, display_name, suite_document
 
 # What `pqscope run` measures without --scheme: one representative of each family (those the
@@ -72,19 +73,12 @@ def measure(measurement: Measurement, suite: SuitePlan | None, samples_runner: R
 def _constant_time_interrupted(measurement: Measurement, signatures: int, replay: bool, ct_runner: Runner,
                                steps: Steps) -> bool:
     """Each suite member's constant-time test of signing (resumed where it stopped), in turn."""
-    from ..analysis.ct import CtCapture, constant_time_test  # numpy/scipy statistics: loaded only for the test
-
     for run_member, member in zip(measurement.members, ct_members(measurement.members)):
         if member.complete:
             continue
         run = load_run(run_member.path)
-        if member.resume_from:
-            what = CtCapture.from_meta(member.resume_from)
-        else:
-            size = ct_size(run, signatures)
-            what = constant_time_test(measurement.board, size.signatures, measurement.what.master_seed,
-                                      measurement.what.msg_len, replay=replay, random_keys=size.random_keys,
-                                      exact_signatures=size.exact_signatures, at_other_clocks=True)
+        what = ct_capture(measurement.board, run, member, signatures, measurement.what.master_seed,
+                          measurement.what.msg_len, replay=replay)
         seconds = ct_seconds(run, what.samples, what.random_keys, len(ct_runner.targets), what.exact_check)
         steps.announce(f"constant-time test: {display_name(member.implementation.scheme, member.implementation.impl)}"
                        f", {what.samples} signatures" + (f" and the exact check of {what.exact_check}"
@@ -93,6 +87,22 @@ def _constant_time_interrupted(measurement: Measurement, signatures: int, replay
         if ct_runner.measure(member.implementation, member.path, what, member.resume_from).interrupted:
             return True
     return False
+
+
+def ct_capture(board: Board, run: Run, member: Member, signatures: int, master_seed: bytes, msg_len: int, *,
+               replay: bool, exact_signatures: int | None = None, at_other_clocks: bool = True) -> "CtCapture":
+    """A member's constant-time test of signing: the one its meta.json began (resumed), or a new one
+    sized by the cycles its `run` measured (ct_size: at most `signatures`), with the exact check of
+    `exact_signatures` beside it (None: as ct_size says) on the virtual board, also at the board's
+    other clocks if `at_other_clocks`; on a board replayed or not (`replay`)."""
+    from ..analysis.ct import CtCapture, constant_time_test  # numpy/scipy statistics: loaded only for the test
+
+    if member.resume_from:
+        return CtCapture.from_meta(member.resume_from)
+    size = ct_size(run, signatures)
+    return constant_time_test(board, size.signatures, master_seed, msg_len, replay=replay,
+                              random_keys=size.random_keys, at_other_clocks=at_other_clocks,
+                              exact_signatures=size.exact_signatures if exact_signatures is None else exact_signatures)
 
 
 def answer(path: Path, suite: SuitePlan | None) -> tuple[str, SuiteDocument | RunsDocument]:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..project.errors import PqscopeError
+from .documents.atlas import AtlasDocument
 from .documents.comparison import ComparisonDocument
 from .documents.ct import CtDocument
 from .documents.matrix import MatrixDocument
@@ -28,10 +29,12 @@ FILES = {
     "model-check": "model-check.json",
     "matrix": "matrix.json",
     "suite": "suite-report.json",  # the main job's answer; a suite without it is shown as runs
+    "atlas": "atlas.json",
 }
 # The typed document of each kind ("run": the runs of a directory that keeps no document).
 DOCUMENTS = {"run": RunsDocument, "ct": CtDocument, "taint": TaintDocument, "compare-falcon": ComparisonDocument,
-             "model-check": ModelCheck, "matrix": MatrixDocument, "suite": SuiteDocument}
+             "model-check": ModelCheck, "matrix": MatrixDocument, "suite": SuiteDocument,
+             "atlas": AtlasDocument}
 # The layout version of every kind's document. Files written before documents carried one are of
 # version 1 (the layout they have); raise a kind's number when its fields change meaning.
 SCHEMA = 1

@@ -13,12 +13,13 @@ from rich.console import Console
 from ..project.errors import PqscopeError
 from ..results.rundir import write_atomically
 from ..results.store import FILES, dumps, load
-from . import bench, ct, falcon, matrix, modelcheck, runs, suite, taint
+from . import atlas, bench, ct, falcon, matrix, modelcheck, runs, suite, taint
 from .page import to_html, to_markdown
 
 # Every kind's view; runs and the emulator benchmark keep no document of their own.
 VIEWS: dict[str, ModuleType] = {"run": runs, "vboard-bench": bench, "ct": ct, "taint": taint, "compare-falcon": falcon,
-                                "model-check": modelcheck, "matrix": matrix, "suite": suite}
+                                "model-check": modelcheck, "matrix": matrix, "suite": suite,
+                                "atlas": atlas}
 FORMATS = ("table", "md", "html", "csv", "json")
 
 
@@ -29,6 +30,8 @@ def write_pages(path: Path) -> Path:
     page = VIEWS[kind].page(document, data)
     write_atomically(path / "report.md", to_markdown(page))
     write_atomically(path / "report.html", to_html(page))
+    for name, text in (atlas.files(document) if kind == "atlas" else {}).items():  # pqm4's shapes beside them
+        write_atomically(path / name, text)
     return path / "report.html"
 
 
@@ -47,6 +50,8 @@ def render(path: Path, fmt: str, console: Console) -> str | None:
     if fmt == "json":
         return dumps(document.to_json()) if kind in FILES else json.dumps(document.to_json(), indent=2) + "\n"
     if fmt == "csv":
+        if kind == "atlas":
+            return atlas.csv_text(document)
         if kind not in ("run", "suite"):
             raise PqscopeError(f"{path} holds a {kind} result: CSV is for runs (its data is in the directory)")
         return runs.csv_text(document.runs if kind == "suite" else document)

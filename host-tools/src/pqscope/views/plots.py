@@ -183,3 +183,33 @@ def plot_t_vs_n(series: Sequence[TPoint]) -> bytes:
     axes.legend(fontsize="small")
     axes.grid(alpha=0.3)
     return _png(figure)
+
+
+def signature_map(points: Sequence[tuple[str, str, float, int, bool]]) -> bytes:
+    """The atlas's figure: each row's signature bytes against its median signing cycles, both on
+    log scales, a colour and marker per family (`points`: family, label, cycles, bytes, leaks),
+    each row labelled and a leaking one circled in red and named LEAK: the price of a signature in
+    bytes and in time at a glance, as the comparisons of post-quantum signatures draw it."""
+    families = list(dict.fromkeys(point[0] for point in points))
+    markers = "osD^vP*Xhp<>"
+    colours = plt.get_cmap("tab10" if len(families) <= 10 else "tab20")
+    figure, axis = plt.subplots(figsize=(10, 6.5))
+    for index, family in enumerate(families):
+        own = [point for point in points if point[0] == family]
+        axis.scatter([point[2] for point in own], [point[3] for point in own], s=45, label=family,
+                     marker=markers[index % len(markers)], color=colours(index % colours.N), zorder=3)
+    leaking = [point for point in points if point[4]]
+    if leaking:
+        axis.scatter([point[2] for point in leaking], [point[3] for point in leaking], s=260, facecolors="none",
+                     edgecolors="#c62828", linewidths=2, label="leak (exact check)", zorder=4)
+    for family, label, cycles, size, leaks in points:
+        axis.annotate(label + (": LEAK" if leaks else ""), (cycles, size), textcoords="offset points", xytext=(6, 4),
+                      fontsize="x-small", color="#c62828" if leaks else "#333333")
+    axis.set_xscale("log")
+    axis.set_yscale("log")
+    axis.set_xlabel("median signing cycles (log)")
+    axis.set_ylabel("signature bytes (log)")
+    axis.set_title("Signature size against signing time, per family")
+    axis.grid(which="both", alpha=0.3)
+    axis.legend(fontsize="small", loc="best")
+    return _png(figure)
