@@ -1,5 +1,5 @@
-"""`pqscope schemes` at the catalogue's size (issue #57): at 80 columns no scheme or implementation
-name is cut short (each row a plain line when the table is wider than the terminal), on a wide
+"""`pqscope schemes` at the catalogue's size (issue #57), the rows discovered from pqm4's folders
+included: at 80 columns no scheme or implementation name is cut short (each row a plain line when the table is wider than the terminal), on a wide
 terminal the table, and the rows filtered by family, board and status."""
 
 import json
@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from conftest import FAKE_CATALOGUE, REPO
 from pqscope.cli import cli
-from pqscope.project.catalogue import load_catalogue
+from pqscope.project.discovery import load_rows
 
 FIRMWARE_BOARDS = ("nucleo-l4r5zi", "stm32f4discovery")
 
@@ -22,7 +22,7 @@ def _schemes(*args: str, columns: int = 80):
 @pytest.fixture
 def whole_catalogue(monkeypatch):
     monkeypatch.setenv("PQSCOPE_ROOT", str(REPO))
-    return load_catalogue(REPO)
+    return load_rows(REPO)
 
 
 def test_at_80_columns_every_row_of_the_whole_catalogue_is_named_in_full(whole_catalogue):
@@ -33,7 +33,7 @@ def test_at_80_columns_every_row_of_the_whole_catalogue_is_named_in_full(whole_c
     assert len(lines) == len(whole_catalogue)
     for line, row in zip(lines, whole_catalogue):
         statuses = ", ".join(f"{board} {row.status_on(board)}" for board in FIRMWARE_BOARDS)
-        assert line.startswith(f"{row.scheme}/{row.impl} ({row.family}): pk {row.pk_bytes:,} B, ")
+        assert line.startswith(f"{row.scheme}/{row.impl} ({row.family}): pk {f'{row.pk_bytes:,}' if row.pk_bytes else '-'} B, ")
         assert line.endswith(f"; {statuses}")
 
 

@@ -295,7 +295,7 @@ class CtCapture(Capture):
         top_functions = statistics.top_functions or ()
         leaking = [f.name for f in top_functions if f.depends_on_class and f.name != PUBLIC_TIME]
         selection = (["--scheme", implementation.scheme, "--impl", implementation.impl]
-                     if implementation.directory is None else ["--impl-dir", str(implementation.directory)])
+                     if implementation.impl_dir is None else ["--impl-dir", str(implementation.impl_dir)])
         boards = board_summaries(records, meta.boards or {})
         timed = [s for s in records if s.status.timed]
         verdict = headline(statistics, self.taint, exact_on_target=self._replay is None)

@@ -16,9 +16,9 @@ from ..measure.measurement import board_at_clock
 from ..measure.runner import Runner
 from ..project.boards import Board
 from ..project.build import MAX_MSG_BYTES, PLAIN, Variant
-from ..project.catalogue import (IMPL_DIR_STACK_BYTES, Implementation, find_implementation, implementation_from_dir,
-                                 load_catalogue)
+from ..project.catalogue import IMPL_DIR_STACK_BYTES, Implementation, implementation_from_dir
 from ..project.console import stderr
+from ..project.discovery import find_row
 from ..project.errors import PqscopeError
 from ..project.toolchain import COMPILERS, DEFAULT_TOOLCHAIN, OPT_LEVELS, Toolchain
 from ..targets.kinds import open_shard_targets, open_target
@@ -203,7 +203,7 @@ def select(root: Path, board_name: str, scheme: str | None, impl: str | None, im
         return board, own
     if scheme is None or impl is None:
         raise PqscopeError("give --scheme and --impl (or --impl-dir with your own implementation)")
-    return board, find_implementation(load_catalogue(root), scheme, impl)
+    return board, find_row(root, scheme, impl)
 
 
 def run_directory(root: Path, out: Path | None, board: Board, name: str) -> Path:

@@ -13,6 +13,7 @@ from ..measure.capture import SampleCapture
 from ..measure.measurement import Measurement, Member, board_at_clock, new_suite, resumed
 from ..project.catalogue import find_implementation, load_catalogue
 from ..project.console import stderr
+from ..project.discovery import find_row
 from ..project.errors import PqscopeError
 from ..project.paths import repo_root
 from ..project.toolchain import Toolchain
@@ -158,6 +159,6 @@ def _new_measurement(root: Path, board_name, clock_name, built_with, scheme, imp
                  else main_job.default_suite(catalogue))
         return path, Measurement(board, what, new_suite(path, board, suite, what, ct_signatures=ct_signatures,
                                                         ct_replay=replay))
-    only = own or find_implementation(catalogue, scheme, impl)
+    only = own or find_row(root, scheme, impl)
     path = run_directory(root, out, board, f"{only.scheme}-{only.impl}")
     return path, Measurement(board, what, [Member(only, path)])

@@ -1,4 +1,4 @@
-"""pqscope schemes: the catalogue's rows, by family, board and status."""
+"""pqscope schemes: the catalogue's rows and those discovered from pqm4's folders, by family, board and status."""
 
 from dataclasses import asdict
 
@@ -6,7 +6,7 @@ import click
 from rich.console import Console
 
 from ..project.boards import load_boards
-from ..project.catalogue import load_catalogue
+from ..project.discovery import load_rows
 from ..project.errors import match_name
 from ..project.paths import repo_root
 from ..views.schemes import print_schemes
@@ -24,9 +24,9 @@ from .options import JSON_OPTION
               help="Only the rows with this status (ok, does-not-fit, ...) on a board shown (repeat for several).")
 @JSON_OPTION
 def schemes(family_names, board_names, status_names, as_json: bool) -> None:
-    """List the scheme implementations of the catalogue."""
+    """List the scheme implementations of the catalogue and of the fetched pqm4 tree."""
     root = repo_root()
-    catalogue = load_catalogue(root)
+    catalogue = load_rows(root)
     known_boards = load_boards(root)
     chosen = [known_boards[match_name("board", name, known_boards)] for name in board_names]
     # Each board shown, by name, and the firmware board whose images it runs, which statuses are given for.
@@ -39,7 +39,7 @@ def schemes(family_names, board_names, status_names, as_json: bool) -> None:
     rows = [row for row in catalogue if (not families or row.family in families)
             and (not statuses or any(row.status_on(firmware) in statuses for firmware in boards.values()))]
     if as_json:
-        print_json({"schemes": [asdict(row) for row in rows]})
+        print_json({"schemes": [asdict(row) | {"directory": row.directory and str(row.directory)} for row in rows]})
     elif not rows:
         click.echo(f"no row of the catalogue is of family {' or '.join(families)} with status "
                    f"{' or '.join(statuses)} on {' or '.join(boards)}", err=True)

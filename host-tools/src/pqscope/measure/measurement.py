@@ -8,7 +8,8 @@ from pathlib import Path
 
 from ..link.protocol import Op
 from ..project.boards import Board, get_board
-from ..project.catalogue import Implementation, find_implementation, implementation_from_dir, load_catalogue
+from ..project.catalogue import Implementation, find_implementation, implementation_from_dir
+from ..project.discovery import find_row, load_rows
 from ..project.toolchain import DEFAULT_TOOLCHAIN, Toolchain
 from ..results.rundir import (check_samples, is_suite, member_state, read_samples, resume_parameters, start_suite,
                               suite_parameters)
@@ -47,10 +48,10 @@ def new_suite(path: Path, board: Board, implementations: list[Implementation], w
 
 
 def resumed_implementation(root: Path, meta: RunMeta) -> Implementation:
-    """The implementation a run measured: its own directory (--impl-dir) or a catalogue row."""
+    """The implementation a run measured: its own directory (--impl-dir), a catalogue row or a discovered one."""
     if meta.impl_dir is not None:
         return implementation_from_dir(Path(meta.impl_dir), meta.scheme, meta.impl, meta.impl_stack_bytes)
-    return find_implementation(load_catalogue(root), meta.scheme, meta.impl)
+    return find_row(root, meta.scheme, meta.impl)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _resumed_suite(root: Path, path: Path) -> Measurement:
     what = SampleCapture(tuple(op for op in Op if op.label in manifest["ops"]), manifest["samples"],
                          bytes.fromhex(manifest["master_seed"]), manifest["msg_len"],
                          variant=variant_from_json(manifest.get("variant")))
-    catalogue = load_catalogue(root)
+    catalogue = load_rows(root)
     members = []
     for entry in manifest["members"]:
         implementation = find_implementation(catalogue, entry["scheme"], entry["impl"])

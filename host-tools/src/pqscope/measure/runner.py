@@ -20,7 +20,7 @@ from rich.console import Console
 from ..link.device import Cancelled, DeviceSession
 from ..link.messages import Info
 from ..project.build import build_info, check_stack, code_digest
-from ..project.catalogue import Implementation
+from ..project.catalogue import UNMEASURED, Implementation
 from ..project.console import progress
 from ..project.errors import PqscopeError
 from ..results.documents.runs import ProbeSet
@@ -94,9 +94,9 @@ class Runner:
     def _measure(self, implementation: Implementation, path: Path, what: Capture, resumed: RunMeta | None) -> Outcome:
         target, console = self.target, self.console
         profiled = what.instrumented(target)  # before the build: a capture the target cannot take fails at once
-        if implementation.status != "ok":
-            console.print(f"warning: the catalogue marks {implementation.scheme}/{implementation.impl} as "
-                          f"'{implementation.status}'")
+        if implementation.status_on(target.board.emulates or target.board.name) == UNMEASURED:
+            console.print(f"warning: {implementation.scheme}/{implementation.impl} has not been measured on "
+                          f"{target.board.name} yet (tests/bench/atlas_status.py): it may not build or sign")
         image = target.image(implementation, console, what.variant)
         code = code_digest(image.elf)
         if resumed and resumed.code_sha256 not in (None, code):
@@ -284,8 +284,8 @@ class Runner:
             started_at=timestamp(), **self.target.describe(), elf=str(image.elf), image=asdict(image.size),
             clock=board.clock.name, clock_hz=board.clock_hz, flash_wait_states=board.clock.flash_wait_states,
             toolchain=board.toolchain.to_json(), **what.parameters(), variant=variant_json(what.variant),
-            impl_dir=str(implementation.directory.resolve()) if implementation.directory is not None else None,
-            impl_stack_bytes=implementation.stack_bytes if implementation.directory is not None else None,
+            impl_dir=str(implementation.impl_dir.resolve()) if implementation.impl_dir is not None else None,
+            impl_stack_bytes=implementation.stack_bytes if implementation.impl_dir is not None else None,
         )
 
 

@@ -41,7 +41,7 @@ class Declassification:
                 **({"lines": list(self.lines)} if self.lines else {})}
 
 
-def _declassifications(row: dict, reasons: dict, path: Path) -> tuple[Declassification, ...]:
+def declassifications(row: dict, reasons: dict, path: Path) -> tuple[Declassification, ...]:
     found = []
     for entry in row.get("declassify", ()):
         kinds = [kind for kind in DECLASSIFY_KINDS if kind in entry]
@@ -54,6 +54,14 @@ def _declassifications(row: dict, reasons: dict, path: Path) -> tuple[Declassifi
     return tuple(found)
 
 
+# A discovered row's status on a board before its first measurement (project/discovery.py).
+UNMEASURED = "unmeasured"
+# The statuses of rows that are built: an unmeasured row may well work.
+BUILT_STATUSES = ("ok", UNMEASURED)
+# What building and running a discovered row may have found instead (tests/bench/atlas_status.py).
+MEASURED_FAILURES = ("build-fails", "fails")
+
+
 @dataclass(frozen=True)
 class Implementation:
     scheme: str
@@ -63,7 +71,7 @@ class Implementation:
     sk_bytes: int
     sig_bytes: int
     stack_bytes: int
-    status: str  # "ok", or why the row is not built, e.g. "does-not-fit"
+    status: str  # "ok", or why the row is not built, e.g. "does-not-fit" (BUILT_STATUSES)
     reason: str = ""  # for a status other than "ok", on every board or on some: the explanation
     # (board, status) where the status on a board (the one whose images it runs) differs from `status`.
     boards: tuple[tuple[str, str], ...] = ()
@@ -78,18 +86,35 @@ class Implementation:
     probes: tuple[str, ...] = ()
     # Values and decisions it publishes by design, for the exact check (pqscope taint).
     declassify: tuple[Declassification, ...] = ()
-    # Set for a bring-your-own implementation (--impl-dir): built from this directory.
+    # Set for a bring-your-own implementation (--impl-dir) and a discovered one: built from this directory.
     directory: Path | None = None
+    # The folder of the pqm4 tree it builds from (crypto_sign/<scheme>/<impl> or mupq's), if any.
+    pqm4_folder: str = ""
+    # (board, reason) where the reason on a board differs from `reason` (a discovered row's).
+    board_reasons: tuple[tuple[str, str], ...] = ()
 
     def status_on(self, board: str) -> str:
         """The row's status on `board` (a firmware board: boards/<name>/, as a virtual board's `emulates`)."""
         return dict(self.boards).get(board, self.status)
 
+    def reason_on(self, board: str) -> str:
+        return dict(self.board_reasons).get(board, self.reason)
+
     def check_builds_on(self, board: str) -> None:
-        """Refuses a row that is not built for `board`, saying why."""
+        """Refuses a row that is not built for `board`, saying why. A discovered row not measured yet
+        is built: it may well work."""
         status = self.status_on(board)
-        if status != "ok":
-            raise PqscopeError(f"{self.scheme} {self.impl} is not built for board {board} ({status}): {self.reason}")
+        if status not in BUILT_STATUSES:
+            again = (f"; to see it again: --impl-dir {self.directory} --stack-bytes {self.stack_bytes}"
+                     if self.directory and status in MEASURED_FAILURES else "")
+            raise PqscopeError(f"{self.scheme} {self.impl} is not built for board {board} ({status}): "
+                               f"{self.reason_on(board)}{again}")
+
+    @property
+    def impl_dir(self) -> Path | None:
+        """The directory of a bring-your-own implementation (--impl-dir), which names it; a discovered
+        row is named by its scheme and impl, though it builds from its folder too."""
+        return None if self.pqm4_folder else self.directory
 
     @property
     def probed_functions(self) -> tuple[str, ...]:
@@ -108,7 +133,8 @@ def load_catalogue(root: Path) -> list[Implementation]:
             for field in fields(Implementation)
         } | {"public_functions": tuple(row.get("public_functions", ())), "probes": tuple(row.get("probes", ())),
              "boards": tuple(row.get("boards", {}).items()),
-             "declassify": _declassifications(row, reasons, path)})
+             "declassify": declassifications(row, reasons, path),
+             "pqm4_folder": row["source"]["path"] if row.get("source", {}).get("dependency") == "pqm4" else ""})
         for row in rows
     ]
 
