@@ -7,6 +7,7 @@ from rich.table import Column, Table
 from ..project.catalogue import Implementation
 
 SIZES = ("pk", "sk", "sig", "stack")
+UNKNOWN = "-"
 
 # Wide enough to measure any table at its natural width, not at the terminal's.
 UNBOUNDED_WIDTH = 1 << 20
@@ -14,7 +15,7 @@ UNBOUNDED_WIDTH = 1 << 20
 
 def _sizes(row: Implementation) -> tuple[str, ...]:
     """Its sizes; a discovered row's key and signature sizes are the device's to tell (INFO)."""
-    return tuple(f"{n:,}" if n else "-" for n in (row.pk_bytes, row.sk_bytes, row.sig_bytes, row.stack_bytes))
+    return tuple(f"{n:,}" if n else UNKNOWN for n in (row.pk_bytes, row.sk_bytes, row.sig_bytes, row.stack_bytes))
 
 
 def print_schemes(console: Console, rows: list[Implementation], boards: dict[str, str]) -> None:
@@ -28,7 +29,7 @@ def print_schemes(console: Console, rows: list[Implementation], boards: dict[str
         console.print(table)
         return
     for row in rows:
-        sizes = ", ".join(f"{size} {n} B" for size, n in zip(SIZES, _sizes(row)))
+        sizes = ", ".join(f"{size} {n} B" for size, n in zip(SIZES, _sizes(row)) if n != UNKNOWN)
         statuses = ", ".join(f"{name} {row.status_on(firmware)}" for name, firmware in boards.items())
         # Printed as it is: wider than the terminal, the terminal wraps it, never rich.
         console.print(f"{row.scheme}/{row.impl} ({row.family}): {sizes}; {statuses}", soft_wrap=True, markup=False,
