@@ -32,13 +32,13 @@ import argparse
 import json
 import os
 import re
-import runpy
 import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from accuracy import FIXED_TIME_SPREAD, OPS, ROOT, finished, sample_timeout, signature_speeds  # noqa: E402
+from pqscope.project.discovery import PQM4_FOLDERS, estimated_memory  # noqa: E402
 
 BOARD = "nucleo-l4r5zi-virtual"
 FIRMWARE_BOARD = "nucleo-l4r5zi"
@@ -46,8 +46,6 @@ COMPILER = "gcc11"
 PQM4 = ROOT / "build" / FIRMWARE_BOARD / "_deps" / "pqm4-src"
 TREE = ROOT / "build" / f"{FIRMWARE_BOARD}.{COMPILER}.catalogue"
 RUNS = ROOT / "runs" / "pqm4-l4r5zi"
-# Where pqm4 looks for an implementation (interface.py's scheme_folders), in its order.
-FOLDERS = ("crypto_sign", "mupq/crypto_sign", "mupq/pqclean/crypto_sign")
 STACK_MARGIN = 4096  # the harness's own frames above pqm4's measured stack, for --impl-dir rows
 # Published cycles per sample (all three operations at their maximum) above which a pqm4 folder's row
 # counts as slow (--all): SPHINCS+-SHA2-128f's 0.4 G is not, its s variants' 8 G are.
@@ -82,12 +80,6 @@ def figures(section: str) -> dict[tuple[str, str], list[int]]:
     return rows
 
 
-def estimated_memory() -> dict[tuple[str, str], int]:
-    """skiplist.py's estimate of each implementation's memory (bytes)."""
-    return {(entry["scheme"], entry["implementation"]): entry["estmemory"]
-            for entry in runpy.run_path(str(pqm4_file("skiplist.py")))["skip_list"]}
-
-
 def ram_bytes() -> int:
     return json.loads((ROOT / "boards" / FIRMWARE_BOARD / "board.json").read_text())["memory"]["ram"]["bytes"]
 
@@ -105,7 +97,7 @@ def pqm4_folder_rows(catalogued: set[tuple[str, str]], published: dict, memory: 
     for name, speeds in published.items():
         if name in catalogued or (scheme and name[0] != scheme):
             continue
-        folder = next((PQM4 / base / name[0] / name[1] for base in FOLDERS
+        folder = next((PQM4 / base / name[0] / name[1] for base in PQM4_FOLDERS
                        if (PQM4 / base / name[0] / name[1] / "api.h").exists()), None)
         why = ("no folder in pqm4" if folder is None
                else f"does not fit: skiplist.py estimates {memory[name]:,} bytes" if memory.get(name, 0) > ram_bytes()
@@ -214,7 +206,7 @@ def main() -> None:
     stacks = figures(table_section(benchmarks_md, "Memory"))
     sizes = figures(table_section(benchmarks_md, "Size"))
     catalogue = json.loads((ROOT / "firmware/schemes/catalogue.json").read_text())
-    memory = estimated_memory()
+    memory = estimated_memory(pqm4_file("skiplist.py").parent)
     chosen, left_out = rows(catalogue, published, memory, args.all, args.scheme)
     if args.pqm4_folders:
         catalogued = {tuple(Path(row["source"]["path"]).parts[-2:]) for row in catalogue["implementations"]
