@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .boards import Board, load_boards
-from .catalogue import (CATALOGUE, UNMEASURED, Declassification, Implementation, declassifications,
-                        find_implementation, load_catalogue)
+from .catalogue import (CATALOGUE, IMPL_DIR_STACK_BYTES, UNMEASURED, Declassification, Implementation,
+                        declassifications, find_implementation, load_catalogue)
 from .metadata import load_json, require
 
 # interface.py's M4Settings.scheme_folders (its signature ones), in its order.
@@ -155,17 +155,13 @@ def discovered_rows(root: Path, catalogue: list[Implementation], pqm4: Path | No
     return rows
 
 
-# The stack reserved for a discovered row that skiplist.py does not estimate (as --impl-dir's default).
-DEFAULT_STACK_BYTES = 16384
-
-
 def stack_bytes(estimate: int | None, measured: dict[str, dict]) -> int:
     """The stack a discovered row's image reserves: the least with which it signed and verified on a
     board (atlas_status.py reserves what the image's data and bss leave of the RAM where skiplist.py's
     estimate does not fit beside them), else that estimate of all the memory pqm4's own stack test
-    used (its stack, data and bss), an upper bound of the stack it needs."""
+    used (its stack, data and bss), an upper bound of the stack it needs; --impl-dir's default without one."""
     return min((entry["stack_bytes"] for entry in measured.values() if entry.get("status") == "ok"
-                and "stack_bytes" in entry), default=estimate or DEFAULT_STACK_BYTES)
+                and "stack_bytes" in entry), default=estimate or IMPL_DIR_STACK_BYTES)
 
 
 def load_rows(root: Path) -> list[Implementation]:
