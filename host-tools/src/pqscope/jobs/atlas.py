@@ -20,6 +20,7 @@ from ..measure.capture import SampleCapture
 from ..measure.measurement import Member, board_at_clock
 from ..measure.runner import Runner
 from ..project.boards import Board
+from ..project.build import build_images
 from ..project.catalogue import Implementation, find_implementation
 from ..project.errors import PqscopeError, match_name
 from ..results import store
@@ -29,7 +30,7 @@ from ..results.documents.taint import TaintDocument
 from ..results.rundir import make_empty_directory, member_state, write_atomically
 from ..results.runs import load_run
 from ..targets.kinds import open_shard_targets, target_kind
-from ..targets.target import Link
+from ..targets.target import Link, reusing_images
 from . import atlas_rows, main_job
 from .matrix_cells import in_parallel
 from .suite import CT_DIRECTORY, CT_SIGNATURES, ct_members, profile
@@ -109,8 +110,22 @@ class Atlas:
         # Emulators left over when fewer rows than jobs remain shard each row's samples and statistics
         # (whose results do not depend on it); the exact check of one signature runs on one.
         shards = max(1, self.jobs // max(1, len(pending)))
-        in_parallel(lambda row: self._measure(row, shards), pending, self.jobs)
+        with reusing_images(self._build(pending)):
+            in_parallel(lambda row: self._measure(row, shards), pending, self.jobs)
         return document(self.started, [row_result(self.path, row) for row in self.rows])
+
+    def _build(self, rows: list[RowKey]) -> list[tuple[Board, str, str]]:
+        """The rows' images, each board's in one build of its tree (a row's samples, test and exact
+        check then take its image as it is); those that did not build are built again by their
+        measurement, which says why."""
+        built = []
+        for name in dict.fromkeys(row.board for row in rows):
+            board = board_at_clock(self.root, name, None)
+            (self.path / "builds").mkdir(exist_ok=True)
+            images = build_images(self.root, board, [(row.scheme, row.impl) for row in rows if row.board == name],
+                                  self.path / "builds" / f"{board.build_tree}.log")
+            built += [(board, scheme, impl) for (scheme, impl), image in images.items() if isinstance(image, Path)]
+        return built
 
     def _measure(self, key: RowKey, shards: int) -> None:
         plan = self.started.plan

@@ -11,7 +11,7 @@ from pathlib import Path
 from ..link.protocol import Op
 from ..project.catalogue import Implementation
 from ..results.documents.atlas import (DECLASSIFIED, LEAK, NOTE, UNCHANGED, UNSORTED, AtlasEntry, AtlasFinding,
-                                       Reason, RowKey, TestPart, image_sections)
+                                       Reason, RowKey, RowVerdict, image_sections)
 from ..results.documents.ct import CtDocument, FunctionLeak
 from ..results.documents.declassifications import AppliedDeclassification
 from ..results.documents.profile import ProfiledInterval
@@ -76,7 +76,7 @@ def entry(key: RowKey, row: Implementation, seed: bytes, run: Run, ct: CtDocumen
     share, functions = hashing_share(row.family, intervals)
     bound = ct.statistics.total.bound
     signing = results.get(SIGN) or next(iter(results.values()))
-    test = TestPart(
+    test = RowVerdict(
         ct.verdict, ct.reason, taint.verdict if taint else "none", taint.signatures if taint else 0,
         taint.instructions if taint else 0, ct.statistics.verdict,
         ct.statistics.total.n.fixed + ct.statistics.total.n.random, ct.statistics.total.max_abs_t,

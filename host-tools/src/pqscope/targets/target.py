@@ -15,7 +15,8 @@ from rich.console import Console
 
 from ..link.device import DeviceSession
 from ..project.boards import Board
-from ..project.build import PLAIN, ImageSize, Variant, build_image, build_impl_dir, check_fits, read_size
+from ..project.build import (PLAIN, ImageSize, Variant, build_image, build_impl_dir, check_fits, image_path,
+                             read_size)
 from ..project.catalogue import Implementation
 from ..project.console import working
 from ..project.errors import PqscopeError
@@ -134,11 +135,18 @@ class Target:
             if implementation.directory is not None:
                 elf = build_impl_dir(self.root, self.board, implementation.directory, implementation.scheme,
                                      implementation.impl, implementation.stack_bytes, variant)
+            elif _reused is not None and not variant.probed and self._reuse_key(implementation) in _reused:
+                elf = image_path(self.root, self.board, implementation.scheme, implementation.impl)
             else:
                 elf = build_image(self.root, self.board, implementation.scheme, implementation.impl, variant)
+                if _reused is not None and not variant.probed:
+                    _reused.add(self._reuse_key(implementation))
         size = read_size(elf)
         check_fits(self.board, elf, size, implementation.stack_bytes)
         return Image(elf, size)
+
+    def _reuse_key(self, implementation: Implementation) -> tuple[str, str, str]:
+        return self.board.build_tree, implementation.scheme, implementation.impl
 
     def uart(self, elf: Path, console: Console, *, stats_dir: Path,
              profiling: Profiling | None = None) -> contextlib.AbstractContextManager[Uart]:
@@ -183,3 +191,21 @@ class Target:
 
     def _session(self, port, on_receive) -> DeviceSession:
         return DeviceSession(port, on_receive=on_receive, sample_timeout=self.link.timeout)
+
+
+# The plain catalogue images built up to date in this process, by build tree, scheme and impl, while
+# a job that measures many rows with several captures each asks for it (`reusing_images`: pqscope
+# atlas, whose rows' samples, tests and exact checks each ask for their image); None: every request builds.
+_reused: set[tuple[str, str, str]] | None = None
+
+
+@contextlib.contextmanager
+def reusing_images(built: list[tuple[Board, str, str]] = ()) -> Iterator[None]:
+    """Within the block, a plain catalogue image is built once and then taken as it is (a resume
+    still checks its code digest); `built` (board, scheme, impl) are up to date already."""
+    global _reused
+    previous, _reused = _reused, {(board.build_tree, scheme, impl) for board, scheme, impl in built}
+    try:
+        yield
+    finally:
+        _reused = previous

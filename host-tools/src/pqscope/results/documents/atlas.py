@@ -115,7 +115,7 @@ class StartedAtlas:
 
 
 @dataclass(frozen=True)
-class TestPart:
+class RowVerdict:
     """A row's constant-time test: its verdict (the exact check's and the statistics' weighed), why,
     the exact check's own verdict and size, and the statistics' (signatures, max |t|, the bound)."""
 
@@ -138,7 +138,7 @@ class TestPart:
                 "bound_cycles": self.bound_cycles, "bound_share": self.bound_share}
 
     @classmethod
-    def from_json(cls, data: dict) -> "TestPart":
+    def from_json(cls, data: dict) -> "RowVerdict":
         return cls(data["verdict"], data["reason"], data["exact_verdict"], data["exact_signatures"],
                    data["exact_instructions"], data["statistics_verdict"], data["signatures"], data["max_abs_t"],
                    data["bound_cycles"], data["bound_share"])
@@ -166,7 +166,7 @@ class AtlasEntry:
     sig_bytes: int
     hashing_share: float | None  # of signing; None: no signing profile
     hashing_functions: tuple[str, ...]
-    test: TestPart
+    test: RowVerdict
 
     @property
     def verdict(self) -> str:
@@ -187,7 +187,7 @@ class AtlasEntry:
                    data["verified"], {op: CycleStats.from_json(stats) for op, stats in data["cycles"].items()},
                    dict(data["stack_bytes"]), data["text_bytes"], data["data_bytes"], data["bss_bytes"],
                    data["pk_bytes"], data["sig_bytes"], data["hashing_share"], tuple(data["hashing_functions"]),
-                   TestPart.from_json(data["constant_time"]))
+                   RowVerdict.from_json(data["constant_time"]))
 
 
 @dataclass(frozen=True)
