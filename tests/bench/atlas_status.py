@@ -102,7 +102,7 @@ def sign_and_verify(row, board: str, stack: int, out: Path, timeout: float) -> d
                      "--timeout", f"{timeout:.0f}", "--no-report", "--json", "--out", str(out), "-j", "1")
     if result.returncode != 0:
         error = first_error(result.stderr)
-        if "no record" in error.lower() or "timed out" in error.lower():
+        if "device not answering" in error and f"within {timeout:g} s" in error:  # link/device.py's DeviceTimeout
             return {"status": UNMEASURED, "reason": f"no answer within {timeout:.0f} s of one operation: {error}"}
         if stack < row.stack_bytes:
             error = f"with the {stack:,} bytes of stack its data and bss leave of the board's RAM: {error}"

@@ -99,7 +99,7 @@ class Family:
 
 
 def load_families(root: Path) -> list[Family]:
-    """The family table, longest prefix first (so that "ov-" is never taken for "ov-Ip-pkc-")."""
+    """The family table, longest prefix first: a longer prefix is a more particular family."""
     path = root / FAMILIES
     reasons = load_json(root / CATALOGUE).get("declassification_reasons", {})
     families = [Family(require(entry, "prefix", path), require(entry, "family", path),
