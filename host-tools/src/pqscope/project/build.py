@@ -290,8 +290,8 @@ def _tree_lock(root: Path, tree: _Tree):
 
 # Link failures that mean "does not fit", explained in one line instead of a linker log.
 FIT_DIAGNOSES = (
-    ("image too big for RAM", "image too big for RAM: its static data plus the stack it needs (catalogue "
-                              "stack_bytes) exceed the board's RAM"),
+    ("image too big for RAM", "image too big for RAM: its static data plus the stack it needs (the catalogue's "
+                              "stack_bytes, or --stack-bytes) exceed the board's RAM"),
     ("region `rom' overflowed", "image too big for flash: its code and constants exceed the board's flash"),
     ("region `ram' overflowed", "image too big for RAM: its static data alone exceed the board's RAM"),
 )
