@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .boards import Board, load_boards
+from .build import HOST_PRESET
 from .catalogue import (CATALOGUE, IMPL_DIR_STACK_BYTES, UNMEASURED, Declassification, Implementation,
                         declassifications, find_implementation, load_catalogue)
 from .metadata import load_json, require
@@ -78,12 +79,11 @@ def pinned_pqm4(root: Path) -> str:
 
 
 def pqm4_tree(root: Path) -> Path | None:
-    """The pqm4 sources a board's build tree fetched (at the pin, with its submodules), if one has."""
-    for board in load_boards(root).values():
-        tree = root / "build" / board.cmake_preset / "_deps" / "pqm4-src"
-        if (tree / "skiplist.py").is_file():
-            return tree
-    return None
+    """The pqm4 sources a board's build tree, or the host's (its transcripts), fetched at the pin with
+    its submodules, if one has."""
+    presets = [board.cmake_preset for board in load_boards(root).values()] + [HOST_PRESET]
+    return next((tree for tree in (root / "build" / preset / "_deps" / "pqm4-src" for preset in presets)
+                 if (tree / "skiplist.py").is_file()), None)
 
 
 @dataclass(frozen=True)
