@@ -9,11 +9,12 @@ from dataclasses import replace
 import pytest
 
 from pqscope.jobs import atlas
-from pqscope.jobs.atlas_rows import hashing, row_seed, sorted_findings
+from pqscope.jobs.atlas_rows import core, hashing, hashing_share, row_seed, sorted_findings
 from pqscope.project.errors import PqscopeError
 from pqscope.results.documents.atlas import (DECLASSIFIED, LEAK, NOTE, UNCHANGED, UNSORTED, AtlasDocument, AtlasEntry,
                                              AtlasFinding, AtlasPlan, RowKey, ShardPart, RowVerdict)
 from pqscope.results.documents.ct import CtDocument
+from pqscope.results.documents.profile import FunctionTime, ProfiledInterval
 from pqscope.results.documents.relational import RelationalCheck
 from pqscope.results.documents.runs import CycleStats
 from pqscope.results.documents.taint import Finding, TaintDocument
@@ -85,6 +86,19 @@ def test_hashing_is_sha2_sha3_and_aes_wherever_they_are_but_not_a_namespace_that
     assert not hashing("SPHINCS+", "PQCLEAN_SPHINCSSHA2128FSIMPLE_CLEAN_treehashx1")
     assert hashing("FN-DSA", "fndsa_sha3_process_block") and not hashing("ML-DSA", "fndsa_sha3_process_block")
     assert hashing("SLH-DSA", "shake_wots_chain") and not hashing("Falcon", "falcon_inner_sampler")
+    assert core("KeccakF1600_StatePermute") and core("crypto_hashblocks_sha256.isra.0")
+    assert not core("shake256_inc_absorb") and not core("keccak_absorb")
+
+
+def test_the_hashing_share_counts_a_core_with_its_callees_and_the_rest_with_its_own_cycles():
+    # shake256_inc_absorb calls the permutation; inside a call booked apart as public the profiler keeps
+    # only the permutation's cycles with its callees (its own are 0): they count all the same.
+    interval = ProfiledInterval(0, 1000, {"shake256_inc_absorb": FunctionTime(50, 2, 450),
+                                          "KeccakF1600_StatePermute": FunctionTime(0, 4, 400),
+                                          "poly_ntt": FunctionTime(500, 1, 500)})
+    share, functions = hashing_share("ML-DSA", [interval, interval])
+    assert share == pytest.approx(0.45) and functions == ("KeccakF1600_StatePermute", "shake256_inc_absorb")
+    assert hashing_share("ML-DSA", []) == (None, ())
 
 
 def taint(*findings: Finding) -> TaintDocument:

@@ -23,13 +23,19 @@ from ..results.runs import Run
 # SHA-3 (Keccak) and AES of its common folder; here they count wherever their code is (a scheme's
 # own SHA-3 or SHA-2, Mbed TLS's). Regular expressions (any case) on a function's name without a
 # PQClean namespace (PQCLEAN_<SCHEME>_<IMPL>_) or a GCC clone's suffix (.isra.0); every family's
-# are EVERY_FAMILY's plus its own. A function counts with its own cycles, not its callees'.
+# are EVERY_FAMILY's plus its own. The core primitives (a permutation or compression function,
+# CORE) count with their callees, which are no hashing functions; the rest of a hashing API
+# (absorbing, squeezing, padding) with its own cycles. So a core called inside a function whose time
+# the test books apart as public (where the profiler keeps only its cycles with callees) counts too.
 EVERY_FAMILY = (r"keccak", r"^shake(128|256)?(_|$)", r"^sha3_", r"^sha(224|256|384|512)(_|$)", r"^sha2_(256|512)_",
                 r"^crypto_hashblocks_sha(256|512)", r"^mbedtls_(internal_)?sha(256|512)", r"^aes(128|192|256)?_")
 HASHING_FUNCTIONS = {
     "FN-DSA": (r"^fndsa_(sha3|shake)_",),
     "SLH-DSA": (r"^shake_",),  # slhdsa-c's SHAKE tweakable hashes (its SHA-2 ones are sha2_256_*)
 }
+CORE = (r"^KeccakF1600_State(Permute|XORBytes|ExtractBytes)$", r"^keccak_?f1600$", r"^fndsa_sha3_process_block$",
+        r"^sha(2_)?(256|512)_compress$", r"^crypto_hashblocks_sha(256|512)$", r"^mbedtls_internal_sha(256|512)_process$",
+        r"^aes(128|192|256)?_(ecb|encrypt)")
 NAMESPACE = re.compile(r"^PQCLEAN_[A-Z0-9]+_[A-Z0-9]+_")
 # The signing randomness is drawn through these (the harness's randombytes, PQClean's name for it).
 RANDOMNESS = ("randombytes", "PQCLEAN_randombytes")
@@ -42,11 +48,19 @@ def row_seed(master_seed: bytes, key: RowKey) -> bytes:
     return hashlib.sha256(master_seed + b"atlas:" + key.name.encode()).digest()
 
 
+def _bare(name: str) -> str:
+    return NAMESPACE.sub("", name.split(".")[0])
+
+
 def hashing(family: str, name: str) -> bool:
     """Whether function `name` is hashing in rows of `family` (HASHING_FUNCTIONS)."""
-    bare = NAMESPACE.sub("", name.split(".")[0])
     patterns = EVERY_FAMILY + HASHING_FUNCTIONS.get(family, ())
-    return any(re.search(pattern, bare, re.IGNORECASE) for pattern in patterns)
+    return any(re.search(pattern, _bare(name), re.IGNORECASE) for pattern in patterns)
+
+
+def core(name: str) -> bool:
+    """Whether hashing function `name` is a core primitive, counted with its callees (CORE)."""
+    return any(re.search(pattern, _bare(name), re.IGNORECASE) for pattern in CORE)
 
 
 def used_intervals(intervals: list[ProfiledInterval], ct: CtDocument) -> list[ProfiledInterval]:
@@ -61,10 +75,12 @@ def hashing_share(family: str, intervals: list[ProfiledInterval]) -> tuple[float
     """The share of signing cycles in hashing functions, and those functions (None: no profile)."""
     total = sum(interval.cycles or 0 for interval in intervals)
     names = sorted({name for interval in intervals for name, time in interval.functions.items()
-                    if time.cycles and hashing(family, name)})
+                    if time.calls and hashing(family, name)})
     if not total:
         return None, tuple(names)
-    return sum(interval.function(name).cycles for interval in intervals for name in names) / total, tuple(names)
+    cycles = sum((interval.function(name).inclusive_cycles or 0) if core(name) else interval.function(name).cycles
+                 for interval in intervals for name in names)
+    return cycles / total, tuple(names)
 
 
 def entry(key: RowKey, row: Implementation, seed: bytes, run: Run, ct: CtDocument, taint: TaintDocument | None,

@@ -201,16 +201,20 @@ def show(console: Console, document: AtlasDocument) -> None:
     rows = [[entry.key.name, entry.key.board, *(f"{entry.cycles.get(op).median:,.0f}" if entry.cycles.get(op)
                                                 else "-" for op in OPS),
              f"{max(entry.stack_bytes.values(), default=0):,}", f"{entry.text_bytes:,}",
-             "-" if entry.hashing_share is None else f"{entry.hashing_share:.1%}", f"{entry.sig_bytes:,}",
+             "-" if entry.hashing_share is None else f"{entry.hashing_share:.2%}", f"{entry.sig_bytes:,}",
              entry.verdict] for entry in document.entries]
     console.print(rich_table(Table(("row", "board", "keygen median", "sign median", "verify median", "stack B",
                                     ".text B", "hashing", "sig B", "constant time"), rows, left=2)))
     for line in summary(document):
         console.print(line, markup=False, highlight=False)
-    for finding in document.leaks:
-        console.print(f"  LEAK {finding.key.name} ({finding.key.board}): {finding.kind} in {finding.function} at "
-                      f"{_source(finding)}; depends on {finding.secret}; statistics: {finding.statistics}",
-                      markup=False, highlight=False)
+    for key in dict.fromkeys(finding.key for finding in document.leaks):
+        leaks = [finding for finding in document.leaks if finding.key == key]
+        functions = list(dict.fromkeys(finding.function for finding in leaks))
+        first = leaks[0]
+        console.print(f"  LEAK {key.name} ({key.board}): {len(leaks)} instruction{'' if len(leaks) == 1 else 's'} in "
+                      f"{', '.join(functions[:4])}{', ...' if len(functions) > 4 else ''}; the first, "
+                      f"{first.kind} at {_source(first)}, depends on {first.secret}; the statistics: "
+                      f"{first.statistics}", markup=False, highlight=False)
     for finding in document.unsorted:
         console.print(f"  UNSORTED {finding.key.name} ({finding.key.board}): {finding.kind} in "
                       f"{finding.function or '?'} at {_source(finding)}: {finding.detail}", markup=False,

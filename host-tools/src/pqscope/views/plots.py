@@ -202,9 +202,14 @@ def signature_map(points: Sequence[tuple[str, str, float, int, bool]]) -> bytes:
     if leaking:
         axis.scatter([point[2] for point in leaking], [point[3] for point in leaking], s=260, facecolors="none",
                      edgecolors="#c62828", linewidths=2, label="leak (exact check)", zorder=4)
+    places: dict[tuple[float, int], list[tuple[str, bool]]] = {}  # rows at one point share one label
     for family, label, cycles, size, leaks in points:
-        axis.annotate(label + (": LEAK" if leaks else ""), (cycles, size), textcoords="offset points", xytext=(6, 4),
-                      fontsize="x-small", color="#c62828" if leaks else "#333333")
+        places.setdefault((cycles, size), []).append((label + (": LEAK" if leaks else ""), leaks))
+    for index, ((cycles, size), labels) in enumerate(sorted(places.items())):
+        axis.annotate("\n".join(text for text, _ in labels), (cycles, size), textcoords="offset points",
+                      xytext=(7, 5 if index % 2 == 0 else -9 * len(labels)), fontsize="x-small",
+                      color="#c62828" if any(leaks for _, leaks in labels) else "#333333")
+    axis.margins(0.12)
     axis.set_xscale("log")
     axis.set_yscale("log")
     axis.set_xlabel("median signing cycles (log)")
