@@ -18,7 +18,7 @@ verifies it and must reject a corrupted copy). The statuses go to firmware/schem
 
 Each row's outcome goes to runs/atlas-status/<board>/<scheme>-<impl>/status.json; with --resume a
 row that has one is read back, never measured again (remove that directory to measure it again).
-Rows are measured one at a time: the machine is shared."""
+Rows are measured one at a time (the machine is shared), the quickest first by pqm4's benchmarks.md."""
 
 import argparse
 import fnmatch
@@ -38,6 +38,7 @@ from pqscope.project.discovery import (STATUS_FILE, discover_folders, discovered
 from pqscope.project.elf import read_symbols  # noqa: E402
 from pqscope.results.rundir import write_atomically  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from accuracy import signature_speeds  # noqa: E402
 from pqm4_l4r5zi import figures, table_section  # noqa: E402
 
 RUNS = ROOT / "runs" / "atlas-status"
@@ -164,13 +165,19 @@ def main() -> None:
         raise SystemExit("no pqm4 tree fetched: configure a board's build tree first (cmake --preset stm32f4discovery)")
     boards = load_boards(ROOT)
     memory = estimated_memory(pqm4)
-    stacks = figures(table_section((pqm4 / "benchmarks.md").read_text(), "Memory"))
+    benchmarks_md = (pqm4 / "benchmarks.md").read_text()
+    stacks = figures(table_section(benchmarks_md, "Memory"))
+    speeds = signature_speeds(benchmarks_md)
     rows = [row for row in discovered_rows(ROOT, load_catalogue(ROOT), pqm4)
             if not args.scheme or any(fnmatch.fnmatch(row.scheme, glob) for glob in args.scheme)]
     outcomes: dict[str, dict[str, dict]] = {}
     for name in args.board or ["virtual", "nucleo-l4r5zi-virtual"]:
         firmware = boards[name].emulates or name
-        fitting = [row for row in rows if fit_reason(memory.get((row.scheme, row.impl)), boards[firmware]) is None]
+        # The quickest first by pqm4's cycles (benchmarks.md), those it does not publish last: a run
+        # cut short has measured as many rows as it could.
+        fitting = sorted(
+            (row for row in rows if fit_reason(memory.get((row.scheme, row.impl)), boards[firmware]) is None),
+            key=lambda row: sum(p.high for p in speeds.get((row.scheme, row.impl), {}).values()) or float("inf"))
         if not args.resume and (RUNS / name).is_dir() and any((RUNS / name).iterdir()):
             raise SystemExit(f"{RUNS / name} holds earlier rows: give --resume to go on, or remove it")
         for number, row in enumerate(fitting, 1):

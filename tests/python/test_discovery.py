@@ -139,7 +139,7 @@ def test_schemes_lists_every_pinned_row_that_does_not_fit_the_discovery(pinned_t
     memory = estimated_memory(pinned_tree)
     too_big = {folder.path for folder in discover_folders(pinned_tree)
                if memory.get((folder.scheme, folder.impl), 0) > DISCOVERY_RAM}
-    # Or measured not to fit beside the harness (atlas_status.py): never a folder that skiplist.py fits and no one measured.
+    # Or measured not to fit beside the harness (atlas_status.py); never a folder skiplist.py fits unmeasured.
     measured = {folder for folder, entries in load_statuses(REPO).items()
                 if entries.get("stm32f4discovery", {}).get("status") == "does-not-fit"}
     assert discovered == (too_big - catalogued) | measured
