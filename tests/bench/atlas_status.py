@@ -47,6 +47,8 @@ OUTCOME = "status.json"
 TOO_BIG = ("image too big for", "bytes of RAM (data+bss", "bytes of flash (text+data)")
 STACK_TOO_BIG = "its static data plus the stack it needs"
 MIN_STACK = 1024  # the least --stack-bytes takes
+
+
 def stack_room(board: str, elf: Path) -> int:
     """The stack the board's RAM holds above the image's static data (its linker script's stack
     limit; the harness's bulk data is there too on a board without a second RAM), in whole KiB less one."""
@@ -56,9 +58,9 @@ def stack_room(board: str, elf: Path) -> int:
     return (int(ram["origin"], 16) + ram["bytes"] - limit) // 1024 * 1024 - 1024
 
 
-def pqscope(*arguments: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+def pqscope(*arguments: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pqscope", *arguments], capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+                          env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
 
 
 def first_error(output: str) -> str:
