@@ -148,3 +148,22 @@ CT_DOCUMENT = {
     "bound": {"cycles": 12.0, "share_of_mean": 0.001}, "failed_samples": 0, "corrupt_accepted": 0,
     "statistics": {"verdict": "inconclusive", "reason": "too few signatures"},
 }
+
+
+def test_the_rows_are_those_ok_on_the_board_that_pass_every_filter_sorted_by_name():
+    from pqscope.measure.measurement import board_at_clock
+    from pqscope.project.catalogue import Implementation
+    from pqscope.project.paths import repo_root
+
+    board = board_at_clock(repo_root(), "virtual", None)
+
+    def row(scheme, impl, family, status="ok", boards=()):
+        return Implementation(scheme, impl, family, 32, 32, 32, 2048, status, boards=boards)
+
+    catalogue = [row("b", "x", "F1"), row("a", "y", "F2"), row("c", "z", "F1", "does-not-fit"),
+                 row("d", "w", "F1", boards=(("stm32f4discovery", "does-not-fit"),))]
+    assert atlas.chosen_rows(catalogue, [board], (), (), ()) == (RowKey("a", "y", "virtual"), RowKey("b", "x", "virtual"))
+    assert atlas.chosen_rows(catalogue, [board], ("f1",), (), ()) == (RowKey("b", "x", "virtual"),)
+    assert atlas.chosen_rows(catalogue, [board], (), ("A",), ()) == (RowKey("a", "y", "virtual"),)
+    with pytest.raises(PqscopeError, match="--row d/w is not ok on virtual"):
+        atlas.chosen_rows(catalogue, [board], (), (), (("d", "w"),))

@@ -110,8 +110,7 @@ def atlas_command(ctx: click.Context, board_names, families, schemes, rows, samp
                                    lambda text: click.echo(text, err=True),
                                    quiet_console()).run()
         except KeyboardInterrupt:
-            stderr().print(f"interrupted; the rows done are kept: resume with `pqscope atlas --resume {path}`",
-                           markup=False, highlight=False)
+            click.echo(f"interrupted; the rows done are kept: resume with `pqscope atlas --resume {path}`", err=True)
             ctx.exit(interrupted_status())
         _keep(path, document, with_report, as_json)
 

@@ -56,6 +56,10 @@ def chosen_rows(catalogue: list[Implementation], boards: list[Board], families: 
                   if row.status_on(board.emulates or board.name) == "ok"
                   and (not family_set or row.family in family_set) and (not scheme_set or row.scheme in scheme_set)
                   and (not named_set or (row.scheme, row.impl) in named_set))
+    outside = sorted(f"{scheme}/{impl}" for scheme, impl in named_set - {(row.scheme, row.impl) for row in rows})
+    if outside:
+        raise PqscopeError(f"--row {outside[0]} is not ok on {', '.join(board.name for board in boards)} (pqscope schemes "
+                           "--status ok lists the rows that are)")
     if not rows:
         raise PqscopeError(f"no catalogue row is ok on {', '.join(board.name for board in boards)} and passes "
                            "the filters given")
