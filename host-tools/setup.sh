@@ -67,7 +67,8 @@ want=$(cat "$root/host-tools/pyproject.toml" "$root/host-tools/setup.sh" | sha25
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing the host tool and its Python dependencies into .venv"
   "$venv/bin/python" -m pip install -q --upgrade pip
-  # No byte-compiling of every installed module (a third of the time): Python compiles what it imports.
+  # No byte-compiling of every installed module (a third of the time): Python compiles and caches
+  # what it imports (host-tools/pqscope and tests/run-all let it cache, whatever the environment).
   "$venv/bin/python" -m pip install -q --no-compile -e "$root/host-tools[test]"
   # CMake >= 3.25 is required; older distributions get it from PyPI inside the venv.
   cmake_version=$(cmake --version | awk 'NR == 1 {print $3}')
