@@ -1,7 +1,10 @@
 /* The profiler's and the taint tracker's view of the core (struct profile_core, struct
  * taint_core), and the taint tracker's hooks.
  * Unicorn facts this file is built on:
- * - Taint tracking (--taint) adds a UC_HOOK_CODE on every instruction and a second UC_HOOK_BLOCK.
+ * - Taint tracking (--taint) adds a UC_HOOK_CODE on every instruction and a second UC_HOOK_BLOCK;
+ *   its gate, a UC_HOOK_BLOCK added before the timing hooks, runs first on every block.
+ * - Which instructions call a code hook is decided when a block is translated (the hook's range
+ *   is checked then): a changed range takes effect once the translated code is flushed.
  *   Hooks run in the order they were added; once a callback calls uc_emu_stop(), the callbacks
  *   after it and the code hooks of the instructions that do not run are skipped, so the taint
  *   tracker sees a block stopped by the timing hook only when it runs again. Unicorn does not
@@ -68,6 +71,36 @@ static void on_taint_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 			     (uint32_t)address);
 }
 
+static void on_taint_gate(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	if (taint_gate(m->taint, (uint32_t)address))
+		machine_stop(m, STOP_TAINT_HOOKS);
+}
+
+int hook_taint_gate(struct machine *m)
+{
+	uc_hook h;
+	return uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_taint_gate, m, 1, 0) == UC_ERR_OK ? 0 : -1;
+}
+
+/* The code hook on every instruction but those of the sealed leaf functions; the translated code
+ * goes, since Unicorn decides at translation which instructions call a code hook. */
+int rehook_taint(struct machine *m)
+{
+	uint32_t ranges[65][2];
+	for (unsigned i = 0; i < m->ntaint_hooks; i++)
+		uc_hook_del(m->uc, m->taint_hooks[i]);
+	m->ntaint_hooks = taint_hooked_ranges(m->taint, ranges);
+	for (unsigned i = 0; i < m->ntaint_hooks; i++)
+		if (uc_hook_add(m->uc, &m->taint_hooks[i], UC_HOOK_CODE, on_taint_insn, m, ranges[i][0],
+				ranges[i][1]) != UC_ERR_OK)
+			return -1;
+	uc_ctl_flush_tb(m->uc);
+	return 0;
+}
+
 /* Called once the timing hooks are in: the taint hooks run after them (see above). */
 int attach_analyses(struct machine *m)
 {
@@ -77,10 +110,11 @@ int attach_analyses(struct machine *m)
 		return -1;
 	if (m->taint) {
 		if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_taint_block, m, 1, 0) != UC_ERR_OK ||
-		    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_taint_insn, m, 1, 0) != UC_ERR_OK) {
+		    uc_hook_add(m->uc, &m->taint_hooks[0], UC_HOOK_CODE, on_taint_insn, m, 1, 0) != UC_ERR_OK) {
 			fprintf(stderr, "vboard: error: cannot install the taint hooks\n");
 			return -1;
 		}
+		m->ntaint_hooks = 1;
 		if (taint_attach(m->taint, &(struct taint_core){m, core_register, core_code,
 								 core_flash_load_timed}))
 			return -1;

@@ -170,7 +170,7 @@ int machine_init(struct machine *m, struct elf_image *elf, struct uart_host *uar
 		}
 	}
 
-	if (hook_blocks(m) || hook_memory(m)) {
+	if ((m->taint && hook_taint_gate(m)) || hook_blocks(m) || hook_memory(m)) {
 		fprintf(stderr, "vboard: error: cannot install hooks\n");
 		return -1;
 	}
@@ -299,6 +299,11 @@ int machine_run(struct machine *m)
 			if (hook_flash(m) == 0)
 				continue;
 			machine_fail(m, "cannot hook the loads from flash");
+			break;
+		case STOP_TAINT_HOOKS:
+			if (rehook_taint(m) == 0)
+				continue;
+			machine_fail(m, "cannot lay the taint tracker's code hook again");
 			break;
 		case STOP_RETRANSLATE:
 			if (add_div_hooks(m, m->pending_divs) == 0)

@@ -21,6 +21,7 @@ enum stop_reason {
 	STOP_EVENT,         /* at a block start: exception to take, cycle limit, signal */
 	STOP_RETRANSLATE,   /* a block has divisions that need their operand hooks first */
 	STOP_FLASH_TIMING,  /* flash wait states were switched on: hook the loads that can read flash */
+	STOP_TAINT_HOOKS,   /* at a block start: the taint tracker's code hook covers other code now */
 	STOP_HALT,
 	STOP_INPUT_EOF,
 };
@@ -118,6 +119,8 @@ struct machine {
 	struct uart_host *uart;
 	struct profile *prof;
 	struct taint *taint;          /* --taint: a code hook on every instruction, else NULL */
+	uc_hook taint_hooks[65];      /* ... on taint_hooked_ranges(): all but the sealed leaves' code */
+	unsigned ntaint_hooks;
 	struct guard_watch *guards;   /* the harness's guarded memory, NULL in an image without it */
 	/* the devices' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {

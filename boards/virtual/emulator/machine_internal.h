@@ -98,5 +98,9 @@ int hook_memory(struct machine *m);
 
 /* analysis_hooks.c: the --profile/--intervals and --taint attachments, where asked for. */
 int attach_analyses(struct machine *m);
+/* The taint tracker's block gate, hooked before the timing hooks so that it can stop a block
+ * before it is priced; and its code hook laid again on taint_hooked_ranges(). */
+int hook_taint_gate(struct machine *m);
+int rehook_taint(struct machine *m);
 
 #endif

@@ -56,7 +56,8 @@ static void usage(void)
 		"                       [--taint-public-within NAME[@LO-HI[,LO-HI]...]]...\n"
 		"                       [--taint-public-argument NAME:INDEX:BYTES]...\n"
 		"                       [--taint-public-secret-bytes OFFSET:BYTES]...\n"
-		"                       [--taint-calls FILE.jsonl [--taint-id-symbol SYMBOL]]]\n");
+		"                       [--taint-calls FILE.jsonl [--taint-id-symbol SYMBOL]]\n"
+		"                       [--taint-leaf-summaries on|off]]\n");
 }
 
 static void on_signal(int sig)
@@ -69,7 +70,7 @@ static void on_signal(int sig)
  * emulator's. */
 static int write_stats(const char *path, const struct machine *m, double wall, double host_wait)
 {
-	char taint_line[64] = "";
+	char taint_line[200] = "";
 	const struct art *art = m->art;
 	const struct art_counts *c = &art->counts;
 	FILE *f = fopen(path, "w");
@@ -78,9 +79,14 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 		return -1;
 	}
 	double run = wall - host_wait;
-	if (m->taint) /* instructions checked inside calls of the --taint-function */
-		snprintf(taint_line, sizeof taint_line, ", \"taint_instructions\": %llu",
-			 (unsigned long long)taint_instructions(m->taint));
+	if (m->taint) { /* instructions checked inside calls of the --taint-function; leaf calls */
+		uint64_t recorded, replayed, rehooks;
+		taint_leaf_counts(m->taint, &recorded, &replayed, &rehooks);
+		snprintf(taint_line, sizeof taint_line, ", \"taint_instructions\": %llu, \"taint_leaf_calls\": "
+			 "{\"recorded\": %llu, \"replayed\": %llu, \"rehooks\": %llu}",
+			 (unsigned long long)taint_instructions(m->taint), (unsigned long long)recorded,
+			 (unsigned long long)replayed, (unsigned long long)rehooks);
+	}
 	fprintf(f,
 		"{\"model_cycles\": %llu, \"instructions\": %llu, \"blocks\": %llu, "
 		"\"wall_seconds\": %.6f, \"host_wait_seconds\": %.6f, \"run_seconds\": %.6f, "
@@ -198,6 +204,7 @@ int main(int argc, char **argv)
 	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
 	int npublic = 0;
 	const char *taint_path = NULL, *taint_function = NULL, *taint_calls_path = NULL, *taint_id = NULL;
+	bool leaf_summaries = true;
 	const char *taint_returns[MAX_TAINT_OPTIONS], *taint_arguments[MAX_TAINT_OPTIONS];
 	const char *taint_withins[MAX_TAINT_OPTIONS];
 	const char *taint_secret_bytes[MAX_TAINT_OPTIONS];
@@ -266,6 +273,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			flash_free = !strcmp(val, "free");
+		} else if (!strcmp(opt, "--taint-leaf-summaries")) {
+			if (strcmp(val, "on") && strcmp(val, "off")) {
+				usage();
+				return 2;
+			}
+			leaf_summaries = !strcmp(val, "on");
 		} else if (!strcmp(opt, "--hse")) {
 			if (strcmp(val, "present") && strcmp(val, "absent")) {
 				usage();
@@ -363,6 +376,8 @@ int main(int argc, char **argv)
 		return 1;
 	if (taint_calls_path && taint_calls(taint, taint_calls_path))
 		return 1;
+	if (taint)
+		taint_leaf_summaries(taint, leaf_summaries);
 	if (taint_id && taint_id_symbol(taint, taint_id))
 		return 1;
 	for (int i = 0; i < nreturns; i++)

@@ -20,6 +20,23 @@
 #define MAX_PUBLIC_RANGES 16
 #define MAX_SITES 8
 
+/* Leaf summaries (taint.h, "Leaf calls"). While a leaf call is recorded, the upper six bits of a
+ * slot or shadow byte label where its value comes from; the taint proper is the lower two. */
+#define TAINT_VALUE (TAINT_SECRET | TAINT_DECLASSIFIED)
+#define LABEL_ARGUMENT(i) (4u << (i))    /* r0..r3 at the call's entry */
+#define LABEL_ARGUMENTS 0x3cu
+#define LABEL_ENTRY 0x40u                /* any other slot at entry, but SP and LR */
+#define LABEL_MEMORY 0x80u               /* a byte the call read before it wrote it */
+#define LEAVES 64                        /* functions with summaries */
+#define SUMMARIES 32                     /* summaries per function (call sites, taint patterns), replaced in turn */
+#define FAILURES 4                       /* recordings without a summary before a function is left alone */
+#define RECORDINGS 16                    /* ... and recordings after which fewer replays than them leave it */
+#define SEAL_INSTRUCTIONS 256            /* ... if its call is long enough to repay flushing the translated code */
+#define UNSEALS 4                        /* misses while sealed before it stays hooked ... */
+#define REPLAYS_PER_UNSEAL 1024          /* ... unless it replayed this many calls for each */
+#define SEEN_READ 1
+#define SEEN_WRITTEN 2
+
 /* REGION_FLASH_TIMED: flash whose load time follows the address (taint_core.flash_load_timed),
  * reported as "flash" with "timed": true. */
 enum region {
@@ -92,6 +109,42 @@ struct public_range {
 	uint32_t offset, bytes;
 };
 
+/* A shadow byte and its taint (summaries' inputs and outputs). */
+struct byte_taint {
+	uint32_t addr;
+	uint8_t taint;
+};
+
+struct byte_list {
+	struct byte_taint *at;
+	uint32_t n, cap;
+};
+
+/* What one leaf call did to the taint, and what another call must share to do the same: SP, LR,
+ * the values of the arguments that decided its path or addresses, and the taint of every slot and
+ * of every byte it read before writing it. */
+struct summary {
+	uint32_t sp, lr;
+	uint8_t keyed;               /* LABEL_ARGUMENTS bits: the r0..r3 whose values are part of the key */
+	uint32_t args[4];
+	uint64_t used, set;          /* the slots it read before writing them, and those it wrote */
+	uint8_t entry[SLOTS];        /* the used slots' taint at entry */
+	struct byte_list reads;      /* taint at entry */
+	struct byte_list writes;     /* taint at return */
+	uint8_t exit[SLOTS];         /* the set slots' taint at return */
+	uint8_t touched;             /* the OR of every input's and output's taint */
+	uint64_t instructions;
+};
+
+struct leaf {
+	uint32_t entry, end;         /* its code, [entry, end) */
+	unsigned failures, unseals, streak;
+	uint64_t recordings, replays;
+	bool sealed;                 /* its code is outside the code hook (taint_hooked_ranges) */
+	struct summary summaries[SUMMARIES];
+	unsigned n, next;
+};
+
 struct frame {
 	struct call_frame call;  /* func: the entry address */
 	unsigned roles;
@@ -142,6 +195,24 @@ struct taint {
 	bool in_handler;
 	uint8_t saved[SLOTS];
 	unsigned warnings;
+
+	/* leaf calls: recorded once, replayed while a later call's inputs are the same */
+	struct {
+		bool on;
+		uint8_t *entries;        /* a bit per flash halfword: a function's entry */
+		struct leaf *leaves;     /* open addressing by entry, LEAVES of them */
+		struct leaf *sealed[LEAVES];
+		unsigned nsealed;
+		uint8_t *seen;           /* per shadow byte, while recording: SEEN_READ | SEEN_WRITTEN */
+		struct leaf *leaf;       /* the call being recorded or replayed (NULL: none) */
+		const struct summary *replay; /* the summary replayed (NULL: recording) */
+		uint32_t ret, sp;        /* the call returns when a block starts at ret with SP sp */
+		uint64_t start;          /* instructions before the call */
+		uint8_t decided;         /* recording: the labels that reached a decision */
+		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
+		struct summary rec;
+		uint64_t recorded, replayed, rehooks;
+	} memo;
 };
 
 /* ---- shadow state ---- */
@@ -299,6 +370,7 @@ static uint64_t finding_key(const struct taint *t, uint32_t addr, enum taint_kin
 static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum region region,
 		   uint8_t v, bool taken, uint32_t outcome)
 {
+	t->memo.spoiled = true;
 	struct finding *f = finding_put(t, finding_key(t, addr, kind, region), 1, taken,
 					!t->within && (v & TAINT_SECRET));
 	add_outcome(f, outcome);
@@ -307,6 +379,7 @@ static void record(struct taint *t, uint32_t addr, enum taint_kind kind, enum re
 /* A jump's outcome is its target, the block that runs next: recorded there (taint_block). */
 static void record_jump(struct taint *t, uint32_t addr, uint8_t v)
 {
+	t->memo.spoiled = true;
 	uint64_t key = finding_key(t, addr, TAINT_JUMP, REGION_NONE);
 	finding_put(t, key, 1, 0, !t->within && (v & TAINT_SECRET));
 	t->jump_pending = key + 1;
@@ -352,6 +425,62 @@ uint64_t taint_branch_taken(const struct taint *t, uint32_t addr)
 
 /* ---- execution ---- */
 
+static uint8_t *seen_at(struct taint *t, const uint8_t *s)
+{
+	size_t sram = t->chip->sram_size;
+	return &t->memo.seen[s >= t->sram && s < t->sram + sram ? (size_t)(s - t->sram) : sram + (size_t)(s - t->ccm)];
+}
+
+static void byte_list_add(struct byte_list *l, uint32_t addr, uint8_t taint)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->at = realloc(l->at, l->cap * sizeof *l->at);
+	}
+	l->at[l->n++] = (struct byte_taint){addr, taint};
+}
+
+/* A load of the byte at `addr` (shadow `s`) by a leaf call being recorded: its taint at entry is
+ * an input, and what it loads is labelled as memory, unless the call wrote it first. */
+static uint8_t recorded_load(struct taint *t, uint32_t addr, const uint8_t *s)
+{
+	uint8_t *seen = seen_at(t, s);
+	if (*seen & SEEN_WRITTEN)
+		return *s;
+	if (!(*seen & SEEN_READ)) {
+		*seen |= SEEN_READ;
+		byte_list_add(&t->memo.rec.reads, addr, *s);
+	}
+	return *s | LABEL_MEMORY;
+}
+
+static void recorded_store(struct taint *t, uint32_t addr, const uint8_t *s)
+{
+	uint8_t *seen = seen_at(t, s);
+	if (!(*seen & SEEN_WRITTEN)) {
+		*seen |= SEEN_WRITTEN;
+		byte_list_add(&t->memo.rec.writes, addr, 0);
+	}
+}
+
+/* A recorded leaf call's instruction reads slots `read`, then writes `written`. */
+static inline void recorded_slots(struct taint *t, uint64_t read, uint64_t written)
+{
+	if (t->memo.leaf) {
+		t->memo.rec.used |= read & ~t->memo.rec.set;
+		t->memo.rec.set |= written;
+	}
+}
+
+static uint64_t transfer_slots(const struct insn *d)
+{
+	uint64_t m = 0;
+	for (unsigned k = 0; k < d->nxfer; k++)
+		if (d->xfer[k] != SLOT_PC)
+			m |= BIT(d->xfer[k]);
+	return m;
+}
+
 static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 {
 	uint32_t addr = (uint32_t)d->offset;
@@ -365,8 +494,16 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 		at |= t->r[d->index];
 	}
 	uint8_t extra = at | or_slots(t, d->reads);
-	if (at && t->recording) {
-		enum region region = region_of(t, addr);
+	bool recording_leaf = t->memo.leaf != NULL; /* (a replayed call runs no instruction here) */
+	enum region region = region_of(t, addr);
+	if (recording_leaf) {
+		uint64_t address = (d->base >= 0 ? BIT(d->base) : 0) | (d->index >= 0 ? BIT(d->index) : 0);
+		bool load = d->cls == CLASS_LOAD;
+		recorded_slots(t, address | d->reads | (load ? 0 : transfer_slots(d)), d->writes | (load ? transfer_slots(d) : 0));
+		t->memo.decided |= at;
+		t->memo.refused |= region == REGION_PERIPHERAL || d->unshadowed;
+	}
+	if ((at & TAINT_VALUE) && t->recording) {
 		if (region == REGION_FLASH && t->core.flash_load_timed(t->core.core))
 			region = REGION_FLASH_TIMED;
 		record(t, pc, TAINT_ADDRESS, region, at, false, addr);
@@ -377,18 +514,24 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 			uint8_t v = extra;
 			for (unsigned b = 0; b < d->xbytes; b++) {
 				const uint8_t *s = shadow(t, a + b);
-				v |= s ? *s : 0;
+				v |= !s ? 0 : recording_leaf ? recorded_load(t, a + b, s) : *s;
 			}
-			if (d->xfer[k] != SLOT_PC)
+			if (d->xfer[k] != SLOT_PC) {
 				t->r[d->xfer[k]] = v;
-			else if (v && t->recording)
-				record_jump(t, pc, v);
+			} else {
+				t->memo.decided |= v;
+				if ((v & TAINT_VALUE) && t->recording)
+					record_jump(t, pc, v);
+			}
 		} else {
 			uint8_t v = t->r[d->xfer[k]] | extra;
 			for (unsigned b = 0; b < d->xbytes; b++) {
 				uint8_t *s = shadow(t, a + b);
-				if (s)
+				if (s) {
+					if (recording_leaf)
+						recorded_store(t, a + b, s);
 					*s = v;
+				}
 			}
 		}
 	}
@@ -402,13 +545,18 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 		return;
 	}
 	if (d->cls == CLASS_PAIRS) {
+		recorded_slots(t, d->reads | BIT(d->src[0]) | BIT(d->src[1]), BIT(d->xfer[0]) | BIT(d->xfer[1]));
 		uint8_t c = or_slots(t, d->reads), lo = t->r[d->src[0]], hi = t->r[d->src[1]];
 		t->r[d->xfer[0]] = lo | c;
 		t->r[d->xfer[1]] = hi | c;
 		return;
 	}
+	t->memo.refused |= d->unshadowed && t->memo.leaf;
+	recorded_slots(t, d->reads | d->decides | d->merges, d->writes | d->merges | d->zeroes);
 	if (d->finding && t->recording) {
 		uint8_t v = or_slots(t, d->decides);
+		t->memo.decided |= v;
+		v &= TAINT_VALUE;
 		enum taint_kind kind = (enum taint_kind)(d->finding - 1);
 		if (v && kind == TAINT_JUMP) {
 			record_jump(t, pc, v);
@@ -446,6 +594,8 @@ static inline void cover(struct taint *t, uint32_t addr)
 
 bool taint_insn(struct taint *t, uint32_t addr)
 {
+	if (t->memo.replay && !t->in_handler) /* a leaf call whose summary is applied at its return */
+		return true;
 	if (t->recording)
 		cover(t, addr);
 	if (!t->any) {
@@ -458,6 +608,254 @@ bool taint_insn(struct taint *t, uint32_t addr)
 	t->instructions += t->recording;
 	exec(t, d, addr);
 	return true;
+}
+
+/* ---- leaf calls ---- */
+
+static bool is_function_entry(const struct taint *t, uint32_t addr)
+{
+	uint32_t half = (addr - FLASH_BASE) >> 1;
+	return t->memo.entries && half < t->chip->flash_size / 2 && (t->memo.entries[half >> 3] >> (half & 7) & 1);
+}
+
+static bool is_watched(const struct taint *t, uint32_t addr)
+{
+	if (addr < t->watch_lo || addr > t->watch_hi)
+		return false;
+	for (unsigned i = 0; i < t->nwatch; i++)
+		if (t->watch[i].entry == addr)
+			return true;
+	return false;
+}
+
+/* The leaf of the function at `entry`: found, made (NULL when the table is full), or NULL. */
+static struct leaf *leaf_at(struct taint *t, uint32_t entry, bool make)
+{
+	for (unsigned probe = 0, i = (entry >> 1) % LEAVES; probe < LEAVES; probe++, i = (i + 1) % LEAVES) {
+		struct leaf *l = &t->memo.leaves[i];
+		if (l->entry == entry)
+			return l;
+		if (!l->entry) {
+			const struct elf_func *f = make ? elf_function_at(t->elf, entry) : NULL;
+			if (!f)
+				return NULL;
+			l->entry = entry;
+			l->end = f->addr + f->size;
+			/* a function whose extent is unknown cannot leave the code hook */
+			l->failures = f->addr == entry && f->size ? 0 : FAILURES;
+			return l;
+		}
+	}
+	return NULL;
+}
+
+/* The summary of `l` whose inputs the call about to begin shares, or NULL. */
+static const struct summary *summary_for(struct taint *t, const struct leaf *l)
+{
+	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14);
+	for (unsigned i = 0; i < l->n; i++) {
+		const struct summary *s = &l->summaries[i];
+		bool same = s->sp == sp && s->lr == lr;
+		for (uint64_t m = s->used; same && m; m &= m - 1)
+			same = s->entry[__builtin_ctzll(m)] == t->r[__builtin_ctzll(m)];
+		for (unsigned r = 0; same && r < 4; r++)
+			same = !(s->keyed & LABEL_ARGUMENT(r)) || s->args[r] == t->core.reg(t->core.core, (int)r);
+		for (uint32_t k = 0; same && k < s->reads.n; k++)
+			same = *shadow(t, s->reads.at[k].addr) == s->reads.at[k].taint;
+		if (same)
+			return s;
+	}
+	return NULL;
+}
+
+/* Whether a leaf call can begin at `addr` now: a block at a function's entry, inside a checked
+ * call, with something tainted, no leaf call open (or the open one returning here). */
+static bool leaf_call_may_begin(const struct taint *t, uint32_t addr)
+{
+	return t->memo.on && t->recording && t->any && is_function_entry(t, addr) && !is_watched(t, addr) &&
+	       (!t->memo.leaf || (addr == t->memo.ret && t->core.reg(t->core.core, 13) == t->memo.sp));
+}
+
+static void begin_leaf_call(struct taint *t, uint32_t addr)
+{
+	struct leaf *l = leaf_at(t, addr, true);
+	if (!l || l->failures >= FAILURES)
+		return;
+	t->memo.leaf = l;
+	t->memo.ret = t->core.reg(t->core.core, 14) & ~1u;
+	t->memo.sp = t->core.reg(t->core.core, 13);
+	t->memo.start = t->instructions;
+	if ((t->memo.replay = summary_for(t, l))) {
+		l->streak++;
+		l->replays++;
+		t->memo.replayed++;
+		return;
+	}
+	if (l->sealed) { /* taint_gate unseals a function before a call it cannot replay */
+		fprintf(stderr, "vboard: internal error: a call of the function at 0x%08x ran outside the taint "
+				"tracker's code hook\n", addr);
+		abort();
+	}
+	l->streak = 0;
+	if (++l->recordings > RECORDINGS && l->replays < l->recordings) { /* its inputs rarely repeat */
+		l->failures = FAILURES;
+		t->memo.leaf = NULL;
+		return;
+	}
+	struct summary *rec = &t->memo.rec;
+	rec->sp = t->memo.sp;
+	rec->lr = t->core.reg(t->core.core, 14);
+	for (int r = 0; r < 4; r++)
+		rec->args[r] = t->core.reg(t->core.core, r);
+	memcpy(rec->entry, t->r, SLOTS);
+	rec->used = rec->set = 0;
+	rec->reads.n = rec->writes.n = 0;
+	for (int slot = 0; slot < SLOTS; slot++)
+		if (slot != TAINT_SP && slot != TAINT_LR)
+			t->r[slot] |= slot < 4 ? LABEL_ARGUMENT(slot) : LABEL_ENTRY;
+	t->memo.decided = 0;
+	t->memo.spoiled = t->memo.refused = false;
+}
+
+/* The labels go, each seen byte is forgotten; with `keep`, the recording becomes a summary. */
+static void end_recording(struct taint *t, bool keep)
+{
+	struct summary *rec = &t->memo.rec;
+	uint8_t touched = 0;
+	for (int slot = 0; slot < SLOTS; slot++) {
+		t->r[slot] &= TAINT_VALUE;
+		rec->exit[slot] = t->r[slot];
+		touched |= (rec->used >> slot & 1 ? rec->entry[slot] : 0) | (rec->set >> slot & 1 ? t->r[slot] : 0);
+	}
+	for (uint32_t k = 0; k < rec->reads.n; k++) {
+		*seen_at(t, shadow(t, rec->reads.at[k].addr)) = 0;
+		touched |= rec->reads.at[k].taint;
+	}
+	for (uint32_t k = 0; k < rec->writes.n; k++) {
+		uint8_t *s = shadow(t, rec->writes.at[k].addr);
+		*seen_at(t, s) = 0;
+		*s &= TAINT_VALUE;
+		rec->writes.at[k].taint = *s;
+		touched |= *s;
+	}
+	if (keep) {
+		struct leaf *l = t->memo.leaf;
+		rec->keyed = t->memo.decided & LABEL_ARGUMENTS;
+		rec->touched = touched;
+		rec->instructions = t->instructions - t->memo.start;
+		struct summary *slot = &l->summaries[l->n < SUMMARIES ? l->n++ : l->next++ % SUMMARIES];
+		struct summary old = *slot; /* its lists are reused by the next recording */
+		*slot = *rec;
+		rec->reads = old.reads;
+		rec->writes = old.writes;
+		t->memo.recorded++;
+	}
+	t->memo.leaf = NULL;
+}
+
+static void end_leaf_call(struct taint *t)
+{
+	const struct summary *s = t->memo.replay;
+	if (s) {
+		for (uint32_t k = 0; k < s->writes.n; k++)
+			*shadow(t, s->writes.at[k].addr) = s->writes.at[k].taint;
+		for (uint64_t m = s->set; m; m &= m - 1)
+			t->r[__builtin_ctzll(m)] = s->exit[__builtin_ctzll(m)];
+		t->instructions += s->instructions;
+		t->memo.replay = NULL;
+		t->memo.leaf = NULL;
+		return;
+	}
+	struct leaf *l = t->memo.leaf;
+	/* a summary holds where no finding was made and nothing but SP, LR and the arguments'
+	 * values decided the path and the addresses */
+	bool keep = !t->memo.spoiled && !t->memo.refused && !(t->memo.decided & (LABEL_ENTRY | LABEL_MEMORY));
+	if (t->memo.refused)
+		l->failures = FAILURES;
+	else if (!keep)
+		l->failures++;
+	end_recording(t, keep);
+}
+
+/* A block of a leaf call being recorded: code outside its function (a call, a jump elsewhere),
+ * or its entry again with another return address (recursion), is not summarised. */
+static void recorded_block(struct taint *t, uint32_t addr)
+{
+	const struct leaf *l = t->memo.leaf;
+	if (addr - l->entry >= l->end - l->entry ||
+	    (addr == l->entry && (t->core.reg(t->core.core, 14) & ~1u) != t->memo.ret))
+		t->memo.refused = true;
+}
+
+static bool in_leaf(const struct leaf *l, uint32_t addr)
+{
+	return addr - l->entry < l->end - l->entry;
+}
+
+static void seal(struct taint *t, struct leaf *l, bool on)
+{
+	l->sealed = on;
+	if (on) {
+		t->memo.sealed[t->memo.nsealed++] = l;
+		return;
+	}
+	l->unseals++;
+	for (unsigned i = 0; i < t->memo.nsealed; i++)
+		if (t->memo.sealed[i] == l)
+			t->memo.sealed[i] = t->memo.sealed[--t->memo.nsealed];
+}
+
+bool taint_gate(struct taint *t, uint32_t addr)
+{
+	const struct leaf *replayed = t->memo.replay ? t->memo.leaf : NULL;
+	if (replayed && addr != replayed->entry && in_leaf(replayed, addr))
+		return false; /* the replayed call's own code */
+	bool entry = is_function_entry(t, addr), changed = false;
+	for (unsigned i = 0; i < t->memo.nsealed; i++) {
+		struct leaf *l = t->memo.sealed[i];
+		if (addr != l->entry && in_leaf(l, addr)) { /* reached otherwise than by a replayed call */
+			seal(t, l, false);
+			changed = true;
+			break;
+		}
+	}
+	struct leaf *l = entry ? leaf_at(t, addr, false) : NULL;
+	/* with nothing tainted outside a checked call the tracker does nothing: hooked or not alike */
+	bool idle = !t->any && !t->recording;
+	if (l && l->n && !idle) {
+		const struct summary *hit = leaf_call_may_begin(t, addr) && l->failures < FAILURES ? summary_for(t, l) : NULL;
+		bool sealed = hit && (l->sealed || (l->streak >= TAINT_SEAL_STREAK && hit->instructions >= SEAL_INSTRUCTIONS)) &&
+			      (l->unseals < UNSEALS || l->unseals * REPLAYS_PER_UNSEAL < l->replays);
+		if (sealed != l->sealed) {
+			seal(t, l, sealed);
+			changed = true;
+		}
+	}
+	t->memo.rehooks += changed;
+	return changed;
+}
+
+static int by_entry(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	return a < b ? -1 : a > b;
+}
+
+unsigned taint_hooked_ranges(const struct taint *t, uint32_t (*ranges)[2])
+{
+	uint32_t sealed[LEAVES][2];
+	unsigned n = t->memo.nsealed, k = 0;
+	for (unsigned i = 0; i < n; i++)
+		sealed[i][0] = t->memo.sealed[i]->entry, sealed[i][1] = t->memo.sealed[i]->end;
+	qsort(sealed, n, sizeof sealed[0], by_entry);
+	uint32_t from = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (sealed[i][0] > from)
+			ranges[k][0] = from, ranges[k++][1] = sealed[i][0] - 1;
+		from = sealed[i][1];
+	}
+	ranges[k][0] = from, ranges[k++][1] = UINT32_MAX;
+	return k;
 }
 
 /* ---- calls, returns and marks ---- */
@@ -494,6 +892,14 @@ static void call_returned(struct taint *t, const struct frame *f)
 
 void taint_block(struct taint *t, uint32_t addr)
 {
+	if (t->memo.leaf) {
+		if (addr == t->memo.ret && t->core.reg(t->core.core, 13) == t->memo.sp)
+			end_leaf_call(t);
+		else if (t->memo.replay)
+			return;
+		else
+			recorded_block(t, addr);
+	}
 	if (t->jump_pending && !t->in_handler) { /* a SysTick between a jump and its target waits */
 		add_outcome(finding_slot(t, t->jump_pending - 1), addr);
 		t->jump_pending = 0;
@@ -548,11 +954,15 @@ void taint_block(struct taint *t, uint32_t addr)
 		}
 	}
 	update_recording(t);
+	if (leaf_call_may_begin(t, addr))
+		begin_leaf_call(t, addr);
 }
 
 void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 {
 	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, -1};
+	if (t->memo.leaf && !t->memo.replay) /* a recording's labels must not reach the handler */
+		end_recording(t, false);
 	memcpy(t->saved, t->r, sizeof t->saved); /* every slot: the four flags, Q and GE too */
 	for (int i = 0; i < 8; i++) {
 		uint8_t v = stacked[i] < 0 ? 0 : t->r[stacked[i]];
@@ -572,6 +982,12 @@ void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 				*s = v;
 		}
 	}
+	if (t->memo.replay) /* the slots are as the call began: its frame may hold any value it touched */
+		for (uint32_t b = 0; b < (fp ? 0x68u : 0x20u); b++) {
+			uint8_t *s = shadow(t, frame + b);
+			if (s)
+				*s |= t->memo.replay->touched;
+		}
 	t->r[TAINT_LR] = 0; /* EXC_RETURN */
 	t->in_handler = true;
 	update_recording(t);
@@ -597,6 +1013,9 @@ struct taint *taint_new(const struct elf_image *elf, const struct chip *chip)
 	t->finding_mask = 63;
 	t->findings = calloc(t->finding_mask + 1, sizeof *t->findings);
 	t->watch_lo = UINT32_MAX;
+	t->memo.on = true;
+	t->memo.leaves = calloc(LEAVES, sizeof *t->memo.leaves);
+	t->memo.seen = calloc((size_t)chip->sram_size + chip->ccm_size, 1);
 	if (!taint_decoder_open(&t->dec)) {
 		free(t);
 		return NULL;
@@ -682,8 +1101,28 @@ int taint_attach(struct taint *t, const struct taint_core *core)
 	add_watch(t, "pqs_taint_secret", ROLE_SECRET, 0, 0, NULL);
 	add_watch(t, "pqs_taint_public", ROLE_PUBLIC, 0, 0, NULL);
 	add_watch(t, "randombytes", ROLE_RANDOM, 0, 0, NULL);
+	if (t->elf) {
+		t->memo.entries = calloc(t->chip->flash_size / 16, 1);
+		for (size_t i = 0; i < t->elf->nfuncs; i++) {
+			uint32_t half = (t->elf->funcs[i].addr - FLASH_BASE) >> 1;
+			if (half < t->chip->flash_size / 2 && t->elf->funcs[i].size)
+				t->memo.entries[half >> 3] |= (uint8_t)(1u << (half & 7));
+		}
+	}
 	update_recording(t);
 	return 0;
+}
+
+void taint_leaf_summaries(struct taint *t, bool on)
+{
+	t->memo.on = on;
+}
+
+void taint_leaf_counts(const struct taint *t, uint64_t *recorded, uint64_t *replayed, uint64_t *rehooks)
+{
+	*recorded = t->memo.recorded;
+	*replayed = t->memo.replayed;
+	*rehooks = t->memo.rehooks;
 }
 
 /* ---- output ---- */
@@ -863,6 +1302,16 @@ void taint_free(struct taint *t)
 		free(t->covered);
 		free(t->coverage);
 		free(t->findings);
+		for (unsigned i = 0; i < LEAVES; i++)
+			for (unsigned k = 0; k < t->memo.leaves[i].n; k++) {
+				free(t->memo.leaves[i].summaries[k].reads.at);
+				free(t->memo.leaves[i].summaries[k].writes.at);
+			}
+		free(t->memo.rec.reads.at);
+		free(t->memo.rec.writes.at);
+		free(t->memo.leaves);
+		free(t->memo.seen);
+		free(t->memo.entries);
 		if (t->chip->ccm_alias == CHIP_OWN_MEMORY)
 			free(t->ccm);
 		free(t->sram);

@@ -354,6 +354,7 @@ static bool decode_memory(struct insn *d, const cs_insn *in, const cs_arm *a, ui
 		break;
 	case ARM_INS_STREX: case ARM_INS_STREXB: case ARM_INS_STREXH:
 		load = false;
+		d->unshadowed = true; /* the status the exclusive monitor gives */
 		first = 1; /* operand 0 is the status register */
 		d->writes |= reg_slots(a->operands[0].reg);
 		break;
@@ -488,6 +489,7 @@ static void decode(csh cs, struct insn *d, const cs_insn *in, bool in_it, uint64
 		reads = a->op_count == 2 && a->operands[1].type == ARM_OP_SYSREG &&
 				is_apsr_sysreg(a->operands[1].reg)
 			? NZCV | F_Q | F_GE : 0;
+		d->unshadowed = !reads;
 		break;
 	case ARM_INS_MSR:
 		writes = 0;
@@ -506,6 +508,7 @@ static void decode(csh cs, struct insn *d, const cs_insn *in, bool in_it, uint64
 		break;
 	case ARM_INS_VMRS: /* VMRS APSR_nzcv, FPSCR or VMRS Rt, FPSCR */
 		reads = BIT(TAINT_FPSCR);
+		d->unshadowed = a->operands[0].reg != ARM_REG_APSR_NZCV; /* the rounding mode too */
 		flags_written = false;
 		writes = a->operands[0].reg == ARM_REG_APSR_NZCV ? NZCV : reg_slots(a->operands[0].reg);
 		break;

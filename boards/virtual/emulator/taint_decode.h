@@ -48,6 +48,8 @@ struct insn {
 	int8_t cond_reg;   /* ... on this core register's zero test (CBZ, CBNZ), or on the flags: -1 */
 	uint8_t xfer[XFER_MAX]; /* slot moved at offset k * xbytes (SLOT_PC: a jump target) */
 	uint8_t src[2];    /* CLASS_PAIRS; UDIV/SDIV: dividend, divisor (core registers) */
+	bool unshadowed;   /* reads state no slot holds (a special register, the exclusive monitor,
+			    * FPSCR's other bits): a leaf call that runs it is not summarised */
 };
 
 struct block_timing;

@@ -1088,6 +1088,166 @@ static void test_outcome_runs(void)
 	CHECK(strstr(text, count) && strstr(text, last));
 }
 
+
+/* ---- leaf calls: summarised once, replayed while their inputs are the same ---- */
+
+#define LEAF 0x08007000u      /* three leaf functions, 0x100 bytes apart */
+#define LEAF_SP (SRAM_BASE + 0x1000)
+static struct elf_func leaf_funcs[] = {{SCOPE, 0x40, "sign"}, {LEAF, 0x40, "add"},
+				       {LEAF + 0x100, 0x40, "test"}, {LEAF + 0x200, 0x40, "count"}};
+static struct elf_image leaf_elf = {.funcs = leaf_funcs, .nfuncs = 4};
+
+/* ldr r2, [r0]; adds r2, r2, r1; str r2, [r0, #4]; bx lr */
+static const uint16_t leaf_add[] = {0x6802, 0x1852, 0x6042, 0x4770};
+
+/* A tracker in a call of the scope function "sign", with a secret word at BUF. */
+static struct taint *leaf_tracker(void)
+{
+	struct taint *t = taint_new(&leaf_elf, &chip_stm32f407);
+	CHECK(taint_scope_function(t, "sign") == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	regs[13] = LEAF_SP;
+	regs[14] = CALLER + 1;
+	taint_block(t, SCOPE);
+	taint_mark(t, BUF, 4, S);
+	return t;
+}
+
+/* A call of the function at `at` with r0 = BUF, r1 = `r1`, running its `n` halfwords `times`
+ * over (a loop's body), then returning to SCOPE + 0x10. */
+static void leaf_call(struct taint *t, uint32_t at, const uint16_t *hw, size_t n, unsigned times, uint32_t r1)
+{
+	regs[0] = BUF;
+	regs[1] = r1;
+	regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, at);
+	code_base = at;
+	for (unsigned i = 0; i < times; i++)
+		run(t, hw, n, 0);
+	taint_block(t, SCOPE + 0x10);
+}
+
+static void leaf_counts(struct taint *t, uint64_t recorded, uint64_t replayed)
+{
+	uint64_t r, p, h;
+	taint_leaf_counts(t, &r, &p, &h);
+	CHECK(r == recorded && p == replayed);
+}
+
+/* A second call with the same inputs has the first one's effect, counted as its instructions,
+ * without being tracked; a call whose input bytes have another taint is tracked again. */
+static void test_leaf_replayed(void)
+{
+	struct taint *t = leaf_tracker();
+	taint_set(t, 5, S); /* a secret the caller keeps in r5: not an input of the leaf */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	CHECK(taint_get(t, 2) == S && taint_memory(t, BUF + 4) == S && taint_memory(t, BUF + 7) == S &&
+	      taint_memory(t, BUF + 8) == 0);
+	CHECK(taint_get(t, 0) == 0 && taint_get(t, 1) == 0 && taint_get(t, 5) == S); /* no label left */
+	uint64_t one_call = taint_instructions(t);
+	CHECK(one_call == 4);
+	leaf_counts(t, 1, 0);
+
+	taint_set(t, 5, 0);
+	taint_set(t, 2, 0);
+	leaf_call(t, LEAF, leaf_add, 4, 1, 7); /* r1's value decided nothing: the same inputs */
+	leaf_counts(t, 1, 1);
+	CHECK(taint_get(t, 2) == S && taint_memory(t, BUF + 4) == S && taint_get(t, 5) == 0);
+	CHECK(taint_instructions(t) == 2 * one_call);
+
+	taint_mark(t, BUF, 4, 0); /* the word it reads is declassified: another input */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 2, 1);
+	CHECK(taint_get(t, 2) == D && taint_memory(t, BUF + 4) == D);
+	taint_set(t, 1, S); /* the addend secret: another input again */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 3, 1);
+	CHECK(taint_get(t, 2) == (S | D));
+	taint_free(t);
+}
+
+/* What the summary may not cover: a value read from memory deciding a branch, a finding, a call
+ * out of the function; and an argument that decides the path is part of the key by its value. */
+static void test_leaf_not_summarised(void)
+{
+	struct taint *t = leaf_tracker();
+	/* ldr r2, [r0, #8]; cmp r2, #0; beq: a public word from memory decides */
+	static const uint16_t test[] = {0x6882, 0x2a00, 0xd000};
+	leaf_call(t, LEAF + 0x100, test, 3, 1, 0);
+	leaf_call(t, LEAF + 0x100, test, 3, 1, 0);
+	leaf_counts(t, 0, 0);
+
+	/* ldr r2, [r0]; ldr r3, [r2]: a secret address, found at every call */
+	static const uint16_t secret_address[] = {0x6802, 0x6813};
+	leaf_call(t, LEAF + 0x120, secret_address, 2, 1, 0);
+	leaf_call(t, LEAF + 0x120, secret_address, 2, 1, 0);
+	leaf_counts(t, 0, 0);
+	CHECK(finding(t, 2, TAINT_ADDRESS, false) == false &&
+	      taint_finding(t, LEAF + 0x122, TAINT_ADDRESS, NULL) == 2);
+
+	/* subs r1, #1; bne: r1 counts the loop, its value is part of the key */
+	static const uint16_t count[] = {0x3901, 0xd1fd};
+	leaf_call(t, LEAF + 0x200, count, 2, 3, 3);
+	leaf_call(t, LEAF + 0x200, count, 2, 3, 3);
+	leaf_counts(t, 1, 1);
+	leaf_call(t, LEAF + 0x200, count, 2, 3, 4);
+	leaf_counts(t, 2, 1);
+
+	/* the add leaf calling out (a block in other code): not summarised, and never again */
+	regs[0] = BUF, regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, LEAF);
+	code_base = LEAF;
+	RUN(t, 0, 0x6802, 0x1852, 0x6042, 0x4770);
+	taint_block(t, LEAF + 0x100);
+	taint_block(t, SCOPE + 0x10);
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 2, 1);
+	taint_free(t);
+}
+
+/* A leaf whose calls replay TAINT_SEAL_STREAK times leaves the code hook; a call it cannot replay, or
+ * its code reached otherwise, brings it back. */
+static void test_leaf_sealed(void)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	CHECK(taint_hooked_ranges(t, ranges) == 1 && ranges[0][0] == 0 && ranges[0][1] == UINT32_MAX);
+	for (int call = 0; call <= TAINT_SEAL_STREAK; call++) { /* 300 instructions a call: long enough */
+		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		CHECK(!taint_gate(t, LEAF));
+		leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+	}
+	leaf_counts(t, 1, TAINT_SEAL_STREAK);
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	CHECK(taint_gate(t, LEAF));  /* sealed: hook everything but the leaf */
+	CHECK(!taint_gate(t, LEAF)); /* and asked again, as the block runs again: no change */
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1 && ranges[1][0] == LEAF + 0x40 &&
+	      ranges[1][1] == UINT32_MAX);
+	taint_block(t, LEAF);
+	CHECK(!taint_gate(t, LEAF + 0x10)); /* its own code, replayed */
+	taint_block(t, SCOPE + 0x10);
+	leaf_counts(t, 1, TAINT_SEAL_STREAK + 1);
+	CHECK(taint_gate(t, LEAF + 0x10)); /* its code reached without a call: hooked again */
+	CHECK(taint_hooked_ranges(t, ranges) == 1);
+	taint_free(t);
+
+	t = leaf_tracker();
+	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++) {
+		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		taint_gate(t, LEAF);
+		leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+	}
+	CHECK(taint_hooked_ranges(t, ranges) == 2);
+	taint_mark(t, BUF, 4, 0);
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	CHECK(taint_gate(t, LEAF)); /* another input: it must be tracked, so hooked */
+	CHECK(taint_hooked_ranges(t, ranges) == 1);
+	leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+	CHECK(taint_memory(t, BUF + 4) == D);
+	taint_free(t);
+}
+
 int main(void)
 {
 	test_data_processing_and_flags();
@@ -1122,5 +1282,8 @@ int main(void)
 	test_call_lines();
 	test_call_outcomes();
 	test_outcome_runs();
+	test_leaf_replayed();
+	test_leaf_not_summarised();
+	test_leaf_sealed();
 	return check_summary("taint tests");
 }
