@@ -27,7 +27,8 @@
 #define LABEL_ARGUMENTS 0x3cu
 #define LABEL_ENTRY 0x40u                /* any other slot at entry, but SP and LR */
 #define LABEL_MEMORY 0x80u               /* a byte the call read before it wrote it */
-#define LEAVES 64                        /* functions with summaries */
+#define LEAVES 256                       /* functions with summaries (or known not to have any) */
+#define SEALED 64                        /* functions out of the code hook at once (taint.h: 65 ranges) */
 #define SUMMARIES 32                     /* summaries per function (call sites, taint patterns), replaced in turn */
 #define FAILURES 4                       /* recordings without a summary before a function is left alone */
 #define RECORDINGS 16                    /* ... and recordings after which fewer replays than them leave it */
@@ -201,7 +202,7 @@ struct taint {
 		bool on;
 		uint8_t *entries;        /* a bit per flash halfword: a function's entry */
 		struct leaf *leaves;     /* open addressing by entry, LEAVES of them */
-		struct leaf *sealed[LEAVES];
+		struct leaf *sealed[SEALED];
 		unsigned nsealed;
 		uint8_t *seen;           /* per shadow byte, while recording: SEEN_READ | SEEN_WRITTEN */
 		struct leaf *leaf;       /* the call being recorded or replayed (NULL: none) */
@@ -826,7 +827,7 @@ bool taint_gate(struct taint *t, uint32_t addr)
 		const struct summary *hit = leaf_call_may_begin(t, addr) && l->failures < FAILURES ? summary_for(t, l) : NULL;
 		bool sealed = hit && (l->sealed || (l->streak >= TAINT_SEAL_STREAK && hit->instructions >= SEAL_INSTRUCTIONS)) &&
 			      (l->unseals < UNSEALS || l->unseals * REPLAYS_PER_UNSEAL < l->replays);
-		if (sealed != l->sealed) {
+		if (sealed != l->sealed && (!sealed || t->memo.nsealed < SEALED)) {
 			seal(t, l, sealed);
 			changed = true;
 		}
@@ -843,7 +844,7 @@ static int by_entry(const void *pa, const void *pb)
 
 unsigned taint_hooked_ranges(const struct taint *t, uint32_t (*ranges)[2])
 {
-	uint32_t sealed[LEAVES][2];
+	uint32_t sealed[SEALED][2];
 	unsigned n = t->memo.nsealed, k = 0;
 	for (unsigned i = 0; i < n; i++)
 		sealed[i][0] = t->memo.sealed[i]->entry, sealed[i][1] = t->memo.sealed[i]->end;
