@@ -167,3 +167,14 @@ def test_the_rows_are_those_ok_on_the_board_that_pass_every_filter_sorted_by_nam
     assert atlas.chosen_rows(catalogue, [board], (), ("A",), ()) == (RowKey("a", "y", "virtual"),)
     with pytest.raises(PqscopeError, match="--row d/w is not ok on virtual"):
         atlas.chosen_rows(catalogue, [board], (), (), (("d", "w"),))
+
+
+def test_several_boards_have_a_table_each_and_the_csv_names_the_board():
+    rows = tuple(sorted(RowKey("ml-dsa-44", "m4f", board) for board in ("virtual", "nucleo-l4r5zi-virtual")))
+    plan = replace(PLAN, boards=("virtual", "nucleo-l4r5zi-virtual"), rows=rows)
+    document = AtlasDocument(plan, None, tuple(entry(key, 5000, "no-leak") for key in rows), ())
+    markdown = view.benchmarks_md(document)
+    assert markdown.count("## Signature Schemes (nucleo-l4r5zi-virtual)") == 4  # speed, memory, hashing, size
+    assert markdown.count("## Signature Schemes (virtual)") == 4 and "## Signature Schemes\n" not in markdown
+    assert [line.rsplit(",", 1)[1] for line in view.csv_text(document).splitlines()[1:]] == [
+        "nucleo-l4r5zi-virtual", "virtual"]
