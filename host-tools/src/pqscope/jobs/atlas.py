@@ -24,7 +24,7 @@ from ..project.build import build_images
 from ..project.catalogue import Implementation, find_implementation
 from ..project.errors import PqscopeError, match_name
 from ..results import store
-from ..results.documents.atlas import AtlasDocument, AtlasPlan, RowKey, RowResult, StartedAtlas
+from ..results.documents.atlas import LEAK, AtlasDocument, AtlasPlan, RowKey, RowResult, StartedAtlas
 from ..results.documents.ct import CtDocument
 from ..results.documents.taint import TaintDocument
 from ..results.rundir import make_empty_directory, member_state, write_atomically
@@ -161,14 +161,16 @@ class Atlas:
         with self._counting:
             self._done += 1
             self.say(f"[{self._done}/{len(self.rows)}] {key.name} on {key.board}: {result.entry.verdict}, "
-                     f"{sum(finding.sort == 'leak' for finding in result.findings)} leaking instructions")
+                     f"{sum(finding.sort == LEAK for finding in result.findings)} leaking instructions")
 
 
 def answer(key: RowKey, row: Implementation, seed: bytes, directory: Path) -> RowResult:
     """A measured row's result, from its directory: its run, its test and the exact check beside it."""
+    from ..analysis.ct import EXACT_CHECK_DIRECTORY  # the statistics' modules: loaded only for an atlas
+
     ct_path = directory / CT_DIRECTORY
     ct = CtDocument.from_json(store.read(ct_path / store.file_name("ct")))
-    taint_file = ct_path / "taint" / store.file_name("taint")
+    taint_file = ct_path / EXACT_CHECK_DIRECTORY / store.file_name("taint")
     taint = TaintDocument.from_json(store.read(taint_file)) if taint_file.is_file() else None
     intervals = atlas_rows.used_intervals(profile(ct_path), ct)
     return RowResult(atlas_rows.entry(key, row, seed, load_run(directory), ct, taint, intervals),
