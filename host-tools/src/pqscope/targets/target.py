@@ -6,6 +6,7 @@ kinds themselves: `virtual` and `serial`)."""
 
 import contextlib
 import copy
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,9 +66,15 @@ class Tainting:
     function: str
     options: tuple[str, ...] = ()
 
+    # The emulator replays leaf calls whose inputs repeat, with the same results (docs/pages/
+    # exact-check.md, "Leaf calls"); PQSCOPE_TAINT_LEAF_SUMMARIES=off tracks every call, to compare.
+    LEAF_SUMMARIES_SWITCH: ClassVar[str] = "PQSCOPE_TAINT_LEAF_SUMMARIES"
+
     def emulator_args(self) -> tuple[str, ...]:
+        every_call = ("--taint-leaf-summaries", "off") if os.environ.get(self.LEAF_SUMMARIES_SWITCH) == "off" else ()
         return ("--taint", str(self.calls.with_name("vboard-taint.json")), "--taint-function", self.function,
-                "--taint-calls", str(self.calls), "--taint-id-symbol", Profiling.SAMPLE_ID_SYMBOL, *self.options)
+                "--taint-calls", str(self.calls), "--taint-id-symbol", Profiling.SAMPLE_ID_SYMBOL, *every_call,
+                *self.options)
 
 
 @dataclass
