@@ -86,6 +86,18 @@ def test_once_the_exact_check_found_a_leak_the_statistics_stop_at_20_signatures(
     assert [item["by"] for item in document["evidence"]][-1] == "exact check"
 
 
+def test_once_the_exact_check_is_clean_a_control_twin_whose_classes_differ_by_nothing_decides_at_20(tmp_path):
+    """Its first look, counted among the looks, is at 20 signatures beside a clean exact check:
+    classes of one constant time show no leak larger than 0.1 % of the mean there, and the key
+    pool was made for those 20 signatures only (10 random keys and the fixed one)."""
+    document = ct("control-udiv", "ct", NO_LEAK_N, tmp_path, "--no-other-clocks", exact=True)
+    assert document["verdict"] == "no-leak" and document["n"]["fixed"] + document["n"]["random"] == 20
+    assert document["sequential"] == {"looks": [20, 100, 200, 400, 800, 1600, 2000], "stopped": (
+        "no-leak: the exact check found nothing, and no leak larger than 0.10% of the mean time shows at 20 signatures")}
+    meta = json.loads((tmp_path / f"control-udiv-ct-{NO_LEAK_N}" / "meta.json").read_text())
+    assert sorted(key["key_id"] for key in meta["keys"]) == list(range(11))
+
+
 # At 168 MHz in the slow tier only (minutes: the flash model is slow to emulate); the
 # replay's stand-in board (test_replay_virtual.py) convicts the same leak at 168 MHz.
 @pytest.mark.parametrize("clock, hz, wait_states, impl, verdict",

@@ -23,9 +23,10 @@ from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
 from ..targets.kinds import replay_board, replay_targets, target_kind
 from ..targets.target import Profiling
-from . import leakstats, sequential
+from . import sequential
 from .confirmation import all_confirmed
 from .ct_analysis import PUBLIC_TIME, CtResult, analyse, look_summary
+from .ct_looks import AFTER_EXACT_LEAK, bound_shown, first_pool, looks_of, stop_at_look
 from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, keep_captured,
                           load_intervals)
 from .ct_verdict import board_summaries, headline, taint_beside
@@ -34,13 +35,6 @@ from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
 from .taint_findings import public_code
 
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
-# Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
-# this many signatures (ct's least -n), enough for the cycles and the per-class picture.
-AFTER_EXACT_LEAK = 20
-# Once the virtual board's own exact check has found nothing, the statistics stop at the first look
-# that shows no leak larger than this share of the mean signing time (95 % confidence): deterministic
-# code's classes differ by nothing at once, and only a public rejection loop's noise needs more.
-AFTER_EXACT_CLEAN = 0.001
 
 
 class CtCapture(Capture):
@@ -81,7 +75,7 @@ class CtCapture(Capture):
         self._keys_made: deque[KeyMade] = deque()  # by the shards' threads, for `update`
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
-        self.looks = [samples] if fixed_n else sequential.sequential_looks(samples)
+        self.looks = looks_of(samples, fixed_n=fixed_n, beside_exact_check=bool(exact_check) and replay is None)
 
     @classmethod
     def from_meta(cls, meta) -> "CtCapture":
@@ -180,16 +174,10 @@ class CtCapture(Capture):
                     return (f"leak: the exact check's findings in {len(confirmations)} function"
                             f"{'' if len(confirmations) == 1 else 's'} confirmed on the board at {look} signatures")
                 continue
-            if result.verdict != leakstats.Verdict.INCONCLUSIVE and self._bound_shown(result):
+            reason = stop_at_look(result, look, self.looks, bound=self.bound, exact_clean=self._exact_clean())
+            if reason is not None:
                 self.decided_at = look
-                return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, self.looks))})"
-            bound = min(self.bound or AFTER_EXACT_CLEAN, AFTER_EXACT_CLEAN)
-            public = result.public_time.tested if result.public_time else None  # what the verdict will say of it
-            if self._exact_clean() and result.verdict != leakstats.Verdict.LEAK and _bounded(result, bound) and (
-                    public is None or public.verdict != leakstats.Verdict.INCONCLUSIVE):
-                self.decided_at = look
-                return (f"no-leak: the exact check found nothing, and no leak larger than {bound:.2%} of the mean time "
-                        f"shows at {look} signatures")
+                return reason
         live = self._live.t
         self.progress = (self._last_look + "; " if self._last_look else "") + (
             "" if live is None else f"live raw |t| {abs(live):.1f}") + (
@@ -213,10 +201,6 @@ class CtCapture(Capture):
     def _exact_clean(self) -> bool:
         """The virtual board's own exact check ran and found nothing (a board's replayed one cannot clear it)."""
         return self.taint is not None and not self.taint.leaks and self._replay is None and not self.fixed_n
-
-    def _bound_shown(self, result: CtResult) -> bool:
-        """Whether a requested bound holds (no bound requested, or a leak: nothing to show)."""
-        return self.bound is None or result.verdict != leakstats.Verdict.NO_LEAK or _bounded(result, self.bound)
 
     def _analyse(self, implementation, path, records, meta, profiled, **options) -> CtResult:
         """The analysis of `records` as the test's verdict is decided (at a look, or at the end)."""
@@ -269,7 +253,7 @@ class CtCapture(Capture):
         return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
                           key_refresh=self.key_refresh, random_keys=self.random_keys,
                           done={record.index for record in kept}, owns=shard.owns,
-                          on_key=self._keys_made.append)
+                          on_key=self._keys_made.append, first_pool=first_pool(self.looks))
 
     def update(self, meta) -> None:
         """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
@@ -305,7 +289,7 @@ class CtCapture(Capture):
             built_with(meta.toolchain, meta.build), str(path), verdict.verdict, verdict.reason, statistics,
             Sequential(tuple(self.looks), meta.stopped_early),
             bound_requested=None if self.bound is None else {"share_of_mean": self.bound,
-                                                             "shown": self._bound_shown(result)},
+                                                             "shown": bound_shown(result, self.bound)},
             boards=tuple(boards) if len(boards) > 1 else None,
             probe_inflation=probe_inflation(ProbeSet.from_json(meta.probes), [s.probes for s in timed],
                                             [s.cycles for s in timed]) if meta.probes else None,
@@ -387,12 +371,6 @@ def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *,
     return CtCapture(samples, master_seed, msg_len, exact_check=exact_signatures if exact else 0,
                      replay=replayed, other_clocks=others if exact and at_other_clocks and replayed is None else (),
                      **options)
-
-
-def _bounded(result: CtResult, share: float) -> bool:
-    """The statistics show no leak larger than `share` of the mean time."""
-    shown = result.total.bound
-    return shown is not None and shown.share is not None and shown.share <= share
 
 
 def _first(records: list[CtSample], count: int) -> list[CtSample]:

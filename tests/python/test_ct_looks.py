@@ -1,0 +1,116 @@
+"""Where `pqscope ct` looks and what stops it there (analysis/ct_looks.py): beside the virtual
+board's own exact check an early look at 20 signatures, counted among the looks, where a clean
+check and classes that differ by nothing decide; the key pool made for that look first. No
+emulator: a capture fed signatures, and capture_ct on a fake session."""
+
+from dataclasses import replace
+
+import pytest
+
+from fakedevice import make_info
+from test_ct import NOTE, FakeSession, exact_check
+from pqscope.analysis import sequential
+from pqscope.analysis.ct_schedule import CtSample, capture_ct
+from pqscope.analysis.ttests import adjusted_threshold
+from pqscope.link.protocol import Status
+
+
+def signatures(count: int, cycles) -> list[CtSample]:
+    """Pairs of one fixed-key and one random-key signature, `cycles(index, key_class)` each."""
+    return [CtSample(i, i % 2, 0, bytes(32), cycles(i, i % 2), 0, Status.OK) for i in range(count)]
+
+
+def capture(samples=2000, **options):
+    from pqscope.analysis.ct import CtCapture
+
+    return CtCapture(samples, b"s", 32, **options)
+
+
+def implementation():
+    from pqscope.project.catalogue import Implementation
+
+    return Implementation("s", "i", "f", 1, 1, 1, 1, "ok")
+
+
+def test_beside_the_virtual_boards_exact_check_the_first_look_is_at_20_signatures_and_counts():
+    from pqscope.analysis.ct_looks import looks_of
+    from pqscope.results.documents.replay import ReplaySettings
+
+    assert capture(exact_check=2).looks == [20, 100, 200, 400, 800, 1600, 2000]
+    assert capture().looks == [100, 200, 400, 800, 1600, 2000]  # the statistics alone, as before
+    # A board's test with its replay's exact check: that check cannot clear the board (no early look).
+    assert capture(exact_check=2, replay=ReplaySettings("modelled")).looks == [100, 200, 400, 800, 1600, 2000]
+    assert capture(exact_check=2, fixed_n=True).looks == [2000]
+    assert capture(20, exact_check=2).looks == [20] and capture(100, exact_check=2).looks == [20, 100]
+    # The early look is one more look: the leak threshold is raised for seven looks, not six.
+    looks = looks_of(2000, fixed_n=False, beside_exact_check=True)
+    assert len(looks) == 7 and adjusted_threshold(10.0, len(looks)) > adjusted_threshold(10.0, 6)
+
+
+def test_a_clean_exact_check_and_classes_that_differ_by_nothing_decide_at_the_early_look():
+    from pqscope.results.runmeta import RunMeta
+
+    test = capture(exact_check=2)
+    test.taint = exact_check(NOTE)  # clean: a note, no leak
+    constant = signatures(20, lambda index, key_class: 5_000_000)
+    assert test.stop_reason(implementation(), None, constant[:19], RunMeta(kind="ct"), False) is None
+    reason = test.stop_reason(implementation(), None, constant, RunMeta(kind="ct"), False)
+    assert reason == ("no-leak: the exact check found nothing, and no leak larger than 0.10% of the mean time "
+                      "shows at 20 signatures")
+    assert test.decided_at == 20
+
+
+@pytest.mark.parametrize("case", ["public noise", "no exact check", "classes differ"])
+def test_the_early_look_decides_nothing_the_bound_or_the_exact_check_does_not_clear(case):
+    """Public noise (a rejection loop's) leaves the bound wide at 20 signatures; without its exact
+    check the test has no early look; classes that differ are no no-leak (infinite |t| for constants:
+    a leak)."""
+    from pqscope.results.runmeta import RunMeta
+
+    test = capture(exact_check=0 if case == "no exact check" else 2)
+    test.taint = None if case == "no exact check" else exact_check(NOTE)
+    cycles = {"public noise": lambda index, key_class: 5_000_000 + 40_000 * (index * 7919 % 13),
+              "no exact check": lambda index, key_class: 5_000_000,
+              "classes differ": lambda index, key_class: 5_000_000 + key_class}[case]
+    reason = test.stop_reason(implementation(), None, signatures(20, cycles), RunMeta(kind="ct"), False)
+    if case == "classes differ":
+        assert reason.startswith("leak at 20 signatures")
+    else:
+        assert reason is None and test.decided_at is None
+
+
+def test_the_key_pool_is_made_for_the_early_look_first_and_whole_after_it():
+    """With first_pool, the keys the shard's first 20 signatures use come before the first of them,
+    the rest of the pool before its first signature from the 20th; every key still before the
+    signature that uses it, and the signatures, seeds and keys are those of the whole pool first."""
+    info = replace(make_info(), key_slots=40)
+
+    def calls(first_pool=None, owns=lambda index: True, done=()):
+        session = FakeSession()
+        samples = list(capture_ct(session, info, samples=60, master_seed=b"m", msg_len=32, first_pool=first_pool,
+                                  owns=owns, done=done))
+        return session.calls, samples
+
+    whole, whole_samples = calls()
+    staged, staged_samples = calls(first_pool=sequential.EARLY_LOOK)
+    assert staged_samples == whole_samples
+    assert [c for c in staged if c[0] == "sign"] == [c for c in whole if c[0] == "sign"]
+    assert sorted(c for c in staged if c[0] == "keygen") == sorted(c for c in whole if c[0] == "keygen")
+    first_sign = [c[0] for c in staged].index("sign")
+    used_early = {sample.key_id for sample in staged_samples[:20]}
+    assert {c[1] for c in staged[:first_sign]} == used_early == {0, *range(1, 11)}  # 10 random signatures
+    # Every key is made before any signature that uses it.
+    made = set()
+    for call in staged:
+        if call[0] == "keygen":
+            made.add(call[1])
+        else:
+            assert call[1] in made
+    # A shard makes, for the early look, only the keys of its own signatures.
+    even, even_samples = calls(first_pool=sequential.EARLY_LOOK, owns=lambda index: index % 2 == 0)
+    first_sign = [c[0] for c in even].index("sign")
+    assert {c[1] for c in even[:first_sign]} == {s.key_id for s in even_samples if s.index < 20}
+    # Resumed past the early look: the whole pool before its next signature, the same signatures after.
+    resumed, resumed_samples = calls(first_pool=sequential.EARLY_LOOK, done=set(range(30)))
+    assert resumed_samples == whole_samples[30:]
+    assert len([c for c in resumed if c[0] == "keygen"]) == info.key_slots
