@@ -3,11 +3,14 @@ decide which findings are declassified, and why."""
 
 import subprocess
 from dataclasses import replace
+from types import SimpleNamespace
 
 import pytest
 
+from pqscope.analysis.taint import TaintCapture
 from pqscope.analysis.taint_findings import (Finding, attribute, check_decisions, emulator_options, merged_findings,
                                              public_code)
+from pqscope.link.protocol import Status
 from pqscope.project.catalogue import Declassification
 from pqscope.project.errors import PqscopeError
 from pqscope.results.documents.profile import CheckedSignature, RawFinding
@@ -214,3 +217,35 @@ def test_the_view_gives_a_timed_flash_leak_its_reason():
     finding = Finding("address", 0x08000208, 32, False, "flash", "lookup", "control.c", 219)
     assert taint_what(finding) == "note"
     assert "the ART's data cache" in taint_what(replace(finding, timed=True))
+
+
+class _Signing:
+    """A device session whose signature `tolerant` also had its corrupted copy accepted, and whose
+    signature `failing` failed."""
+
+    def __init__(self, tolerant: int, failing: int | None = None):
+        self.tolerant, self.failing = tolerant, failing
+
+    def keygen_slot(self, slot, seed, key_id):
+        return SimpleNamespace(status=Status.OK)
+
+    def sign_slot(self, slot, seed, msg_len, index, message_seed):
+        status = (Status.OP_FAILED if index == self.failing else
+                  Status.CORRUPT_ACCEPTED if index == self.tolerant else Status.OK)
+        return SimpleNamespace(status=status, cycles=1000 + index)
+
+
+def _signatures(session) -> list:
+    capture = TaintCapture(2, b"seed", 32)
+    capture._wants_variant = lambda made, spent: False  # the -n signatures only: no finding to confirm
+    every = SimpleNamespace(owns=lambda index: True)
+    return list(capture.records(session, SimpleNamespace(board_serial="VIRTUAL"), [], every))
+
+
+def test_a_signature_whose_corrupted_copy_was_accepted_is_checked_as_signed():
+    """Falcon round 3 accepts a corrupted copy now and then (its padding bits): the signature's path
+    is still the one to check, and taint.csv keeps its status."""
+    signatures = _signatures(_Signing(tolerant=1))
+    assert [(s.index, s.status) for s in signatures] == [(0, Status.OK), (1, Status.CORRUPT_ACCEPTED)]
+    with pytest.raises(PqscopeError, match="signature 1 failed on the device [(]op_failed[)]"):
+        _signatures(_Signing(tolerant=0, failing=1))
