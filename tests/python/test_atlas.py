@@ -1,6 +1,7 @@
 """pqscope atlas without an emulator: its document read back as written, shards dealt by position in
 the sorted row list and merged into the whole's document, every exact-check finding sorted (and
-what leaves one unsorted), the hashing functions per family, and pqm4's tables."""
+what leaves one unsorted), the hashing functions per family, pqm4's tables, and every row chosen
+(the catalogue's and the discovered ones) either measured or listed with its status and reason."""
 
 import csv
 import io
@@ -12,7 +13,7 @@ from pqscope.jobs import atlas
 from pqscope.jobs.atlas_rows import core, hashing, hashing_share, row_seed, sorted_findings
 from pqscope.project.errors import PqscopeError
 from pqscope.results.documents.atlas import (DECLASSIFIED, LEAK, NOTE, UNCHANGED, UNSORTED, AtlasDocument, AtlasEntry,
-                                             AtlasFinding, AtlasPlan, RowKey, ShardPart, RowVerdict)
+                                             AtlasFinding, AtlasPlan, ListedRow, RowKey, ShardPart, RowVerdict)
 from pqscope.results.documents.ct import CtDocument
 from pqscope.results.documents.profile import FunctionTime, ProfiledInterval
 from pqscope.results.documents.relational import RelationalCheck
@@ -23,7 +24,11 @@ from pqscope.views import atlas as view
 ROWS = tuple(sorted(RowKey(scheme, impl, "virtual") for scheme, impl in (
     ("control-branch", "ct"), ("control-branch", "leaky"), ("ml-dsa-44", "m4f"), ("falcon-512", "fpnative"),
     ("sphincs-sha2-128f-simple", "clean"))))
-PLAN = AtlasPlan(("virtual",), (), (), (), 10, "a7", 32, 100, 1, ROWS)
+LISTED = (ListedRow(RowKey("aimer192f", "m4speed", "virtual"), "AIMer", "does-not-fit",
+                    "pqm4 measures 203,264 bytes of stack"),
+          ListedRow(RowKey("cross-sha2-r-sdpg-1-small", "ref", "virtual"), "CROSS", "fails",
+                    "a corrupted copy | accepted"))
+PLAN = AtlasPlan(("virtual",), (), (), (), 10, "a7", 32, 100, 1, ROWS, LISTED)
 
 
 def entry(key: RowKey, sign: int, verdict: str) -> AtlasEntry:
@@ -55,6 +60,10 @@ def shard(document: AtlasDocument, part: ShardPart) -> AtlasDocument:
 def test_the_document_reads_back_as_it_was_written():
     document = whole()
     assert AtlasDocument.from_json(document.to_json()) == document
+    # An atlas written before rows were listed left them out: it reads as listing none.
+    older = document.to_json()
+    del older["plan"]["listed"]
+    assert AtlasDocument.from_json(older).plan == replace(PLAN, listed=())
     assert document.complete and document.to_json()["sorted"] == {
         DECLASSIFIED: 1, LEAK: 1, UNCHANGED: 0, NOTE: 0, UNSORTED: 0}
 
@@ -66,7 +75,7 @@ def test_shards_take_every_nth_row_of_the_sorted_list_and_merge_into_the_whole()
                                                                   list(ROWS[2::3])]
     assert all(part.complete for part in parts)
     merged = atlas.merge([(f"shard{index}", part) for index, part in zip((3, 1, 2), parts[::-1])])
-    assert merged.to_json() == document.to_json()
+    assert merged.to_json() == document.to_json() and merged.plan.listed == LISTED
     with pytest.raises(PqscopeError, match="lack 1 of the plan's 5 rows"):
         atlas.merge([("a", parts[0]), ("b", parts[1])])
     other = replace(parts[2], plan=replace(PLAN, master_seed="b8"))
@@ -136,8 +145,22 @@ def test_pqm4s_tables_have_its_columns_a_line_per_row_and_the_verdict():
     assert len(rows) == len(ROWS) and rows[0].startswith("| control-branch (10 executions) | ct | AVG: 1,001 <br /> ")
     assert [line.rsplit(" | ", 1)[1] for line in rows] == [f"{e.verdict} |" for e in document.entries]
     table = list(csv.reader(io.StringIO(view.csv_text(document))))
-    assert tuple(table[0]) == view.CSV_HEADINGS and len(table) == 1 + len(ROWS)
+    assert tuple(table[0]) == view.CSV_HEADINGS and len(table) == 1 + len(ROWS) + len(LISTED)
     assert table[1][:5] == ["control-branch (10 executions)", "ct", "1001", "990", "1010"]
+    assert [row[-2:] for row in table[1:1 + len(ROWS)]] == [["ok", ""]] * len(ROWS)
+
+
+def test_a_row_not_measured_is_in_every_table_with_its_status_and_reason():
+    document = whole()
+    markdown = view.benchmarks_md(document)
+    listed = markdown[markdown.index("# Not Measured"):].splitlines()
+    assert listed[1:3] == ["## Signature Schemes", "| Scheme | Implementation | Status | Reason |"]
+    assert listed[4:] == ["| aimer192f | m4speed | does-not-fit | pqm4 measures 203,264 bytes of stack |",
+                          "| cross-sha2-r-sdpg-1-small | ref | fails | a corrupted copy \\| accepted |"]
+    table = list(csv.reader(io.StringIO(view.csv_text(document))))
+    assert len(table) == 1 + len(ROWS) + len(LISTED)
+    assert table[-1] == ["cross-sha2-r-sdpg-1-small", "ref", *[""] * 10, "virtual", "fails", "a corrupted copy | accepted"]
+    assert "2 rows not measured (their status on the board is not ok): 1 does-not-fit, 1 fails" in view.summary(document)
 
 
 CT_DOCUMENT = {
@@ -150,31 +173,56 @@ CT_DOCUMENT = {
 }
 
 
-def test_the_rows_are_those_ok_on_the_board_that_pass_every_filter_sorted_by_name():
+def test_the_rows_ok_on_the_board_are_measured_and_the_others_listed_each_sorted_by_name():
     from pqscope.measure.measurement import board_at_clock
     from pqscope.project.catalogue import Implementation
     from pqscope.project.paths import repo_root
 
     board = board_at_clock(repo_root(), "virtual", None)
 
-    def row(scheme, impl, family, status="ok", boards=()):
-        return Implementation(scheme, impl, family, 32, 32, 32, 2048, status, boards=boards)
+    def row(scheme, impl, family, status="ok", boards=(), reasons=()):
+        return Implementation(scheme, impl, family, 32, 32, 32, 2048, status, boards=boards, board_reasons=reasons)
 
     catalogue = [row("b", "x", "F1"), row("a", "y", "F2"), row("c", "z", "F1", "does-not-fit"),
-                 row("d", "w", "F1", boards=(("stm32f4discovery", "does-not-fit"),))]
-    assert atlas.chosen_rows(catalogue, [board], (), (), ()) == (RowKey("a", "y", "virtual"), RowKey("b", "x", "virtual"))
-    assert atlas.chosen_rows(catalogue, [board], ("f1",), (), ()) == (RowKey("b", "x", "virtual"),)
-    assert atlas.chosen_rows(catalogue, [board], (), ("A",), ()) == (RowKey("a", "y", "virtual"),)
-    with pytest.raises(PqscopeError, match="--row d/w is not ok on virtual"):
-        atlas.chosen_rows(catalogue, [board], (), (), (("d", "w"),))
+                 row("d", "w", "F1", boards=(("stm32f4discovery", "fails"),), reasons=(("stm32f4discovery", "why"),))]
+    listed = (ListedRow(RowKey("c", "z", "virtual"), "F1", "does-not-fit", ""),
+              ListedRow(RowKey("d", "w", "virtual"), "F1", "fails", "why"))
+    assert atlas.chosen_rows(catalogue, [board], (), (), ()) == (
+        (RowKey("a", "y", "virtual"), RowKey("b", "x", "virtual")), listed)
+    assert atlas.chosen_rows(catalogue, [board], ("f1",), (), ()) == ((RowKey("b", "x", "virtual"),), listed)
+    assert atlas.chosen_rows(catalogue, [board], (), ("A",), ()) == ((RowKey("a", "y", "virtual"),), ())
+    # A row named that is not ok is listed, not measured (nor left out).
+    assert atlas.chosen_rows(catalogue, [board], (), (), (("d", "w"),)) == ((), listed[1:])
+    with pytest.raises(PqscopeError, match="no row passes the filters given"):
+        atlas.chosen_rows(catalogue, [board], ("f1",), ("a",), ())
+
+
+def test_every_discovered_row_is_measured_or_listed_on_each_board():
+    from pqscope.measure.measurement import board_at_clock
+    from pqscope.project.discovery import load_rows, pqm4_tree
+    from pqscope.project.paths import repo_root
+
+    root = repo_root()
+    if pqm4_tree(root) is None:
+        pytest.skip("no build tree has fetched pqm4: configure the stm32f4discovery preset")
+    rows = load_rows(root)
+    boards = [board_at_clock(root, name, None) for name in ("virtual", "nucleo-l4r5zi-virtual")]
+    measured, listed = atlas.chosen_rows(rows, boards, (), (), ())
+    chosen = {*measured, *(item.key for item in listed)}
+    assert len(measured) + len(listed) == len(chosen) == 2 * len(rows)
+    assert RowKey("hawk512", "ref", "virtual") in measured
+    assert RowKey("mayo1", "m4f", "nucleo-l4r5zi-virtual") in measured
+    mayo = next(item for item in listed if item.key == RowKey("mayo1", "m4f", "virtual"))
+    assert mayo.status == "does-not-fit" and mayo.reason
+    assert {item.status for item in listed} <= {"does-not-fit", "build-fails", "fails", "unmeasured"}
 
 
 def test_several_boards_have_a_table_each_and_the_csv_names_the_board():
     rows = tuple(sorted(RowKey("ml-dsa-44", "m4f", board) for board in ("virtual", "nucleo-l4r5zi-virtual")))
-    plan = replace(PLAN, boards=("virtual", "nucleo-l4r5zi-virtual"), rows=rows)
+    plan = replace(PLAN, boards=("virtual", "nucleo-l4r5zi-virtual"), rows=rows, listed=())
     document = AtlasDocument(plan, None, tuple(entry(key, 5000, "no-leak") for key in rows), ())
     markdown = view.benchmarks_md(document)
     assert markdown.count("## Signature Schemes (nucleo-l4r5zi-virtual)") == 4  # speed, memory, hashing, size
     assert markdown.count("## Signature Schemes (virtual)") == 4 and "## Signature Schemes\n" not in markdown
-    assert [line.rsplit(",", 1)[1] for line in view.csv_text(document).splitlines()[1:]] == [
+    assert [line.split(",")[-3] for line in view.csv_text(document).splitlines()[1:]] == [
         "nucleo-l4r5zi-virtual", "virtual"]

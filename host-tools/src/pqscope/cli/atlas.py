@@ -1,5 +1,6 @@
-"""pqscope atlas: every ok catalogue row on the chosen virtual boards measured, checked and its
-findings sorted (jobs/atlas.py), resumable, an emulator per core and splittable into shards;
+"""pqscope atlas: every row (the catalogue's and those discovered from pqm4's tree) whose status on
+a chosen virtual board is ok measured, checked and its findings sorted, every other listed with its
+status and reason (jobs/atlas.py), resumable, an emulator per core and splittable into shards;
 `--merge` makes the shards' documents one."""
 
 import os
@@ -13,8 +14,8 @@ from ..jobs.suite import CT_LEAST_SIGNATURES, CT_SIGNATURES
 from ..analysis.replay import quiet_console
 from ..measure.measurement import board_at_clock
 from ..project.boards import load_boards
-from ..project.catalogue import load_catalogue
 from ..project.console import stderr
+from ..project.discovery import load_rows
 from ..project.errors import PqscopeError, match_name
 from ..project.paths import repo_root
 from ..results import store
@@ -47,7 +48,7 @@ def parse_shard(text: str | None) -> ShardPart | None:
                    "nucleo-l4r5zi-virtual is the virtual Nucleo-L4R5ZI).")
 @click.option("--family", "families", multiple=True, metavar="FAMILY", help="Only rows of this family (repeatable).")
 @click.option("--scheme", "schemes", multiple=True, metavar="SCHEME", help="Only rows of this scheme (repeatable).")
-@click.option("--row", "rows", multiple=True, metavar="SCHEME/IMPL", help="Only this catalogue row (repeatable).")
+@click.option("--row", "rows", multiple=True, metavar="SCHEME/IMPL", help="Only this row (repeatable).")
 @click.option("-n", "samples", default=atlas.SAMPLES, show_default=True, type=click.IntRange(1),
               help="Samples of key generation, signing and verification per row.")
 @SEED_OPTION
@@ -70,12 +71,14 @@ def parse_shard(text: str | None) -> ShardPart | None:
 @click.pass_context
 def atlas_command(ctx: click.Context, board_names, families, schemes, rows, samples, seed, ct_signatures, jobs,
                   shard_text, out, resume_path, merged, with_report, as_json) -> None:
-    """The signature atlas: for every catalogue row whose status on the board is ok, cycles of key generation,
-    signing and verification (min, median, max over -n), stack, code size, the share of signing in hashing, the
-    exact check of one signature (the key and the signing randomness secret) and the statistical test sized to the
-    row; every finding of the exact check sorted (declassified by the catalogue with its reason, or a reported
-    leak). Writes atlas.json, benchmarks.md and benchmarks.csv (pqm4's shape, with the verdict) and report.html.
-    Exit status 0 whatever the verdicts (leaks are the atlas's findings); 1 on an error."""
+    """The signature atlas: for every row (the catalogue's and those discovered from pqm4's tree) whose status on
+    the board is ok, cycles of key generation, signing and verification (min, median, max over -n), stack, code
+    size, the share of signing in hashing, the exact check of one signature (the key and the signing randomness
+    secret) and the statistical test sized to the row; every finding of the exact check sorted (declassified by the
+    catalogue with its reason, or a reported leak); every other row listed with its status (does-not-fit,
+    build-fails, fails, unmeasured) and why. Writes atlas.json, benchmarks.md and benchmarks.csv (pqm4's shape,
+    with the verdict) and report.html. Exit status 0 whatever the verdicts (leaks are the atlas's findings); 1 on
+    an error."""
     root = repo_root()
     if merged:
         given = [name for name, value in (("--resume", resume_path), ("--shard", shard_text)) if value is not None]
@@ -83,7 +86,7 @@ def atlas_command(ctx: click.Context, board_names, families, schemes, rows, samp
             raise PqscopeError(f"--merge measures nothing: drop {', '.join(given)}")
         _merge(root, list(merged), out, with_report, as_json)
         return
-    catalogue = load_catalogue(root)
+    catalogue = load_rows(root)
     if resume_path is not None:
         refuse_fixed_options(ctx)
         for option, value in (("--board", board_names), ("--family", families), ("--scheme", schemes),
@@ -97,9 +100,9 @@ def atlas_command(ctx: click.Context, board_names, families, schemes, rows, samp
                   for name in dict.fromkeys(board_names or (VIRTUAL_BOARD,))]
         atlas.check_boards(boards)
         named = tuple(parse_member(text) for text in rows)
-        chosen = atlas.chosen_rows(catalogue, boards, families, schemes, named)
-        started = StartedAtlas(atlas.plan_for(boards, chosen, families, schemes, named, samples, parse_seed(seed),
-                                              ct_signatures), parse_shard(shard_text))
+        chosen, listed = atlas.chosen_rows(catalogue, boards, families, schemes, named)
+        started = StartedAtlas(atlas.plan_for(boards, chosen, listed, families, schemes, named, samples,
+                                              parse_seed(seed), ct_signatures), parse_shard(shard_text))
         path = run_directory(root, out, boards[0], "atlas" if started.shard is None else
                              f"atlas-{started.shard.index}of{started.shard.count}")
     with writing(path):

@@ -1,8 +1,10 @@
-"""`pqscope atlas`'s course: every `ok` catalogue row on the chosen virtual boards, measured as the
+"""`pqscope atlas`'s course: every row (the catalogue's and those discovered from pqm4's tree,
+project/discovery.py) whose status on a chosen virtual board is `ok`, measured there as the
 main job measures a suite member (jobs/main_job.py): its cycles and stack over -n samples
 (`pqscope run`), then its signing's constant-time test sized to it (suite.ct_size), with the exact
 check of one signature beside it (the key and the signing randomness secret, as `pqscope taint -n 1`);
-then its answer (atlas_rows.py). Rows run side by side, an emulator each (-j); each row keeps its
+then its answer (atlas_rows.py). A row whose status on a board is another is listed there with it
+and its reason, not measured. Rows run side by side, an emulator each (-j); each row keeps its
 result in row.json once done, so that a killed atlas resumes where it stopped.
 
 An atlas directory holds atlas-plan.json (the plan and the shard, written before any row starts),
@@ -24,7 +26,8 @@ from ..project.build import build_images
 from ..project.catalogue import Implementation, find_implementation
 from ..project.errors import PqscopeError, match_name
 from ..results import store
-from ..results.documents.atlas import LEAK, AtlasDocument, AtlasPlan, RowKey, RowResult, StartedAtlas
+from ..results.documents.atlas import (LEAK, AtlasDocument, AtlasPlan, ListedRow, RowKey, RowResult,
+                                       StartedAtlas)
 from ..results.documents.ct import CtDocument
 from ..results.documents.taint import TaintDocument
 from ..results.rundir import make_empty_directory, member_state, write_atomically
@@ -45,25 +48,26 @@ RECORD_TIMEOUT = 4 * 3600.0
 OPS = (Op.KEYGEN, Op.SIGN, Op.VERIFY)
 
 
-def chosen_rows(catalogue: list[Implementation], boards: list[Board], families: tuple[str, ...],
-                schemes: tuple[str, ...], named: tuple[tuple[str, str], ...]) -> tuple[RowKey, ...]:
-    """The rows whose status on each board (on the firmware board whose images it runs) is ok and
-    that pass every filter given (family, scheme, SCHEME/IMPL; names matched in any case), sorted."""
-    family_set = {match_name("family", name, {row.family for row in catalogue}) for name in families}
-    scheme_set = {match_name("scheme", name, {row.scheme for row in catalogue}) for name in schemes}
-    named_set = {(row.scheme, row.impl) for row in (find_implementation(catalogue, *pair) for pair in named)}
-    rows = sorted(RowKey(row.scheme, row.impl, board.name) for row in catalogue for board in boards
-                  if row.status_on(board.emulates or board.name) == "ok"
-                  and (not family_set or row.family in family_set) and (not scheme_set or row.scheme in scheme_set)
-                  and (not named_set or (row.scheme, row.impl) in named_set))
-    outside = sorted(f"{scheme}/{impl}" for scheme, impl in named_set - {(row.scheme, row.impl) for row in rows})
-    if outside:
-        raise PqscopeError(f"--row {outside[0]} is not ok on {', '.join(board.name for board in boards)} (pqscope schemes "
-                           "--status ok lists the rows that are)")
-    if not rows:
-        raise PqscopeError(f"no catalogue row is ok on {', '.join(board.name for board in boards)} and passes "
-                           "the filters given")
-    return tuple(rows)
+def chosen_rows(rows: list[Implementation], boards: list[Board], families: tuple[str, ...], schemes: tuple[str, ...],
+                named: tuple[tuple[str, str], ...]) -> tuple[tuple[RowKey, ...], tuple[ListedRow, ...]]:
+    """The rows (the catalogue's and the discovered ones) that pass every filter given (family,
+    scheme, SCHEME/IMPL; names matched in any case) on each board: those whose status there (on the
+    firmware board whose images it runs) is ok, to measure, and the others, listed with their
+    status and its reason; each sorted."""
+    family_set = {match_name("family", name, {row.family for row in rows}) for name in families}
+    scheme_set = {match_name("scheme", name, {row.scheme for row in rows}) for name in schemes}
+    named_set = {(row.scheme, row.impl) for row in (find_implementation(rows, *pair) for pair in named)}
+    chosen = [(row, board, row.status_on(board.emulates or board.name), row.reason_on(board.emulates or board.name))
+              for row in rows for board in boards
+              if (not family_set or row.family in family_set) and (not scheme_set or row.scheme in scheme_set)
+              and (not named_set or (row.scheme, row.impl) in named_set)]
+    if not chosen:
+        raise PqscopeError("no row passes the filters given (pqscope schemes lists the rows, their families and "
+                           "statuses)")
+    measured = sorted(RowKey(row.scheme, row.impl, board.name) for row, board, status, _ in chosen if status == "ok")
+    listed = sorted((ListedRow(RowKey(row.scheme, row.impl, board.name), row.family, status, reason)
+                     for row, board, status, reason in chosen if status != "ok"), key=lambda item: item.key)
+    return tuple(measured), tuple(listed)
 
 
 def check_boards(boards: list[Board]) -> None:
@@ -94,7 +98,7 @@ def owned(started: StartedAtlas) -> list[RowKey]:
 
 class Atlas:
     """Measures the rows of the atlas directory `path` that are not done, `jobs` emulators at a
-    time, telling `say` what it does; `catalogue` names the rows."""
+    time, telling `say` what it does; `catalogue` holds the rows (the catalogue's and the discovered ones)."""
 
     def __init__(self, root: Path, path: Path, started: StartedAtlas, catalogue: list[Implementation], jobs: int,
                  say: Callable[[str], None], console):
@@ -119,14 +123,16 @@ class Atlas:
         return document(self.started, [row_result(self.path, row) for row in self.rows])
 
     def _build(self, rows: list[RowKey]) -> list[tuple[Board, str, str]]:
-        """The rows' images, each board's in one build of its tree (a row's samples, test and exact
-        check then take its image as it is); those that did not build are built again by their
-        measurement, which says why."""
+        """The catalogue rows' images, each board's in one build of its tree (a row's samples, test
+        and exact check then take its image as it is); those that did not build are built again by
+        their measurement, which says why. A discovered row's image is its measurement's to build
+        (from its pqm4 folder, as `pqscope run` builds it)."""
         built = []
-        for name in dict.fromkeys(row.board for row in rows):
+        catalogued = [row for row in rows if find_implementation(self.catalogue, row.scheme, row.impl).directory is None]
+        for name in dict.fromkeys(row.board for row in catalogued):
             board = board_at_clock(self.root, name, None)
             (self.path / "builds").mkdir(exist_ok=True)
-            images = build_images(self.root, board, [(row.scheme, row.impl) for row in rows if row.board == name],
+            images = build_images(self.root, board, [(row.scheme, row.impl) for row in catalogued if row.board == name],
                                   self.path / "builds" / f"{board.build_tree}.log")
             built += [(board, scheme, impl) for (scheme, impl), image in images.items() if isinstance(image, Path)]
         return built
@@ -210,8 +216,8 @@ def merge(documents: list[tuple[Path, AtlasDocument]]) -> AtlasDocument:
                          tuple(finding for key in first.plan.rows for finding in findings[key]))
 
 
-def plan_for(boards: list[Board], rows: tuple[RowKey, ...], families, schemes, named, samples: int, seed: bytes,
-             ct_signatures: int = CT_SIGNATURES) -> AtlasPlan:
+def plan_for(boards: list[Board], rows: tuple[RowKey, ...], listed: tuple[ListedRow, ...], families, schemes, named,
+             samples: int, seed: bytes, ct_signatures: int = CT_SIGNATURES) -> AtlasPlan:
     return AtlasPlan(tuple(board.name for board in boards), tuple(families), tuple(schemes),
                      tuple(f"{scheme}/{impl}" for scheme, impl in named), samples, seed.hex(), MSG_LEN, ct_signatures,
-                     EXACT_SIGNATURES, rows)
+                     EXACT_SIGNATURES, rows, listed)

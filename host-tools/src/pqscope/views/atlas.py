@@ -1,7 +1,8 @@
 """The view of `pqscope atlas`: the rows' figures and verdicts on the terminal; the page (report.md,
 report.html) with the figure of signature size against signing time per family and the findings
 section; and, in pqm4's shapes, benchmarks.md (its speed, memory, hashing and size tables, with a
-constant-time column) and benchmarks.csv (its speed table's columns, then the verdict and the board)."""
+constant-time column) and benchmarks.csv (its speed table's columns, then the verdict and the board).
+Every view lists the rows the atlas chose but did not measure on a board, with their status and reason."""
 
 import csv
 import io
@@ -9,14 +10,15 @@ import io
 from rich.console import Console
 
 from ..results.documents.atlas import (DECLASSIFIED, LEAK, NOTE, OPS, SORTS, UNCHANGED, UNSORTED, AtlasDocument,
-                                       AtlasEntry, AtlasFinding)
+                                       AtlasEntry, AtlasFinding, ListedRow)
 from .page import Bullets, Figure, Page, Section, Table, rich_table
 from .taint import KINDS, source_text
 
 KEYGEN, SIGN, VERIFY = OPS
 OP_WORDS = {KEYGEN: "Key Generation", SIGN: "Sign", VERIFY: "Verify"}
 CSV_HEADINGS = ("Scheme", "Implementation", *(f"{OP_WORDS[op]} [cycles] ({what})" for op in OPS
-                                              for what in ("mean", "min", "max")), "Constant time", "Board")
+                                              for what in ("mean", "min", "max")), "Constant time", "Board",
+               "Status", "Reason")
 SPEED_HEADINGS = ("scheme", "implementation", "key generation [cycles]", "sign [cycles]", "verify [cycles]",
                   "constant time")
 
@@ -46,17 +48,23 @@ def _boards(document: AtlasDocument) -> list[str]:
     return list(dict.fromkeys(entry.key.board for entry in document.entries))
 
 
+def _listed_by_board(document: AtlasDocument) -> list[tuple[str, list[ListedRow]]]:
+    return [(board, [row for row in document.plan.listed if row.key.board == board]) for board in document.plan.boards
+            if any(row.key.board == board for row in document.plan.listed)]
+
+
 def _by_board(document: AtlasDocument) -> list[tuple[str, list[AtlasEntry]]]:
     return [(board, [entry for entry in document.entries if entry.key.board == board]) for board in _boards(document)]
 
 
 def benchmarks_md(document: AtlasDocument) -> str:
     """pqm4's benchmarks.md for the atlas's rows: its four evaluations' signature tables, the speed
-    table with a constant-time column, a table per board where there are several."""
+    table with a constant-time column, a table per board where there are several; then the rows not
+    measured, with their status and reason."""
     groups = _by_board(document)
 
     def heading(board: str) -> str:
-        return "## Signature Schemes" + (f" ({board})" if len(groups) > 1 else "")
+        return "## Signature Schemes" + (f" ({board})" if len(document.plan.boards) > 1 else "")
 
     def table(headings: tuple[str, ...], rows: list[list[str]]) -> list[str]:
         return ["| " + " | ".join(headings) + " |", "| " + " | ".join("-" * len(text) for text in headings) + " |",
@@ -84,11 +92,18 @@ def benchmarks_md(document: AtlasDocument) -> str:
                                           "Total [bytes]"), [
             [entry.key.scheme, entry.key.impl, str(entry.text_bytes), str(entry.data_bytes), str(entry.bss_bytes),
              str(entry.text_bytes + entry.data_bytes + entry.bss_bytes)] for entry in entries])]
+    listed = _listed_by_board(document)
+    if listed:
+        lines.append("# Not Measured")
+    for board, rows in listed:
+        lines += [heading(board), *table(("Scheme", "Implementation", "Status", "Reason"), [
+            [row.key.scheme, row.key.impl, row.status, row.reason.replace("|", "\\|")] for row in rows])]
     return "\n".join(lines) + "\n"
 
 
 def csv_text(document: AtlasDocument) -> str:
-    """pqm4's benchmarks.csv speed columns, a row each, then the verdict and the board."""
+    """pqm4's benchmarks.csv speed columns, a row each, then the verdict, the board and the row's status
+    there; a row not measured has its status and reason and no figures."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_HEADINGS)
@@ -97,7 +112,9 @@ def csv_text(document: AtlasDocument) -> str:
         for op in OPS:
             stats = entry.cycles.get(op)
             figures += ["", "", ""] if stats is None else [round(stats.mean), stats.min, stats.max]
-        writer.writerow([_scheme_cell(entry), entry.key.impl, *figures, entry.verdict, entry.key.board])
+        writer.writerow([_scheme_cell(entry), entry.key.impl, *figures, entry.verdict, entry.key.board, "ok", ""])
+    for row in document.plan.listed:
+        writer.writerow([row.key.scheme, row.key.impl, *[""] * 3 * len(OPS), "", row.key.board, row.status, row.reason])
     return buffer.getvalue()
 
 
@@ -123,6 +140,10 @@ def summary(document: AtlasDocument) -> list[str]:
              _sorted_counts(document)]
     if leaking:
         lines.append(f"leaking: {', '.join(leaking)}")
+    statuses = [row.status for row in document.plan.listed]
+    if statuses:
+        lines.append(f"{len(statuses)} rows not measured (their status on the board is not ok): " + ", ".join(
+            f"{statuses.count(status)} {status}" for status in dict.fromkeys(sorted(statuses))))
     if not document.complete:
         lines.append(f"not complete: {len(document.owned_rows) - len(document.entries)} rows still to measure "
                      "(pqscope atlas --resume)")
@@ -194,7 +215,17 @@ def page(document: AtlasDocument, data=None) -> Page:
         Section("Speed (cycles over the samples)", [Table(("row", "board", "key generation", "sign", "verify",
                                                            "constant time"), _speed_rows(document), left=2)]),
         Section("Stack, size and hashing", [Table(MEMORY_HEADINGS, _memory_rows(document), left=3)]),
-        Section("Findings", _findings_blocks(document))])
+        Section("Findings", _findings_blocks(document)),
+        Section("Rows not measured", _listed_blocks(document))])
+
+
+def _listed_blocks(document: AtlasDocument) -> list:
+    if not document.plan.listed:
+        return ["None: every row chosen was measured."]
+    return ["The rows chosen whose status on a board is not ok: listed with that status and why, not measured.",
+            Table(("row", "board", "family", "status", "reason"), [
+                [row.key.name, row.key.board, row.family, row.status, row.reason] for row in document.plan.listed],
+                left=5)]
 
 
 def show(console: Console, document: AtlasDocument) -> None:

@@ -1,5 +1,6 @@
 """`pqscope atlas`'s document (atlas.json): its plan (the boards, the filters that chose the rows,
-the sorted row list every shard splits, the seeds and sizes), the shard it covers (None: every
+the sorted row list every shard splits, the rows chosen but not measured on a board with their
+status there and why, the seeds and sizes), the shard it covers (None: every
 row, as a whole run or a merge of shards gives it), each row's figures (`AtlasEntry`) and the
 findings section (`AtlasFinding`), where each exact-check finding of each row is sorted: declassified
 by the catalogue (with its reasons), a reported leak (with the secret it depends on and what the
@@ -67,9 +68,28 @@ class ShardPart:
 
 
 @dataclass(frozen=True)
+class ListedRow:
+    """A chosen row the atlas does not measure on a board, since its status there is not ok
+    (does-not-fit, build-fails, fails or unmeasured), with the reason that status gives."""
+
+    key: RowKey
+    family: str
+    status: str
+    reason: str
+
+    def to_json(self) -> dict:
+        return {**self.key.to_json(), "family": self.family, "status": self.status, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "ListedRow":
+        return cls(RowKey.from_json(data), data["family"], data["status"], data["reason"])
+
+
+@dataclass(frozen=True)
 class AtlasPlan:
     """What the atlas measures: on `boards`, the rows the filters chose (`rows`, sorted: what the
-    shards split), `samples` of each operation per row, every row's seed derived from
+    shards split; `listed`, those chosen whose status on a board is not ok, sorted: every shard's
+    document lists them, since they cost nothing), `samples` of each operation per row, every row's seed derived from
     `master_seed` and its name, the constant-time test of at most `ct_signatures` (sized to the
     row) and the exact check of `exact_signatures`."""
 
@@ -83,19 +103,23 @@ class AtlasPlan:
     ct_signatures: int
     exact_signatures: int
     rows: tuple[RowKey, ...]
+    listed: tuple[ListedRow, ...] = ()
 
     def to_json(self) -> dict:
         return {"boards": list(self.boards), "families": list(self.families), "schemes": list(self.schemes),
                 "named_rows": list(self.named_rows), "samples": self.samples, "master_seed": self.master_seed,
                 "msg_len": self.msg_len, "ct_signatures": self.ct_signatures,
-                "exact_signatures": self.exact_signatures, "rows": [row.to_json() for row in self.rows]}
+                "exact_signatures": self.exact_signatures, "rows": [row.to_json() for row in self.rows],
+                "listed": [row.to_json() for row in self.listed]}
 
     @classmethod
     def from_json(cls, data: dict) -> "AtlasPlan":
         with refused_as("the atlas's plan"):
             return cls(tuple(data["boards"]), tuple(data["families"]), tuple(data["schemes"]),
                        tuple(data["named_rows"]), data["samples"], data["master_seed"], data["msg_len"],
-                       data["ct_signatures"], data["exact_signatures"], tuple(map(RowKey.from_json, data["rows"])))
+                       data["ct_signatures"], data["exact_signatures"], tuple(map(RowKey.from_json, data["rows"])),
+                       # An atlas written before rows were listed listed none (it left them out).
+                       tuple(map(ListedRow.from_json, data.get("listed", ()))))
 
 
 @dataclass(frozen=True)
