@@ -29,7 +29,7 @@ def check(row: str, clock: str, out: Path, summaries: str) -> dict:
     scheme, impl = row.split("/")
     env = {**os.environ, "PQSCOPE_ROOT": str(ROOT), "PQSCOPE_TAINT_LEAF_SUMMARIES": summaries}
     result = subprocess.run([sys.executable, "-m", "pqscope", "taint", "--scheme", scheme, "--impl", impl, "-n", "1",
-                             "--clock", clock, "--seed", "c7", "--out", str(out), "--json", "--timeout", "14400"],
+                             "--clock", clock, "--seed", "c7", "--out", str(out), "--json"],
                             capture_output=True, text=True, env=env)
     if result.returncode not in VERDICT_STATUSES:
         raise SystemExit(f"{row}: {result.stderr.strip()}")

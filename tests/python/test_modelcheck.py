@@ -12,7 +12,7 @@ from conftest import REPO
 from pqscope.jobs import modelcheck
 from pqscope.project.boards import get_board
 from pqscope.jobs.modelcheck import ModelCheckError, parse_output, read_lines, run_model_check
-from pqscope.targets.target import Target, Uart
+from pqscope.targets.target import Link, Target, Uart
 from pqscope.results import store
 
 GOOD = [
@@ -42,12 +42,15 @@ def test_sequences_departures_and_published_measurements():
 
 
 class ChunkPort:
-    """A port delivering `chunks`, one per read, then nothing."""
+    """A port delivering `chunks`, one per read, then nothing (or, `ends`, the virtual board's pty
+    once its emulator halted: an error)."""
 
-    def __init__(self, chunks: list[bytes]):
-        self.chunks = list(chunks)
+    def __init__(self, chunks: list[bytes], ends: bool = False):
+        self.chunks, self.ends = list(chunks), ends
 
     def read(self, size: int = 1) -> bytes:
+        if not self.chunks and self.ends:
+            raise OSError(5, "Input/output error")
         return self.chunks.pop(0) if self.chunks else b""
 
 
@@ -58,6 +61,13 @@ def test_reading_drops_what_came_before_the_first_line_and_stops_at_the_summary(
     port = ChunkPort(chunks)
     assert read_lines(port, timeout=5) == GOOD
     assert port.chunks == [b"never read\n"]
+
+
+def test_without_a_deadline_reading_ends_with_the_port_and_a_real_boards_port_error_is_one():
+    lines = read_lines(ChunkPort([b"empty measurement: 3 cycles\nPASS alu: 4 cycles, model 4\n"], ends=True), None)
+    assert lines == GOOD[:2]
+    with pytest.raises(OSError):
+        read_lines(ChunkPort([], ends=True), timeout=5)
 
 
 def test_reading_ends_at_the_deadline_without_a_summary():
@@ -87,8 +97,8 @@ class ChunkTarget(Target):
 
     kind = "chunks"
 
-    def __init__(self, chunks: list[bytes]):
-        super().__init__(REPO, get_board(REPO, "virtual"))
+    def __init__(self, chunks: list[bytes], timeout: float):
+        super().__init__(REPO, get_board(REPO, "virtual"), Link(timeout=timeout))
         self.chunks = chunks
 
     @contextlib.contextmanager
@@ -100,13 +110,13 @@ def test_the_boards_output_is_kept_when_it_cannot_be_parsed(monkeypatch, tmp_pat
     monkeypatch.setattr(modelcheck, "build_test_image", lambda root, board, name: tmp_path / f"{name}.elf")
     broken = "\n".join([*GOOD[:3], "PASS al"]).encode()  # cut off: no summary within the deadline
     with pytest.raises(ModelCheckError, match=r"without the summary line \(the board's output: .*output.txt\)"):
-        run_model_check(REPO, ChunkTarget([broken]), Console(file=io.StringIO()), 0.2, tmp_path / "out")
+        run_model_check(REPO, ChunkTarget([broken], 0.2), Console(file=io.StringIO()), tmp_path / "out")
     assert (tmp_path / "out/output.txt").read_text().splitlines() == GOOD[:3]
     assert not (tmp_path / "out/model-check.json").exists()
 
 
 def test_a_parsed_check_is_saved_beside_the_output(monkeypatch, tmp_path):
     monkeypatch.setattr(modelcheck, "build_test_image", lambda root, board, name: tmp_path / f"{name}.elf")
-    check = run_model_check(REPO, ChunkTarget([("\n".join(GOOD) + "\n").encode()]), Console(file=io.StringIO()), 5,
+    check = run_model_check(REPO, ChunkTarget([("\n".join(GOOD) + "\n").encode()], 5), Console(file=io.StringIO()),
                             tmp_path / "out")
     assert store.read(tmp_path / "out/model-check.json") == check.to_json()

@@ -56,8 +56,7 @@ def model_check(ctx: click.Context, board_name, out, as_json, **connection) -> N
     board = get_board(root, board_name)
     refuse_port_of_emulated(board, (connection["port"],))
     path = run_directory(root, out, board, "model-check")
-    document = run_model_check(root, open_target(root, board, Link(**connection)), stderr(), connection["timeout"],
-                               path)
+    document = run_model_check(root, open_target(root, board, Link(**connection)), stderr(), path)
     views.write_pages(path)
     show("model-check", document, as_json)
     if not as_json:

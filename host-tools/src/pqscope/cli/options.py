@@ -139,7 +139,8 @@ def connection_options(timeout: float, *, shards: bool = False):
         port,
         click.option("--baud", type=click.IntRange(1), help="Baud rate (default: the board's)."),
         click.option("--timeout", default=timeout, show_default=True, type=click.FloatRange(0, min_open=True),
-                     help="Seconds to wait for each record from the board."),
+                     help="Seconds to wait for each record from a real board. The virtual board takes none: its "
+                          "records are awaited while its emulator runs, within a budget of model cycles."),
         click.option("--flash/--no-flash", "flash", default=True, show_default=True,
                      help="Flash the image onto a real board before measuring."),
         click.option("--without-hse", is_flag=True,
@@ -148,10 +149,10 @@ def connection_options(timeout: float, *, shards: bool = False):
         *sharding)
 
 
-def runner(root: Path, board: Board, *, port, baud, timeout, flash, without_hse=False,
+def runner(root: Path, board: Board, *, port, baud, flash, timeout=Link.timeout, without_hse=False,
            capture: Capture | None = None) -> Runner:
     """The runner of a measurement (of `capture`, if known) on one board (connection_options
-    without shards)."""
+    without shards; `timeout` a real board's only)."""
     refuse_port_of_emulated(board, (port,))
     return Runner(open_target(root, board, Link(port, baud, timeout, flash, without_hse=without_hse)), stderr(),
                   capture, report=write_pages)

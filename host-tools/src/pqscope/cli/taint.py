@@ -27,15 +27,12 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, SEED_OPTION, TO
 @TOOLCHAIN_OPTIONS
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Directory for taint.json (default: runs/<timestamp>-<board>-<scheme>-<impl>-taint).")
-@click.option("--timeout", default=600.0, show_default=True, type=click.FloatRange(0, min_open=True),
-              help="Seconds to wait for each record: tracking every instruction makes an RSA key generation take "
-                   "minutes.")
 @resume_option
 @JSON_OPTION
 @ci_output_options
 @click.pass_context
 def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_bytes, signatures, seed, msg_len,
-                  clock_name, compiler, opt_level, out, timeout, resume_path, as_json) -> None:
+                  clock_name, compiler, opt_level, out, resume_path, as_json) -> None:
     """Check signing exactly on the virtual board: every executed instruction whose time can depend on a secret
     (the key, the signing randomness, anything derived from them), at the clock's timing (--clock fast: a read
     from flash at a secret address is a leak behind the flash wait states and the ART's caches). Exit status: 0 no
@@ -52,7 +49,8 @@ def taint_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_
         path = run_directory(root, out, board, f"{implementation.scheme}-{implementation.impl}-taint")
         measurement = Measurement(board, TaintCapture(signatures, parse_seed(seed), msg_len),
                                   [Member(implementation, path)])
-    measure(ctx, measurement, {"port": None, "baud": None, "timeout": timeout, "flash": False})
+    # No --timeout: the virtual board's records are awaited without a deadline (targets/virtual.py).
+    measure(ctx, measurement, {"port": None, "baud": None, "flash": False})
     document = store.load(path)[1]
     show("taint", document, as_json)
     if not as_json:

@@ -27,10 +27,6 @@ from ..targets.target import Link
 from ..targets.vboard import CycleBudgetExhausted
 
 MSG_LEN = 32  # pqscope taint's and pqscope ct's default
-# Seconds per signature of a cell's exact check (it only bounds a failure: the build has signed
-# within its budget before): SPHINCS+ at -O0 takes minutes.
-TAINT_TIMEOUT = 3600
-CT_TIMEOUT = 120.0  # seconds per record of a cell's statistical test (pqscope ct's default)
 
 
 def measure(root: Path, measurement: Measurement, link: Link, shards: int) -> None:
@@ -54,7 +50,7 @@ def exact_check(root: Path, board: Board, row: Implementation, path: Path, signa
         else:
             shutil.rmtree(path, ignore_errors=True)
             measurement = Measurement(board, TaintCapture(signatures, seed, MSG_LEN), [Member(row, path)])
-        measure(root, measurement, Link(timeout=TAINT_TIMEOUT), 1)
+        measure(root, measurement, Link(), 1)
     return TaintDocument.from_json(_kept(path))
 
 
@@ -69,14 +65,14 @@ def timing_test(root: Path, board: Board, row: Implementation, path: Path, signa
 
     if store.stored_kind(path) is None and (path / "meta.json").is_file():
         try:
-            measure(root, resumed(root, path, CtCapture), Link(timeout=CT_TIMEOUT), shards)
+            measure(root, resumed(root, path, CtCapture), Link(), shards)
         except PqscopeError as error:
             say(f"its test could not go on ({error}): started anew, the signatures so far kept in "
                 f"{_set_aside(path)}")
     if store.stored_kind(path) is None:
         shutil.rmtree(path, ignore_errors=True)
         test = constant_time_test(board, signatures, seed, MSG_LEN, taint_check=False)
-        measure(root, Measurement(board, test, [Member(row, path)]), Link(timeout=CT_TIMEOUT), shards)
+        measure(root, Measurement(board, test, [Member(row, path)]), Link(), shards)
     return CtDocument.from_json(_kept(path))
 
 
@@ -84,7 +80,7 @@ def cycles_to_sign(root: Path, board: Board, image: Path, seed: bytes, directory
     """The emulator's cycles from its start to a key and a signature of `seed`'s first sample (the
     harness's own work at the build's level included), or None when it stopped at its `budget`
     before; its statistics kept in `directory`."""
-    target = open_target(root, board, Link(timeout=TAINT_TIMEOUT, max_cycles=budget))
+    target = open_target(root, board, Link(max_cycles=budget))
     try:
         with target.connect(image, quiet_console(), stats_dir=directory) as connection:
             connection.session.hello()

@@ -65,21 +65,29 @@ def parse_output(lines: Iterable[str], board: str, target: dict) -> ModelCheck:
     raise ModelCheckError(f"the board's output ended after {len(sequences)} sequences, without the summary line")
 
 
-def read_lines(port, timeout: float) -> list[str]:
+def read_lines(port, timeout: float | None) -> list[str]:
     """Lines from the port until the summary line, or the deadline `timeout` seconds after the
-    last byte. Bytes before the benchmarks' first line (an earlier image's output on a real
+    last byte; None (the virtual board): no deadline, until its emulator halts and ends the port.
+    Bytes before the benchmarks' first line (an earlier image's output on a real
     board's port) are dropped; every line is decoded leniently, so that corruption is reported by
     `parse_output` as the line it spoiled."""
     data = b""
-    deadline = time.monotonic() + timeout
+    deadline = None if timeout is None else time.monotonic() + timeout
+    ended = False
     while True:
-        chunk = port.read(4096)
+        try:
+            chunk = port.read(4096)
+        except OSError:
+            if timeout is not None:  # a real board's port failing is an error
+                raise
+            chunk, ended = b"", True  # the emulator halted and closed its pty: nothing more will come
         if chunk:
             data += chunk
-            deadline = time.monotonic() + timeout
+            deadline = None if timeout is None else time.monotonic() + timeout
         lines = data.decode("ascii", errors="replace").splitlines()
         complete = lines if data.endswith(b"\n") else lines[:-1]
-        if any(SUMMARY_LINE.fullmatch(line) for line in complete) or time.monotonic() > deadline:
+        if (any(SUMMARY_LINE.fullmatch(line) for line in complete) or ended
+                or (deadline is not None and time.monotonic() > deadline)):
             return _from_first_line(complete)
 
 
@@ -94,7 +102,7 @@ def _from_first_line(lines: list[str]) -> list[str]:
 OUTPUT_FILE = "output.txt"  # the board's lines, kept before they are parsed
 
 
-def run_model_check(root: Path, target: Target, console: Console, timeout: float, out: Path) -> ModelCheck:
+def run_model_check(root: Path, target: Target, console: Console, out: Path) -> ModelCheck:
     """Builds the benchmarks' image for the target's board, runs it there and reads its results
     into `out` (the board's output as received, then the parsed result and its reports)."""
     target.check()
@@ -102,7 +110,7 @@ def run_model_check(root: Path, target: Target, console: Console, timeout: float
     target.prepare(console)
     out.mkdir(parents=True, exist_ok=True)
     with target.uart(elf, console, stats_dir=out) as uart:
-        lines = read_lines(uart.port, timeout)
+        lines = read_lines(uart.port, target.record_timeout())
     write_atomically(out / OUTPUT_FILE, "".join(f"{line}\n" for line in lines))
     try:
         check = parse_output(lines, target.board.name, target.describe())

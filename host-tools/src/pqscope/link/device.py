@@ -79,6 +79,10 @@ class _Reset(Exception):
         self.info = info
 
 
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
 class DeviceSession:
     """Talks to one device over an open port.
 
@@ -90,6 +94,10 @@ class DeviceSession:
     or when it went silent after the host dropped corrupted frames; it is never repeated after a
     clean silence, which means the device is not answering. `retries`, `duplicates` and `resets`
     count what was recovered, besides `bad_frames` and `stale`.
+
+    `answer_timeout` and `sample_timeout` are the seconds a real board may stay silent before a
+    record; None waits without a deadline, for a port that knows when nothing more will come (the
+    virtual board's: its device waits for input, or its emulator ended, which ends the port).
     """
 
     def __init__(
@@ -97,8 +105,8 @@ class DeviceSession:
         port: serial.SerialBase,
         *,
         on_receive: Callable[[bytes], object] | None = None,
-        answer_timeout: float = 2.0,
-        sample_timeout: float = 60.0,
+        answer_timeout: float | None = 2.0,
+        sample_timeout: float | None = 60.0,
         attempts: int = 3,
     ):
         self._port = port
@@ -203,7 +211,7 @@ class DeviceSession:
         self,
         command: Command,
         final: type,
-        timeout: float,
+        timeout: float | None,
         *,
         retry_on_silence: bool,
         retry_on_reset: bool = False,
@@ -256,11 +264,11 @@ class DeviceSession:
             hint = "the frames arrived intact: the device or its image misbehaves, not the line"
         raise type(failure)(f"{failure} ({self.attempts} tries; {hint})")
 
-    def _collect(self, seq: int, final: type, timeout: float) -> list[Record]:
+    def _collect(self, seq: int, final: type, timeout: float | None) -> list[Record]:
         """Records answering `seq`, up to and including the first of type `final`."""
         answer: list[Record] = []
         received: set[Frame] = set()
-        deadline = time.monotonic() + timeout
+        deadline = _deadline(timeout)
         while True:
             frame = self._next_frame(deadline)
             record = decode_message(frame)
@@ -278,7 +286,7 @@ class DeviceSession:
                 answer.append(record)
                 if isinstance(record, final):
                     return answer
-                deadline = time.monotonic() + timeout  # the timeout is per record: samples are slow
+                deadline = _deadline(timeout)  # the timeout is per record: samples are slow
 
     def _unsolicited(self, record: Record, *, during_hello: bool, answered: bool) -> None:
         if isinstance(record, Info):
@@ -293,7 +301,7 @@ class DeviceSession:
             raise DeviceError(f"device error {record.describe()}")
         raise ProtocolError(f"unexpected {record.TYPE.name} record with seq 0")
 
-    def _next_frame(self, deadline: float) -> Frame:
+    def _next_frame(self, deadline: float | None) -> Frame:
         while not self._frames:
             if self._cancelled.is_set():
                 raise Cancelled
@@ -304,7 +312,7 @@ class DeviceSession:
                 self._frames.extend(self._decoder.feed(data))
             elif self._device_waiting():
                 raise _Silent(device_waiting=True)
-            elif time.monotonic() >= deadline:  # checked after a read: a stalled host is no silence
+            elif deadline is not None and time.monotonic() >= deadline:  # after a read: a stalled host is no silence
                 raise _Silent(device_waiting=False)
         return self._frames.popleft()
 

@@ -133,7 +133,9 @@ class Runner:
                     for shard, shard_target in zip(shards, targets):
                         directory = shard.directory(path)
                         directory.mkdir(parents=True, exist_ok=True)
-                        connections.append(stack.enter_context(shard_target.connect(
+                        # Each board's bound on a record that never comes (the virtual board's in model
+                        # cycles): the whole capture's samples, more than any shard measures.
+                        connections.append(stack.enter_context(shard_target.for_samples(what.samples).connect(
                             image.elf, console, stats_dir=directory, on_receive=run_dir.raw_writer(directory),
                             profiling=what.profiling(implementation, directory) if profiled else None)))
                     infos = self._start(connections, implementation, what)

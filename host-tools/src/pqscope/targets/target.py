@@ -29,7 +29,7 @@ class Link:
 
     port: str | None = None
     baud: int | None = None
-    timeout: float = 60.0  # seconds to wait for each record
+    timeout: float = 60.0  # seconds to wait for each record from a real board (the virtual board's wait is its model's)
     flash: bool = True  # flash the image before measuring (a board that needs flashing)
     adapter: str | None = None  # the serial number of the board's debug probe, where several are plugged in
     without_hse: bool = False  # the virtual board starts without its HSE (a real board's clock is its own)
@@ -191,6 +191,16 @@ class Target:
     def timing_model(self) -> str | None:
         """What prices the cycles besides the image, once prepared: None where silicon does."""
         return None
+
+    def record_timeout(self) -> float | None:
+        """Seconds to wait for each record: the link's, after which a real board is not answering;
+        None: no deadline (the virtual board's: its port knows when nothing more will come)."""
+        return self.link.timeout
+
+    def for_samples(self, samples: int) -> "Target":
+        """This target for a connection that measures up to `samples` samples: a real board as it
+        is (the link's timeout bounds each record)."""
+        return self
 
     def where(self) -> str:
         """The board in words, for messages about one board of several."""
