@@ -124,6 +124,7 @@ def test_native_double_falcon_leaks_through_soft_float(tmp_path):
     assert any(name.startswith("__") for name in leaking), leaking  # libgcc/libm soft-float
 
 
+@slow  # the profiler's localisation in soft-float: test_native_double_falcon_leaks_through_soft_float's point
 def test_native_double_multiplication_leaks_its_operands(tmp_path):
     document = ct("falcon-fp-mul", "fpnative", 1000, tmp_path)
     assert document["verdict"] == "leak", document["reason"]

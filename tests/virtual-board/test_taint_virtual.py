@@ -82,6 +82,7 @@ def test_a_constant_time_scheme_has_only_declassified_findings(scheme, impl, tmp
     assert len(later) == 1 and first > 0 and document["coverage"]["instructions"] == first + sum(later)
 
 
+@pytest.mark.slow  # ctest main-job.virtual checks the same exact check's leaks in libgcc's routines, at both clocks
 def test_native_double_falcon_leaks_in_the_soft_float_routines(tmp_path):
     """The leaks are confirmed by pairs of keys (issue #54); __divdf3's tainted branches (its special
     cases) never went another way for the keys tried: unchanged, found but not a leak."""
