@@ -21,8 +21,9 @@
 #   defines           compile definitions for the whole image
 #   config_overrides  [{"file", "replace", "with"}]: textual edits of upstream files, applied to a
 #                     copy of the implementation directory in the build tree
-#   host_reference    impl (same scheme, portable sources) whose host build must produce the same
-#                     transcripts as this row's image (firmware/transcripts)
+#   host_reference    impl (same scheme, portable sources: a catalogue row or a pqm4 folder) whose
+#                     host build must produce the same transcripts as this row's image
+#                     (firmware/transcripts)
 #   extra_sources     [{"dependency", "path", "files", "config_overrides"}]: files of another
 #                     directory compiled into the image, that directory on the include path after
 #                     the row's own (e.g. Falcon's fpr.c and headers under a microbenchmark); its
@@ -292,21 +293,39 @@ endfunction()
 #   pqscope_add_impl_dir(<dir> [SCHEME <name>] [IMPL <name>] [STACK_BYTES <n>]
 #                        [NAMESPACE <prefix>] [SYMMETRIC <names...>] [LIBRARIES <libs...>]
 #                        [DEFINES <defs...>])
-# SCHEME and IMPL default to the names of the directory's parent and of the directory (pqm4's
-# crypto_sign/<scheme>/<impl> layout); STACK_BYTES (the link-time stack reserve) to 16384;
-# SYMMETRIC to fips202, sha2 and aes (pqm4's, which MAYO and UOV call; unused primitives are
-# dropped by the linker), less each one whose file (fips202.c, sha2.c, aes.c) the directory brings
-# itself, as an implementation pinned to older symmetric code does. The API is read off api.h:
-# crypto_sign_signature declared -> "signature", else crypto_sign/crypto_sign_open; NAMESPACE,
-# unless given, is the prefix api.h puts before crypto_sign_keypair (PQClean's
-# PQCLEAN_<SCHEME>_<IMPL>_, none for pqm4's). Creates
-# image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record reports the sizes)
-# and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
+# STACK_BYTES (the link-time stack reserve) defaults to 16384; the rest as pqscope_impl_dir_arguments
+# reads them. Creates image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record
+# reports the sizes) and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
 function(pqscope_add_impl_dir dir)
-  cmake_parse_arguments(arg "" "SCHEME;IMPL;STACK_BYTES;NAMESPACE" "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
+  cmake_parse_arguments(arg "" "STACK_BYTES" "" ${ARGN})
+  if(NOT arg_STACK_BYTES)
+    set(arg_STACK_BYTES 16384)
+  endif()
+  pqscope_impl_dir_arguments(arguments ${dir} ${arg_UNPARSED_ARGUMENTS})
+  if(NOT arguments)
+    message(FATAL_ERROR "${dir}: no api.h declaring crypto_sign_keypair(...), not an implementation of the "
+      "pqm4/NIST signature API")
+  endif()
+  pqscope_add_image(${arguments} STACK_BYTES ${arg_STACK_BYTES})
+endfunction()
+
+# The build arguments (pqscope_add_scheme_objects') of a directory with the pqm4/NIST signature
+# API, or none when it has no api.h declaring crypto_sign_keypair:
+#   pqscope_impl_dir_arguments(<out> <dir> [SCHEME <name>] [IMPL <name>] [NAMESPACE <prefix>]
+#                              [SYMMETRIC <names...>] [LIBRARIES <libs...>] [DEFINES <defs...>])
+# SCHEME and IMPL default to the names of the directory's parent and of the directory (pqm4's
+# crypto_sign/<scheme>/<impl> layout); SYMMETRIC to fips202, sha2 and aes (pqm4's, which MAYO and
+# UOV call; unused primitives are dropped by the linker), less each one whose file (fips202.c,
+# sha2.c, aes.c) the directory brings itself, as an implementation pinned to older symmetric code
+# does. The API is read off api.h: crypto_sign_signature declared -> "signature", else
+# crypto_sign/crypto_sign_open; NAMESPACE, unless given, is the prefix api.h puts before
+# crypto_sign_keypair (PQClean's PQCLEAN_<SCHEME>_<IMPL>_, none for pqm4's).
+function(pqscope_impl_dir_arguments out dir)
+  cmake_parse_arguments(arg "" "SCHEME;IMPL;NAMESPACE" "SYMMETRIC;LIBRARIES;DEFINES" ${ARGN})
+  set(${out} "" PARENT_SCOPE)
   get_filename_component(dir ${dir} ABSOLUTE)
   if(NOT EXISTS ${dir}/api.h)
-    message(FATAL_ERROR "${dir}: no api.h, not an implementation of the pqm4/NIST signature API")
+    return()
   endif()
   get_filename_component(parent ${dir} DIRECTORY)
   if(NOT arg_SCHEME)
@@ -314,9 +333,6 @@ function(pqscope_add_impl_dir dir)
   endif()
   if(NOT arg_IMPL)
     get_filename_component(arg_IMPL ${dir} NAME)
-  endif()
-  if(NOT arg_STACK_BYTES)
-    set(arg_STACK_BYTES 16384)
   endif()
   if(NOT DEFINED arg_SYMMETRIC AND NOT "SYMMETRIC" IN_LIST ARGN)
     foreach(primitive fips202 sha2 aes)
@@ -354,11 +370,10 @@ function(pqscope_add_impl_dir dir)
   if(NOT DEFINED arg_NAMESPACE)
     string(REGEX MATCH "([A-Za-z0-9_]*)crypto_sign_keypair[ \t]*\\(" declaration "${api_text}")
     if(NOT declaration)
-      message(FATAL_ERROR "${dir}/api.h declares no crypto_sign_keypair(...), not the pqm4/NIST signature API")
+      return()
     endif()
     set(arg_NAMESPACE "${CMAKE_MATCH_1}")
   endif()
-  pqscope_add_image(SCHEME ${arg_SCHEME} IMPL ${arg_IMPL} SOURCE_DIR ${dir} STACK_BYTES ${arg_STACK_BYTES}
-    API ${api} NAMESPACE "${arg_NAMESPACE}" SYMMETRIC ${arg_SYMMETRIC} LIBRARIES ${arg_LIBRARIES}
-    DEFINES ${arg_DEFINES})
+  set(${out} SCHEME ${arg_SCHEME} IMPL ${arg_IMPL} SOURCE_DIR ${dir} API ${api} NAMESPACE "${arg_NAMESPACE}"
+    SYMMETRIC ${arg_SYMMETRIC} LIBRARIES ${arg_LIBRARIES} DEFINES ${arg_DEFINES} PARENT_SCOPE)
 endfunction()

@@ -15,8 +15,8 @@ from conftest import FAKE_CATALOGUE, REPO
 from pqscope.cli import cli
 from pqscope.project.boards import load_boards
 from pqscope.project.catalogue import load_catalogue
-from pqscope.project.discovery import (STATUS_FILE, discover_folders, discovered_rows, estimated_memory, fit_reason,
-                                       load_statuses, pinned_pqm4, pqm4_tree)
+from pqscope.project.discovery import (STATUS_FILE, Folder, discover_folders, discovered_rows, estimated_memory,
+                                       fit_reason, host_references, load_statuses, pinned_pqm4, pqm4_tree)
 
 DISCOVERY_RAM = json.loads((REPO / "boards/stm32f4discovery/board.json").read_text())["memory"]["ram"]["bytes"]
 NUCLEO_RAM = json.loads((REPO / "boards/nucleo-l4r5zi/board.json").read_text())["memory"]["ram"]["bytes"]
@@ -78,6 +78,18 @@ def test_a_folder_a_catalogue_row_builds_from_is_that_row(fake_repo, fake_tree):
     assert [(row.directory, row.family) for row in rows[:1]] == [(fake_tree / FOLDERS[1], "MAYO")]
     # The family table's declassifications come with the family.
     assert [item.what for item in rows[0].declassify] == ["sample_solution"]
+
+
+def test_a_rows_host_reference_is_its_schemes_first_folder_pqm4_builds_for_the_host(fake_repo, fake_tree):
+    rows = discovered_rows(fake_repo, load_catalogue(fake_repo))
+    assert {row.scheme: row.host_reference for row in rows} == {
+        "mayo1": "ref", "mayo2": "ref", "snova-24-5-16-4-ssk": "ref", "hawk512": "clean"}
+    # As mupq.py's TestVectors: the first in pqm4's order (its folders, then names sorted) of
+    # families.json's names; a scheme with none has no reference.
+    folders = [Folder("s", impl, f"mupq/crypto_sign/s/{impl}") for impl in ("m4f", "opt", "ref")]
+    names = json.loads((REPO / "firmware/schemes/families.json").read_text())["host_reference_impls"]
+    assert host_references(folders, names) == {"s": "opt"}
+    assert host_references(folders[:1], names) == {}
 
 
 def test_does_not_fit_is_skiplist_s_estimate_against_each_board_s_ram(fake_repo, fake_tree):

@@ -92,6 +92,9 @@ class Implementation:
     pqm4_folder: str = ""
     # (board, reason) where the reason on a board differs from `reason` (a discovered row's).
     board_reasons: tuple[tuple[str, str], ...] = ()
+    # The impl of the same scheme whose host build (firmware/transcripts) must give the same
+    # transcripts as this row's image; "": none.
+    host_reference: str = ""
 
     def status_on(self, board: str) -> str:
         """The row's status on `board` (a firmware board: boards/<name>/, as a virtual board's `emulates`)."""

@@ -3,7 +3,8 @@ them (mupq.py's PlatformSettings.get_implementations over interface.py's scheme_
 <folder>/<scheme>/<impl>/ of pqm4's, mupq's and PQClean's crypto_sign, less the folders for other
 processors. What the exact check needs per family comes from firmware/schemes/families.json, each
 row's status on a board from pqm4's skiplist.py (does-not-fit, without building) or else from
-firmware/schemes/discovered-status.json (measured by tests/bench/atlas_status.py)."""
+firmware/schemes/discovered-status.json (measured by tests/bench/atlas_status.py); its host
+reference (whose host build its transcripts must match) by pqm4's own rule (`host_reference`)."""
 
 import ast
 import re
@@ -132,8 +133,10 @@ def discovered_rows(root: Path, catalogue: list[Implementation], pqm4: Path | No
     families = load_families(root)
     measured = load_statuses(root)
     boards = [board for board in load_boards(root).values() if not board.emulates]
+    folders = discover_folders(pqm4)
+    references = host_references(folders, require(load_json(root / FAMILIES), "host_reference_impls", root / FAMILIES))
     rows = []
-    for folder in discover_folders(pqm4):
+    for folder in folders:
         if folder.path in catalogued:
             continue
         estimate = memory.get((folder.scheme, folder.impl))
@@ -151,8 +154,20 @@ def discovered_rows(root: Path, catalogue: list[Implementation], pqm4: Path | No
             boards=tuple((name, status) for name, (status, _) in on_board.items()),
             board_reasons=tuple((name, reason) for name, (_, reason) in on_board.items()),
             retry_function=family.retry_function, public_functions=family.public_functions,
-            declassify=family.declassify, directory=pqm4 / folder.path, pqm4_folder=folder.path))
+            declassify=family.declassify, directory=pqm4 / folder.path, pqm4_folder=folder.path,
+            host_reference=references.get(folder.scheme, "")))
     return rows
+
+
+def host_references(folders: list[Folder], names: list[str]) -> dict[str, str]:
+    """Each scheme's host reference by pqm4's rule (mupq.py's TestVectors._prepare_testvectors):
+    its first folder whose implementation pqm4 builds for the host as test vectors (`names`,
+    families.json's host_reference_impls), where it has one."""
+    references: dict[str, str] = {}
+    for folder in folders:
+        if folder.impl in names:
+            references.setdefault(folder.scheme, folder.impl)
+    return references
 
 
 def stack_bytes(estimate: int | None, measured: dict[str, dict]) -> int:
