@@ -13,7 +13,9 @@ void art_reset(struct art *a)
 
 static void cache_empty(struct art_cache *c)
 {
-	memset(c->used, 0, sizeof c->used);
+	unsigned size = c->size;
+	memset(c, 0, sizeof *c);
+	c->size = size;
 }
 
 void art_set_acr(struct art *a, uint32_t acr)
@@ -36,32 +38,64 @@ unsigned art_required_wait_states(uint64_t hclk, uint32_t hz_per_wait_state)
 	return hclk == 0 ? 0 : (unsigned)((hclk - 1) / hz_per_wait_state);
 }
 
-/* Looks `line` up; a hit becomes the most recently used. */
-static bool cache_hit(struct art_cache *c, uint32_t line, uint64_t stamp)
+/* Slot `i` (0-based) out of the list by last use. */
+static void unlink_slot(struct art_cache *c, unsigned i)
 {
-	for (unsigned i = 0; i < c->size; i++) {
-		if (c->used[i] && c->line[i] == line) {
-			c->used[i] = stamp;
+	uint8_t newer = c->newer[i], older = c->older[i];
+	if (newer)
+		c->older[newer - 1] = older;
+	else
+		c->newest = older;
+	if (older)
+		c->newer[older - 1] = newer;
+	else
+		c->oldest = newer;
+}
+
+static void make_newest(struct art_cache *c, unsigned i)
+{
+	c->older[i] = c->newest;
+	c->newer[i] = 0;
+	if (c->newest)
+		c->newer[c->newest - 1] = (uint8_t)(i + 1);
+	else
+		c->oldest = (uint8_t)(i + 1);
+	c->newest = (uint8_t)(i + 1);
+}
+
+/* Looks `line` up; a hit becomes the most recently used. */
+static bool cache_hit(struct art_cache *c, uint32_t line)
+{
+	for (uint8_t s = c->bucket[line % ART_BUCKETS]; s; s = c->chain[s - 1]) {
+		if (c->line[s - 1] == line) {
+			if (c->newest != s) {
+				unlink_slot(c, s - 1u);
+				make_newest(c, s - 1u);
+			}
 			return true;
 		}
 	}
 	return false;
 }
 
-/* Puts `line` in an empty slot, or in place of the least recently used one. */
-static void cache_fill(struct art_cache *c, uint32_t line, uint64_t stamp)
+/* Puts `line` (not cached) in an empty slot, or in place of the least recently used one. */
+static void cache_fill(struct art_cache *c, uint32_t line)
 {
-	unsigned victim = 0;
-	for (unsigned i = 0; i < c->size; i++) {
-		if (!c->used[i]) {
-			victim = i;
-			break;
-		}
-		if (c->used[i] < c->used[victim])
-			victim = i;
+	unsigned i;
+	if (c->filled < c->size) {
+		i = c->filled++;
+	} else {
+		i = c->oldest - 1u;
+		unlink_slot(c, i);
+		uint8_t *at = &c->bucket[c->line[i] % ART_BUCKETS];
+		while (*at != i + 1)
+			at = &c->chain[*at - 1];
+		*at = c->chain[i];
 	}
-	c->line[victim] = line;
-	c->used[victim] = stamp;
+	c->line[i] = line;
+	c->chain[i] = c->bucket[line % ART_BUCKETS];
+	c->bucket[line % ART_BUCKETS] = (uint8_t)(i + 1);
+	make_newest(c, i);
 }
 
 /* A read of the array requested at `now`: it starts when the read in progress ends, and no
@@ -95,18 +129,18 @@ uint32_t art_fetch(struct art *a, uint32_t line, uint64_t now)
 		return 0;
 	}
 	uint32_t stall;
-	if ((a->acr & FLASH_ACR_ICEN) && cache_hit(&a->icache, line, ++a->stamp)) {
+	if ((a->acr & FLASH_ACR_ICEN) && cache_hit(&a->icache, line)) {
 		stall = 0;
 		a->counts.fetch_cached++;
 	} else if ((a->acr & FLASH_ACR_PRFTEN) && line == a->prefetched) {
 		stall = wait_for(a->prefetch_ready, now);
 		if (a->acr & FLASH_ACR_ICEN)
-			cache_fill(&a->icache, line, ++a->stamp);
+			cache_fill(&a->icache, line);
 		a->counts.fetch_prefetched++;
 	} else {
 		stall = wait_for(array_read(a, now), now);
 		if (a->acr & FLASH_ACR_ICEN)
-			cache_fill(&a->icache, line, ++a->stamp);
+			cache_fill(&a->icache, line);
 		a->counts.fetch_missed++;
 	}
 	a->current = line;
@@ -122,13 +156,13 @@ uint32_t art_load(struct art *a, uint32_t offset, uint32_t bytes)
 {
 	uint32_t stall = 0;
 	for (uint32_t line = art_line(offset); line <= art_line(offset + bytes - 1); line++) {
-		if ((a->acr & FLASH_ACR_DCEN) && cache_hit(&a->dcache, line, ++a->stamp)) {
+		if ((a->acr & FLASH_ACR_DCEN) && cache_hit(&a->dcache, line)) {
 			a->counts.load_cached++;
 			continue;
 		}
 		stall += art_wait_states(a);
 		if (a->acr & FLASH_ACR_DCEN)
-			cache_fill(&a->dcache, line, ++a->stamp);
+			cache_fill(&a->dcache, line);
 		a->counts.load_missed++;
 	}
 	a->counts.stall_cycles += stall;

@@ -94,6 +94,64 @@ static void test_loads_hit_the_8_line_dcache_by_line(void)
 	CHECK(art_load(&uncached, 0x100, 4) == WS5 && art_load(&uncached, 0x100, 4) == WS5);
 }
 
+/* The least recently used line by a search of every slot's last use, as the model first did. */
+struct reference_lru {
+	unsigned size;
+	uint32_t line[ART_ICACHE_LINES];
+	uint64_t used[ART_ICACHE_LINES]; /* 0: empty */
+	uint64_t stamp;
+};
+
+static bool reference_access(struct reference_lru *c, uint32_t line)
+{
+	unsigned victim = 0;
+	for (unsigned i = 0; i < c->size; i++)
+		if (c->used[i] && c->line[i] == line)
+			return c->used[i] = ++c->stamp, true;
+	for (unsigned i = 0; i < c->size; i++) {
+		if (!c->used[i]) {
+			victim = i;
+			break;
+		}
+		if (c->used[i] < c->used[victim])
+			victim = i;
+	}
+	c->line[victim] = line;
+	c->used[victim] = ++c->stamp;
+	return false;
+}
+
+/* Loops over working sets near the caches' sizes, with jumps away, and resets in between: every
+ * fetch and load hits or misses as in a cache searched slot by slot. */
+static void test_the_caches_hit_as_a_least_recently_used_search_does(void)
+{
+	struct art a = accelerator(FLASH_ACR_ICEN | FLASH_ACR_DCEN);
+	struct reference_lru i = {.size = ART_ICACHE_LINES}, d = {.size = ART_DCACHE_LINES};
+	uint32_t x = 12345, mismatches = 0;
+	uint64_t now = 0;
+	for (unsigned step = 0; step < 200000; step++) {
+		x = x * 1103515245u + 12345u;
+		uint32_t span = (x >> 24) % 3 == 0 ? 300 : 70, line = (x >> 8) % span + (step / 5000) * 8;
+		if (step % 2) {
+			uint64_t before = a.counts.load_cached;
+			art_load(&a, line % 20 * ART_LINE_BYTES, 4);
+			mismatches += (a.counts.load_cached > before) != reference_access(&d, line % 20);
+		} else {
+			uint64_t before = a.counts.fetch_cached;
+			a.current = ART_NO_LINE; /* each fetch asks the cache */
+			art_fetch(&a, line, now += 10);
+			mismatches += (a.counts.fetch_cached > before) != reference_access(&i, line);
+		}
+		if (step % 50000 == 49999) {
+			art_set_acr(&a, WS5 | FLASH_ACR_ICRST | FLASH_ACR_DCRST);
+			art_set_acr(&a, WS5 | FLASH_ACR_ICEN | FLASH_ACR_DCEN);
+			i = (struct reference_lru){.size = ART_ICACHE_LINES};
+			d = (struct reference_lru){.size = ART_DCACHE_LINES};
+		}
+	}
+	CHECK(mismatches == 0);
+}
+
 static void test_wait_states_per_rm0090_table_10(void)
 {
 	CHECK(art_required_wait_states(24000000u, 30000000u) == 0);
@@ -112,6 +170,7 @@ int main(void)
 	test_the_icache_keeps_64_lines_least_recently_used();
 	test_a_loop_runs_from_the_icache_after_its_first_pass();
 	test_loads_hit_the_8_line_dcache_by_line();
+	test_the_caches_hit_as_a_least_recently_used_search_does();
 	test_wait_states_per_rm0090_table_10();
 	return check_summary("flash accelerator tests");
 }
