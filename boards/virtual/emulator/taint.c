@@ -962,8 +962,14 @@ void taint_block(struct taint *t, uint32_t addr)
 void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 {
 	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, -1};
-	if (t->memo.leaf && !t->memo.replay) /* a recording's labels must not reach the handler */
+	if (t->memo.leaf && !t->memo.replay) { /* a recording's labels must not reach the handler */
+		/* One that cannot be summarised fails as at its return: recorded again at every call,
+		 * a long caller (SPHINCS+'s merkle_sign, which a SysTick interrupts more often at
+		 * 168 MHz) kept the leaf calls it makes tracked in full. */
+		if (t->memo.refused)
+			t->memo.leaf->failures = FAILURES;
 		end_recording(t, false);
+	}
 	memcpy(t->saved, t->r, sizeof t->saved); /* every slot: the four flags, Q and GE too */
 	for (int i = 0; i < 8; i++) {
 		uint8_t v = stacked[i] < 0 ? 0 : t->r[stacked[i]];

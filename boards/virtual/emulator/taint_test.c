@@ -1206,6 +1206,29 @@ static void test_leaf_not_summarised(void)
 	taint_free(t);
 }
 
+/* A recording that called out and is then interrupted fails as at its return: the function's
+ * later calls are not recorded again, so the leaf calls they make are. */
+static void test_leaf_refused_before_an_exception(void)
+{
+	struct taint *t = leaf_tracker();
+	for (int call = 0; call < 2; call++) {
+		regs[0] = BUF, regs[14] = SCOPE + 0x10 + 1;
+		taint_block(t, LEAF + 0x100); /* "test" */
+		regs[14] = LEAF + 0x104 + 1;
+		taint_block(t, LEAF); /* calls "add" */
+		code_base = LEAF;
+		run(t, leaf_add, 4, 0);
+		taint_block(t, LEAF + 0x104);
+		if (call == 0) {
+			taint_exception_entry(t, LEAF_SP - 0x20, false);
+			taint_exception_return(t);
+		}
+		taint_block(t, SCOPE + 0x10);
+	}
+	leaf_counts(t, 1, 0);
+	taint_free(t);
+}
+
 /* A leaf whose calls replay TAINT_SEAL_STREAK times leaves the code hook; a call it cannot replay, or
  * its code reached otherwise, brings it back. */
 static void test_leaf_sealed(void)
@@ -1284,6 +1307,7 @@ int main(void)
 	test_outcome_runs();
 	test_leaf_replayed();
 	test_leaf_not_summarised();
+	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
 	return check_summary("taint tests");
 }
