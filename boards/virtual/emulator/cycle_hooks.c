@@ -214,17 +214,13 @@ int hook_blocks(struct machine *m)
 	return uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_block, m, 1, 0) == UC_ERR_OK ? 0 : -1;
 }
 
-/* A load that may read flash is about to execute (a skipped IT-conditional one does not come
- * here): its wait for the D-Code side of the ART. The registers are as before it runs. */
-static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+/* The load at flash halfword `half` is about to execute: its wait for the D-Code side of the ART.
+ * The registers are as before it runs. */
+static __attribute__((noinline)) void flash_load(struct machine *m, uint32_t half)
 {
-	struct machine *m = user;
-	(void)uc, (void)size;
-	uint32_t half = (uint32_t)(address & (m->chip->flash_size - 1)) >> 1;
-	if (!(m->load_bits[half >> 3] & 1u << (half & 7)) || !m->flash_timed)
+	if (!m->flash_timed)
 		return;
-	uint32_t site = m->load_at[half];
-	const struct access_span *s = &m->load_spans[site - 1];
+	const struct access_span *s = &m->load_spans[m->load_at[half] - 1];
 	uint32_t at = (uint32_t)s->offset;
 	if (s->base >= 0)
 		at += reg(m, core_regs[s->base]);
@@ -237,6 +233,17 @@ static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *
 	}
 }
 
+/* Every instruction in flash comes here (a skipped IT-conditional one does not): most are not
+ * loads that may read flash, so this returns at once, with nothing to save or restore. */
+static void on_flash_insn(uc_engine *uc, uint64_t address, uint32_t size, void *user)
+{
+	struct machine *m = user;
+	(void)uc, (void)size;
+	uint32_t half = ((uint32_t)address & m->flash_mask) >> 1;
+	if (m->load_bits[half >> 3] & 1u << (half & 7))
+		flash_load(m, half);
+}
+
 /* Flash wait states are on: a code hook on flash for the loads, then every block translated and
  * priced again so that the hook and the load table cover it. Code runs from 0x08000000 (the
  * vectors point there), not from the boot alias at 0, which gets no hook. */
@@ -245,6 +252,7 @@ int hook_flash(struct machine *m)
 	uc_hook h;
 	m->load_at = calloc(m->chip->flash_size / 2, sizeof *m->load_at);
 	m->load_bits = calloc(m->chip->flash_size / 16, 1);
+	m->flash_mask = m->chip->flash_size - 1;
 	if (!m->load_at || !m->load_bits ||
 	    uc_hook_add(m->uc, &h, UC_HOOK_CODE, on_flash_insn, m, FLASH_BASE,
 			FLASH_BASE + m->chip->flash_size - 1) != UC_ERR_OK)

@@ -110,6 +110,7 @@ struct machine {
 	struct fetch_point *fetch_pool;
 	uint32_t fetch_used;
 	bool flash_hooked;
+	uint32_t flash_mask;          /* flash size - 1 */
 	uint32_t *load_at;
 	uint8_t *load_bits;           /* bit per flash halfword: load_at is set there */
 	struct access_span *load_spans;
