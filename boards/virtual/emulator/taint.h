@@ -184,8 +184,9 @@ bool taint_insn(struct taint *t, uint32_t addr);
  * same instructions at the same addresses with the same taints. A function whose calls hit
  * TAINT_SEAL_STREAK times in a row (and whose call is long) leaves the code hook (taint_hooked_ranges): its replayed calls cost
  * what untracked code costs; taint_gate() brings it back before a call it cannot replay. An
- * exception during a recording ends it unsummarised; during a replay, its frame's bytes take the
- * OR of every taint the call touched. On by default. */
+ * exception during a recording ends it unsummarised (and one that could not be summarised anyway
+ * fails as at its return); during a replay, its frame's bytes take the OR of every taint the call
+ * touched. On by default. */
 #define TAINT_SEAL_STREAK 8
 void taint_leaf_summaries(struct taint *t, bool on);
 /* Control reaches the block at `addr`, before anything else of it runs (before it is priced):
