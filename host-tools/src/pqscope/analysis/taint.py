@@ -151,7 +151,7 @@ class TaintCapture(Capture):
             seed = derive_seed(self.master_seed, "sign", index)
             # One message for every signature: what differs between them is the key and the signing randomness.
             signed = session.sign_slot(0, seed, self.msg_len, index, derive_seed(self.master_seed, "message", 0))
-            # A corrupted copy accepted too (Falcon round 3's padding bits) leaves the signature's
+            # A corrupted copy accepted too (verification ignoring its first byte) leaves the signature's
             # path what it was: checked, its status kept in taint.csv, as `ct` keeps its time.
             if not signed.status.timed:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")

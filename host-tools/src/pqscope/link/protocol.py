@@ -50,8 +50,9 @@ class Status(IntEnum):
     @property
     def timed(self) -> bool:
         """Whether the operation's cycles count: it succeeded (for verify: the valid signature was
-        accepted). A corrupted copy accepted as well says the verifier tolerates that bit (a
-        malleable encoding, e.g. Falcon round 3's padding bits), not that the time is wrong."""
+        accepted). A corrupted copy accepted as well (a bit of the signature's first byte flipped,
+        firmware/harness/harness.c) says the verification ignores part of what it must check, not
+        that the time is wrong: reported beside the sample, its time kept."""
         return self in (Status.OK, Status.CORRUPT_ACCEPTED)
 
 

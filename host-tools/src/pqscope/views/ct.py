@@ -110,7 +110,8 @@ def _facts(document: CtDocument) -> Facts:
              ("max |t|", _rounded(total.max_abs_t)), ("strongest test", str(total.strongest_test))]
     if statistics.corrupt_accepted:
         facts.append(("corrupted signatures accepted", f"{statistics.corrupt_accepted:,}: still valid with one bit "
-                      "flipped, so the verifier accepts more than one encoding (their signing time is counted)"))
+                      "of the signature's first byte flipped, which verification must check (their signing time "
+                      "is counted)"))
     public = statistics.public_part
     if public:
         found = [name for name in public.functions if name in public.from_exact_check]
@@ -244,7 +245,7 @@ def show(console: Console, document: CtDocument) -> None:
                 if requested.shown else " (NOT the bound asked for: raise -n)"))
     if statistics.corrupt_accepted:
         echo(f"  {statistics.corrupt_accepted} of {statistics.total.n.fixed + statistics.total.n.random} signatures "
-             f"stayed valid with one bit flipped: the verifier accepts more than one encoding of a signature (see "
+             f"stayed valid with one bit flipped: verification ignores a bit of the signature's first byte (see "
              f"ct.csv, corrupt_accepted)")
     for function in (statistics.top_functions or ())[:5]:
         echo(f"  {function_line(function)}")

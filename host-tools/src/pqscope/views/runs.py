@@ -95,9 +95,10 @@ def _probe_rows(document: RunsDocument) -> list[list[str]]:
 
 
 def _malleability_notes(document: RunsDocument) -> list[str]:
-    """Verifications that also accepted the seed-chosen one-bit corruption of the signature."""
+    """Verifications that also accepted the signature with a seed-chosen bit of its first byte flipped."""
     return [f"{result.scheme} {result.impl}: {result.corrupt_accepted} of {result.n} signatures stayed "
-            f"valid with one bit flipped (the verifier accepts more than one encoding; their cycles are counted)"
+            f"valid with one bit flipped (a bit of the signature's first byte, which verification must check; "
+            f"their cycles are counted)"
             for result in document.results if result.corrupt_accepted]
 
 
