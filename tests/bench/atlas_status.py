@@ -119,7 +119,9 @@ def sign_and_verify(row, board: str, stack: int, out: Path) -> dict:
         return {"status": "fails", "reason": error}
     results = json.loads(result.stdout)["results"]
     verify = next(entry for entry in results if entry["op"] == "verify")
-    failures = [*(["the device rejected its own signature"] if verify["verified"] != verify["n"] else []),
+    # `verified` counts the samples whose signature verified and whose corrupted copy was rejected.
+    rejected = verify["n"] - verify["verified"] - verify["corrupt_accepted"]
+    failures = [*(["the device rejected its own signature"] if rejected else []),
                 *(["accepted a corrupted copy of it"] if verify["corrupt_accepted"] else [])]
     if failures:
         return {"status": "fails", "reason": " and ".join(failures)}
