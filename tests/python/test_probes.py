@@ -106,8 +106,9 @@ def test_ct_keeps_each_boards_own_probe_costs(fake_repo, fake_toolchain, pty_dev
                                       "--out", str(out), "--json"])
     assert result.exit_code == 5, result.stderr  # inconclusive: no leak, too few signatures to say so
     boards = json.loads((out / "meta.json").read_text())["boards"].values()
-    assert sorted((board["port"], board["probe_self_cycles"], board["probe_call_cycles"]) for board in boards) == [
-        (ports[0], 11, PROBE_CALL_CYCLES), (ports[1], 14, PROBE_CALL_CYCLES)]
+    # Keyed by port: pty numbers need not sort as they were opened (/dev/pts/16 before /dev/pts/3).
+    assert {board["port"]: (board["probe_self_cycles"], board["probe_call_cycles"]) for board in boards} == {
+        ports[0]: (11, PROBE_CALL_CYCLES), ports[1]: (14, PROBE_CALL_CYCLES)}
 
 
 def test_ct_refuses_probes_that_miss_what_its_corrections_need(fake_repo, fake_toolchain, pty_device, tmp_path):
