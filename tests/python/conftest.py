@@ -138,6 +138,7 @@ else:
 if "--build" not in args:
     build.mkdir(parents=True, exist_ok=True)
     (build / "CMakeCache.txt").write_text("")
+    (build / "build.ninja").write_text("")
     sys.exit(0)
 target = args[args.index("--target") + 1]
 if target == "pqscope-vboard":

@@ -143,6 +143,19 @@ def test_build_configures_once_then_builds_the_image_target(fake_repo, fake_tool
     assert build_emulator(fake_repo) == fake_repo / "build/host/boards/virtual/emulator/pqscope-vboard"
 
 
+def test_a_tree_whose_configure_step_failed_is_configured_again(fake_repo, fake_toolchain):
+    log = fake_toolchain()
+    board = get_board(fake_repo, "virtual")
+    # What a configure step that stopped at an error leaves: the cache, no build.ninja.
+    (fake_repo / "build/stm32f4discovery").mkdir(parents=True)
+    (fake_repo / "build/stm32f4discovery/CMakeCache.txt").write_text("")
+    build_image(fake_repo, board, "ml-dsa-44", "m4f")
+    assert log.read_text().splitlines() == [
+        "--preset stm32f4discovery -B build/stm32f4discovery -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT=",
+        "--build build/stm32f4discovery --target image.ml-dsa-44.m4f",
+    ]
+
+
 def test_another_toolchain_builds_in_a_tree_of_its_own(fake_repo, fake_toolchain):
     log = fake_toolchain()
     board = get_board(fake_repo, "virtual").built_with(Toolchain.parse("clang", "Os"))
@@ -195,6 +208,7 @@ def test_two_builds_of_one_tree_run_one_after_the_other(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", f"{cmake.parent}{os.pathsep}{os.environ['PATH']}")
     (tmp_path / "build/host").mkdir(parents=True)
     (tmp_path / "build/host/CMakeCache.txt").write_text("")
+    (tmp_path / "build/host/build.ninja").write_text("")
     builds = [threading.Thread(target=_build, args=(tmp_path, HOST_TREE, "pqscope-vboard")) for _ in range(2)]
     for build in builds:
         build.start()

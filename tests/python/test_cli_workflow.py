@@ -142,6 +142,7 @@ def test_default_suite_measures_every_suite_row_into_one_report(fake_repo, fake_
 def test_an_image_that_does_not_fit_is_one_line(fake_repo, fake_toolchain, linker_says, expected):
     (fake_repo / "build/stm32f4discovery").mkdir(parents=True)
     (fake_repo / "build/stm32f4discovery/CMakeCache.txt").write_text("")  # configured: the build fails
+    (fake_repo / "build/stm32f4discovery/build.ninja").write_text("")
     fake_toolchain(fail=linker_says)
     result = invoke("build", "--board", "stm32f4discovery", "--scheme", "ml-dsa-44", "--impl", "m4f")
     assert result.exit_code == 1
@@ -180,6 +181,7 @@ def test_a_run_records_the_compiler_flags_and_dependency_pins(fake_repo, fake_to
                   "dependencies": {"pqm4": {"url": "https://github.com/mupq/pqm4", "pin": "cc2c1b9"}}}
     (fake_repo / "build/stm32f4discovery").mkdir(parents=True)
     (fake_repo / "build/stm32f4discovery/CMakeCache.txt").write_text("")
+    (fake_repo / "build/stm32f4discovery/build.ninja").write_text("")
     (fake_repo / "build/stm32f4discovery/build-info.json").write_text(json.dumps(build_info))
     result = invoke(*RUN, "-n", "1", "--seed", "01", "--out", str(tmp_path / "run"))
     assert result.exit_code == 0, result.stderr

@@ -15,6 +15,7 @@ def _configured_with(fake_repo, impl_dir: str) -> None:
     tree = fake_repo / "build/stm32f4discovery"
     tree.mkdir(parents=True)
     (tree / "CMakeCache.txt").write_text(f"CMAKE_BUILD_TYPE:STRING=Release\nPQSCOPE_IMPL_DIR:PATH={impl_dir}\n")
+    (tree / "build.ninja").write_text("")
 
 
 def test_a_board_tree_left_naming_a_deleted_directory_is_configured_without_it(fake_repo, fake_toolchain, tmp_path):

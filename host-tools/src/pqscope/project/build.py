@@ -147,7 +147,7 @@ def build_images(root: Path, board: Board, rows: list[tuple[str, str]], log: Pat
     targets = [PLAIN.target(scheme, impl) for scheme, impl in rows]
     with _tree_lock(root, tree):
         stale = _stale_impl_dir_options(root, tree)
-        if stale or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+        if stale or not _configured(root, tree):
             _configure(root, tree, stale)
         result = subprocess.run(["cmake", "--build", str(_tree_dir(tree.name)), "--target", *targets, "--", "-k", "0"],
                                 cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -268,9 +268,16 @@ def _build(root: Path, tree: _Tree, target: str, configure_options: list[str] | 
     # Configuring again would be slow and is CMake's job once a cache exists (unless an option changes).
     with _tree_lock(root, tree):
         options = [*(configure_options or []), *_stale_impl_dir_options(root, tree)]
-        if options or not (build_dir(root, tree.name) / "CMakeCache.txt").exists():
+        if options or not _configured(root, tree):
             _configure(root, tree, options)
         _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", target])
+
+
+def _configured(root: Path, tree: _Tree) -> bool:
+    """Whether the tree was configured to the end: a configure step that failed (a package missing)
+    leaves a cache but no build.ninja, and every build would fail on that instead of configuring again."""
+    tree_dir = build_dir(root, tree.name)
+    return (tree_dir / "CMakeCache.txt").exists() and (tree_dir / "build.ninja").exists()
 
 
 def _configure(root: Path, tree: _Tree, options: list[str]) -> None:
