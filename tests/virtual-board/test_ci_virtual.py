@@ -50,6 +50,7 @@ def exact_check(scheme: str, impl: str, tmp_path: Path) -> tuple[dict, dict]:
     sarif = tmp_path / "findings.sarif"
     result = pqscope("taint", "--scheme", scheme, "--impl", impl, "--seed", "7", "--out", str(tmp_path / "taint"),
                      "--sarif", str(sarif))
+    assert (tmp_path / "taint/taint.json").exists(), result.stderr
     taint = json.loads((tmp_path / "taint/taint.json").read_text())
     assert result.returncode == (EXIT_LEAK if taint["verdict"] == "leak" else 0), result.stderr
     log = json.loads(sarif.read_text())
