@@ -17,7 +17,7 @@ from conftest import without_board
 from fakedevice import Behaviour, make_info
 from pqscope.cli import cli
 from pqscope.project.errors import PqscopeError
-from pqscope.analysis.ct_schedule import CT_FIELDS, capture_ct, keep_captured
+from pqscope.analysis.ct_schedule import CT_FIELDS, capture_ct, keep_captured, load_intervals
 from pqscope.results.records import KEYGEN_ID_BASE, derive_seed
 from pqscope.link.protocol import Status
 from test_ct import FakeSession
@@ -56,6 +56,18 @@ def write_ct(path: Path, rows: int, intervals: int, master_seed: bytes = b"\x07"
     (path / "ct.csv").write_text("\r\n".join(lines) + "\r\n")
     (path / "intervals.jsonl").write_text("".join(json.dumps({"interval": i, "sample_id": i, "functions": {}}) + "\n"
                                                   for i in range(intervals)))
+
+
+def test_a_look_during_the_test_reads_the_intervals_the_emulators_have_ended(tmp_path):
+    # A shard's emulator is writing the interval of the signature it just finished (a line longer
+    # than its stdio buffer reaches the file in parts): a look reads every ended line.
+    path = tmp_path / "ct"
+    write_ct(path, rows=4, intervals=3)
+    shard = path / "shards/1"
+    shard.mkdir(parents=True)
+    (shard / "intervals.jsonl").write_text(json.dumps({"interval": 0, "sample_id": 3, "functions": {}}) + "\n"
+                                           + '{"interval": 1, "sample_id": 5, "start_cycle": 76349800, "')
+    assert sorted(interval.sample_id for interval in load_intervals(path)) == [0, 1, 2, 3]
 
 
 def test_keep_captured_drops_cut_lines_and_signatures_without_their_interval(tmp_path):

@@ -211,8 +211,9 @@ def load_intervals(path: Path) -> list[ProfiledInterval]:
     intervals = []
     for file in files:
         try:
-            intervals += [interval for _, interval in json_lines(file, ProfiledInterval.from_json, SIGNING_INTERVAL,
-                                                              whole_lines_only=False)]
+            # A look reads them while the emulators still write: a line not ended yet is left out
+            # (a signature whose interval is missing is an error where they are joined).
+            intervals += [interval for _, interval in json_lines(file, ProfiledInterval.from_json, SIGNING_INTERVAL)]
         except OSError as error:
             raise PqscopeError(f"cannot read the emulator's intervals {file}: {error}") from None
     return intervals

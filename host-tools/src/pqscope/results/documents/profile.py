@@ -107,13 +107,12 @@ class CheckedSignature:
                    tuple(data["covered"]))
 
 
-def json_lines(file: Path, parse: Callable[[dict], Record], what: str, *,
-            whole_lines_only: bool = True) -> Iterator[tuple[str, Record]]:
+def json_lines(file: Path, parse: Callable[[dict], Record], what: str) -> Iterator[tuple[str, Record]]:
     """Each line of the JSON-lines `file` and its record (`parse` of it); a line cut short (the last,
-    by a kill, or still being written) is left out unless not `whole_lines_only`. A damaged line is
-    an error naming the file and its line: it is not `what`."""
+    by a kill, or still being written) is left out. A damaged line is an error naming the file and
+    its line: it is not `what`."""
     for number, text in enumerate(file.read_text().splitlines(keepends=True), start=1):
-        if whole_lines_only and not text.endswith("\n"):
+        if not text.endswith("\n"):
             break
         try:
             data = json.loads(text)
