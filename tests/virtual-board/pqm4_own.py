@@ -28,12 +28,23 @@ OUTCOME = re.compile(r"(\S+) - (\S+) (SUCCESSFUL|FAILED)")
 SPEED = re.compile(r"(keypair|sign|verify) cycles:\s*(\d+)")
 
 
-def pqm4_tree(directory: Path) -> Path:
-    """A copy of pqm4's tree to run its scripts in."""
+# Where pqm4's scripts find a scheme's implementations (interface.py's scheme_folders).
+SCHEME_FOLDERS = ("crypto_sign", "mupq/crypto_sign", "mupq/pqclean/crypto_sign")
+
+
+def pqm4_tree(directory: Path, *, only: dict[str, tuple[str, ...]] | None = None) -> Path:
+    """A copy of pqm4's tree to run its scripts in; with `only` ({scheme: implementations}), those
+    schemes' other implementations left out of it (the scripts select schemes, not implementations,
+    and compile each one they find three times)."""
     if not (PQM4 / "test.py").exists():
         raise FileNotFoundError(f"no pqm4 tree at {PQM4}: configure the stm32f4discovery preset first")
     tree = directory / "pqm4"
     shutil.copytree(PQM4, tree, symlinks=True)
+    for scheme, kept in (only or {}).items():
+        for folder in SCHEME_FOLDERS:
+            for implementation in (tree / folder / scheme).glob("*"):
+                if implementation.is_dir() and implementation.name not in kept:
+                    shutil.rmtree(implementation)
     return tree
 
 
