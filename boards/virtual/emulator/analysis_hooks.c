@@ -1,8 +1,9 @@
 /* The profiler's and the taint tracker's view of the core (struct profile_core, struct
  * taint_core), and the taint tracker's hooks.
  * Unicorn facts this file is built on:
- * - Taint tracking (--taint) adds a UC_HOOK_CODE on every instruction and a second UC_HOOK_BLOCK;
- *   its gate, a UC_HOOK_BLOCK added before the timing hooks, runs first on every block.
+ * - Taint tracking (--taint) adds a UC_HOOK_CODE on the instructions it tracks (every one but
+ *   the sealed leaves', none while it is idle) and a second UC_HOOK_BLOCK; its gate, a
+ *   UC_HOOK_BLOCK added before the timing hooks, runs first on every block.
  * - Which instructions call a code hook is decided when a block is translated (the hook's range
  *   is checked then): a changed range takes effect once the translated code is flushed.
  *   Hooks run in the order they were added; once a callback calls uc_emu_stop(), the callbacks
@@ -85,8 +86,9 @@ int hook_taint_gate(struct machine *m)
 	return uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_taint_gate, m, 1, 0) == UC_ERR_OK ? 0 : -1;
 }
 
-/* The code hook on every instruction but those of the sealed leaf functions; the translated code
- * goes, since Unicorn decides at translation which instructions call a code hook. */
+/* The code hook on every instruction but those of the sealed leaf functions (on none while the
+ * tracker is idle); the translated code goes, since Unicorn decides at translation which
+ * instructions call a code hook. */
 int rehook_taint(struct machine *m)
 {
 	uint32_t ranges[65][2];

@@ -194,6 +194,7 @@ struct taint {
 	uint32_t sample_id;      /* ... read when the call began */
 
 	bool in_handler;
+	bool unhooked;           /* idle: no instruction calls taint_insn (taint_hooked_ranges) */
 	uint8_t saved[SLOTS];
 	unsigned warnings;
 
@@ -619,14 +620,20 @@ static bool is_function_entry(const struct taint *t, uint32_t addr)
 	return t->memo.entries && half < t->chip->flash_size / 2 && (t->memo.entries[half >> 3] >> (half & 7) & 1);
 }
 
-static bool is_watched(const struct taint *t, uint32_t addr)
+static unsigned watched_roles(const struct taint *t, uint32_t addr)
 {
+	unsigned roles = 0;
 	if (addr < t->watch_lo || addr > t->watch_hi)
-		return false;
+		return 0;
 	for (unsigned i = 0; i < t->nwatch; i++)
 		if (t->watch[i].entry == addr)
-			return true;
-	return false;
+			roles |= t->watch[i].roles;
+	return roles;
+}
+
+static bool is_watched(const struct taint *t, uint32_t addr)
+{
+	return watched_roles(t, addr) != 0;
 }
 
 /* The leaf of the function at `entry`: found, made (NULL when the table is full), or NULL. */
@@ -808,6 +815,17 @@ static void seal(struct taint *t, struct leaf *l, bool on)
 
 bool taint_gate(struct taint *t, uint32_t addr)
 {
+	/* With nothing tainted outside a checked call taint_insn does nothing: idle, no instruction
+	 * calls it (the key's generation, the harness between signatures run at full speed), until a
+	 * block that can begin a call or mark a secret. */
+	bool idle = !t->any && !t->recording && !t->memo.leaf;
+	bool wakes = watched_roles(t, addr) & (ROLE_SCOPE | ROLE_SECRET);
+	if (t->unhooked != (idle && !wakes)) {
+		t->unhooked = !t->unhooked;
+		return true;
+	}
+	if (t->unhooked)
+		return false;
 	const struct leaf *replayed = t->memo.replay ? t->memo.leaf : NULL;
 	if (replayed && addr != replayed->entry && in_leaf(replayed, addr))
 		return false; /* the replayed call's own code */
@@ -821,8 +839,6 @@ bool taint_gate(struct taint *t, uint32_t addr)
 		}
 	}
 	struct leaf *l = entry ? leaf_at(t, addr, false) : NULL;
-	/* with nothing tainted outside a checked call the tracker does nothing: hooked or not alike */
-	bool idle = !t->any && !t->recording;
 	if (l && l->n && !idle) {
 		const struct summary *hit = leaf_call_may_begin(t, addr) && l->failures < FAILURES ? summary_for(t, l) : NULL;
 		bool sealed = hit && (l->sealed || (l->streak >= TAINT_SEAL_STREAK && hit->instructions >= SEAL_INSTRUCTIONS)) &&
@@ -844,6 +860,8 @@ static int by_entry(const void *pa, const void *pb)
 
 unsigned taint_hooked_ranges(const struct taint *t, uint32_t (*ranges)[2])
 {
+	if (t->unhooked)
+		return 0;
 	uint32_t sealed[SEALED][2];
 	unsigned n = t->memo.nsealed, k = 0;
 	for (unsigned i = 0; i < n; i++)

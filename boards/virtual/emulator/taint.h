@@ -193,7 +193,9 @@ void taint_leaf_summaries(struct taint *t, bool on);
  * whether the code hook's ranges must change first. Then the caller stops before the block,
  * hooks taint_insn on taint_hooked_ranges() only, drops the translated code, and runs it again. */
 bool taint_gate(struct taint *t, uint32_t addr);
-/* The ranges [lo, hi] (inclusive) whose instructions need taint_insn: at most 65. */
+/* The ranges [lo, hi] (inclusive) whose instructions need taint_insn: at most 65; none while the
+ * tracker is idle (nothing tainted, no checked call open), until a block that can begin one or
+ * mark a secret. */
 unsigned taint_hooked_ranges(const struct taint *t, uint32_t (*ranges)[2]);
 void taint_leaf_counts(const struct taint *t, uint64_t *recorded, uint64_t *replayed, uint64_t *rehooks);
 /* SysTick exception entry with its frame at `frame` (extended FP frame if `fp`), and return. */

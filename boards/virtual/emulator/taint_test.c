@@ -1271,6 +1271,36 @@ static void test_leaf_sealed(void)
 	taint_free(t);
 }
 
+/* Idle (nothing tainted, no checked call open) no instruction calls taint_insn; a block that can
+ * begin the checked call or mark a secret brings the code hook back before it runs, and the
+ * call's return leaves it again. */
+static void test_idle_leaves_the_code_hook(void)
+{
+	struct taint *t = taint_new(&leaf_elf, &chip_stm32f407);
+	CHECK(taint_scope_function(t, "sign") == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	regs[13] = LEAF_SP;
+	uint32_t ranges[65][2];
+	CHECK(taint_gate(t, CALLER));  /* idle: unhooked */
+	CHECK(!taint_gate(t, CALLER)); /* and asked again, as the block runs again: no change */
+	CHECK(taint_hooked_ranges(t, ranges) == 0);
+	taint_block(t, CALLER);
+	CHECK(!taint_gate(t, LEAF));   /* a leaf called while idle: nothing to track */
+	regs[14] = CALLER + 0x10 + 1;
+	CHECK(taint_gate(t, SCOPE));   /* the checked call begins at this block: hooked first */
+	CHECK(taint_hooked_ranges(t, ranges) == 1 && ranges[0][0] == 0 && ranges[0][1] == UINT32_MAX);
+	CHECK(!taint_gate(t, SCOPE));
+	taint_block(t, SCOPE);
+	CHECK(!taint_gate(t, SCOPE + 0x10)); /* in the call, nothing tainted yet: still tracked (coverage) */
+	taint_block(t, SCOPE + 0x10);
+	CHECK(!taint_gate(t, CALLER + 0x10)); /* the return's block: the call ends as it begins */
+	taint_block(t, CALLER + 0x10);
+	CHECK(taint_gate(t, CALLER + 0x20)); /* returned: idle again */
+	CHECK(taint_hooked_ranges(t, ranges) == 0);
+	taint_free(t);
+}
+
 int main(void)
 {
 	test_data_processing_and_flags();
@@ -1309,5 +1339,6 @@ int main(void)
 	test_leaf_not_summarised();
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
+	test_idle_leaves_the_code_hook();
 	return check_summary("taint tests");
 }
