@@ -15,8 +15,9 @@ from conftest import FAKE_CATALOGUE, REPO
 from pqscope.cli import cli
 from pqscope.project.boards import load_boards
 from pqscope.project.catalogue import load_catalogue
-from pqscope.project.discovery import (STATUS_FILE, Folder, discover_folders, discovered_rows, estimated_memory,
-                                       fit_reason, host_references, load_statuses, pinned_pqm4, pqm4_tree)
+from pqscope.project.discovery import (PQM4_FETCHED, STATUS_FILE, Folder, discover_folders, discovered_rows,
+                                       estimated_memory, find_row, fit_reason, host_references, load_statuses,
+                                       pinned_pqm4, pqm4_tree)
 
 DISCOVERY_RAM = json.loads((REPO / "boards/stm32f4discovery/board.json").read_text())["memory"]["ram"]["bytes"]
 NUCLEO_RAM = json.loads((REPO / "boards/nucleo-l4r5zi/board.json").read_text())["memory"]["ram"]["bytes"]
@@ -61,7 +62,15 @@ def fake_tree(fake_repo):
     (fake_repo / STATUS_FILE).write_text(json.dumps({"schema": 1, "pins": {"pqm4": "fake"}, "rows": {
         "mupq/pqclean/crypto_sign/hawk512/clean": {"nucleo-l4r5zi": {"status": "ok", "reason": "",
                                                                      "stack_bytes": 20480}}}}))
-    return _fake_pqm4(fake_repo / "build/stm32f4discovery/_deps/pqm4-src")
+    return _fetched(_fake_pqm4(fake_repo / "build/stm32f4discovery/_deps/pqm4-src"))
+
+
+def _fetched(pqm4):
+    """`pqm4` as FetchContent leaves it once the fetch ended (its populate step's stamp)."""
+    stamp = pqm4.parent / PQM4_FETCHED
+    stamp.parent.mkdir(parents=True)
+    stamp.touch()
+    return pqm4
 
 
 def test_every_folder_is_found_a_symlinked_parameter_set_too_and_no_other_processors(tmp_path):
@@ -69,6 +78,23 @@ def test_every_folder_is_found_a_symlinked_parameter_set_too_and_no_other_proces
     assert [folder.path for folder in discover_folders(pqm4)] == FOLDERS
     assert {(folder.scheme, folder.impl) for folder in discover_folders(pqm4)} >= {("mayo2", "ref")}
     assert estimated_memory(pqm4) == ESTIMATES
+
+
+def test_a_tree_still_being_fetched_is_not_searched(fake_repo, fake_tree):
+    # The Nucleo's first configure, beside: pqm4's own files are there, its submodules' not yet.
+    fetching = fake_repo / "build/nucleo-l4r5zi/_deps/pqm4-src"
+    fetching.mkdir(parents=True)
+    (fetching / "skiplist.py").write_text("skip_list = []\n")
+    assert pqm4_tree(fake_repo) == fake_tree
+    shutil.rmtree(fake_tree.parent / PQM4_FETCHED.parts[0])
+    assert pqm4_tree(fake_repo) is None
+
+
+def test_a_catalogue_row_is_found_without_the_pqm4_tree_and_a_discovered_one_in_it(fake_repo, fake_tree):
+    (fake_tree / "skiplist.py").write_text("")  # searching the tree would fail on it
+    assert find_row(fake_repo, "ML-DSA-44", "m4f").scheme == "ml-dsa-44"
+    with pytest.raises(ValueError, match="assigns no skip_list"):
+        find_row(fake_repo, "hawk512", "clean")
 
 
 def test_a_folder_a_catalogue_row_builds_from_is_that_row(fake_repo, fake_tree):

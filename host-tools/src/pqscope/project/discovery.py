@@ -15,6 +15,7 @@ from .boards import Board, load_boards
 from .build import HOST_PRESET
 from .catalogue import (CATALOGUE, IMPL_DIR_STACK_BYTES, UNMEASURED, Declassification, Implementation,
                         declassifications, find_implementation, load_catalogue)
+from .errors import UnknownNameError
 from .metadata import load_json, require
 
 # interface.py's M4Settings.scheme_folders (its signature ones), in its order.
@@ -79,12 +80,18 @@ def pinned_pqm4(root: Path) -> str:
     return match.group(1)
 
 
+# What CMake's FetchContent leaves once it has fetched pqm4 with its submodules (its populate step's
+# stamp, relative to the tree's _deps).
+PQM4_FETCHED = Path("pqm4-subbuild/pqm4-populate-prefix/src/pqm4-populate-stamp/pqm4-populate-done")
+
+
 def pqm4_tree(root: Path) -> Path | None:
     """The pqm4 sources a board's build tree, or the host's (its transcripts), fetched at the pin with
-    its submodules, if one has."""
+    its submodules, if one has: a fetch that ended, since a tree being fetched beside (another
+    board's first configure) has pqm4's own files before its submodules' folders."""
     presets = [board.cmake_preset for board in load_boards(root).values()] + [HOST_PRESET]
-    return next((tree for tree in (root / "build" / preset / "_deps" / "pqm4-src" for preset in presets)
-                 if (tree / "skiplist.py").is_file()), None)
+    return next((deps / "pqm4-src" for deps in (root / "build" / preset / "_deps" for preset in presets)
+                 if (deps / PQM4_FETCHED).is_file() and (deps / "pqm4-src/skiplist.py").is_file()), None)
 
 
 @dataclass(frozen=True)
@@ -186,5 +193,9 @@ def load_rows(root: Path) -> list[Implementation]:
 
 
 def find_row(root: Path, scheme: str, impl: str) -> Implementation:
-    """The catalogue's or a discovered row of `scheme` and `impl`, named in any case."""
-    return find_implementation(load_rows(root), scheme, impl)
+    """The catalogue's or a discovered row of `scheme` and `impl`, named in any case: the pqm4 tree is
+    searched only for a row the catalogue does not have."""
+    try:
+        return find_implementation(load_catalogue(root), scheme, impl)
+    except UnknownNameError:
+        return find_implementation(load_rows(root), scheme, impl)
