@@ -56,8 +56,7 @@ def build_dir(root: Path, tree: str) -> Path:
 
 
 def _tree_dir(tree: str) -> Path:
-    """A tree's directory relative to the repository, where CMake runs (so that a failed command
-    reads as one would type it)."""
+    """A tree's directory relative to the repository, where CMake runs (a failed command reads as typed)."""
     return Path("build") / tree
 
 
@@ -146,9 +145,7 @@ def build_images(root: Path, board: Board, rows: list[tuple[str, str]], log: Pat
     _check_tools(tree)
     targets = [PLAIN.target(scheme, impl) for scheme, impl in rows]
     with _tree_lock(root, tree):
-        stale = _stale_impl_dir_options(root, tree)
-        if stale or not _configured(root, tree):
-            _configure(root, tree, stale)
+        _configure_if_needed(root, tree, _stale_impl_dir_options(root, tree))
         result = subprocess.run(["cmake", "--build", str(_tree_dir(tree.name)), "--target", *targets, "--", "-k", "0"],
                                 cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     log.write_text(result.stdout)
@@ -265,19 +262,17 @@ def _check_tools(tree: _Tree) -> None:
 
 def _build(root: Path, tree: _Tree, target: str, configure_options: list[str] | None = None) -> None:
     _check_tools(tree)
-    # Configuring again would be slow and is CMake's job once a cache exists (unless an option changes).
     with _tree_lock(root, tree):
-        options = [*(configure_options or []), *_stale_impl_dir_options(root, tree)]
-        if options or not _configured(root, tree):
-            _configure(root, tree, options)
+        _configure_if_needed(root, tree, [*(configure_options or []), *_stale_impl_dir_options(root, tree)])
         _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", target])
 
 
-def _configured(root: Path, tree: _Tree) -> bool:
-    """Whether the tree was configured to the end: a configure step that failed (a package missing)
-    leaves a cache but no build.ninja, and every build would fail on that instead of configuring again."""
+def _configure_if_needed(root: Path, tree: _Tree, options: list[str]) -> None:
+    """Configures the tree if an option changes or its configure step never ended (one that failed, a
+    package missing, leaves a cache without build.ninja, on which every build fails); else CMake does."""
     tree_dir = build_dir(root, tree.name)
-    return (tree_dir / "CMakeCache.txt").exists() and (tree_dir / "build.ninja").exists()
+    if options or not ((tree_dir / "CMakeCache.txt").exists() and (tree_dir / "build.ninja").exists()):
+        _configure(root, tree, options)
 
 
 def _configure(root: Path, tree: _Tree, options: list[str]) -> None:
