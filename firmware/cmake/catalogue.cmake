@@ -30,6 +30,8 @@
 #                     overrides, like the row's, edit a build-tree copy
 #   retry_function, public_functions
 #                     read by the host tool's constant-time test; also probes of the probed image
+#   slow              true: billions of cycles a signature; its image and host transcript program
+#                     are left out of "all", built when asked for (the slow tier's tests)
 #   probes            further functions the probed image measures (at most 8 or so: each probed
 #                     call costs cycles, and on the virtual board two exact counter reads). They
 #                     must be global functions called across object files (probes.cmake).
@@ -236,6 +238,7 @@ macro(pqscope_read_row json_var index)
   pqscope_json_string(row_retry_function "${row}" retry_function "")
   pqscope_json_list(row_public_functions "${row}" public_functions)
   pqscope_json_list(row_probes "${row}" probes)
+  pqscope_json_string(row_slow "${row}" slow OFF)
 endmacro()
 
 # The build arguments of the row last read by pqscope_read_row (fetching its source).
@@ -258,6 +261,12 @@ function(pqscope_add_catalogue_images catalogue)
       pqscope_row_build_arguments(arguments)
       pqscope_add_image(${arguments} STACK_BYTES ${row_stack_bytes}
         PROBES ${row_retry_function} ${row_public_functions} ${row_probes})
+      # A slow row's image (a quarter of the tree's compile steps) is built when asked for: by the
+      # host tool as any image, by the slow tier's tests (tests/virtual-board/conftest.py).
+      if(row_slow)
+        set_target_properties(image.${row_scheme}.${row_impl} image.${row_scheme}.${row_impl}.objects
+          PROPERTIES EXCLUDE_FROM_ALL TRUE)
+      endif()
     endif()
   endforeach()
 endfunction()
@@ -276,8 +285,7 @@ function(pqscope_add_catalogue_transcripts catalogue harness)
     pqscope_read_row(json ${i})
     if(row_host_reference)
       list(APPEND references ${row_scheme}/${row_host_reference})
-      string(JSON row_slow ERROR_VARIABLE row_not_slow GET "${row}" slow)
-      if(row_not_slow OR NOT row_slow)
+      if(NOT row_slow)
         list(APPEND quick_references ${row_scheme}/${row_host_reference})
       endif()
     endif()

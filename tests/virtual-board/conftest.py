@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from pqscope.project.boards import get_board
+from pqscope.project.build import build_image
 from pqscope.project.console import stderr
 from pqscope.targets.target import Link
 from pqscope.targets.virtual import VirtualTarget
@@ -34,6 +35,13 @@ def discovery_rows() -> list[dict]:
     return [row for row in catalogue_rows() if row.get("boards", {}).get("stm32f4discovery", row["status"]) == "ok"]
 
 
+def image(scheme: str, impl: str) -> Path:
+    """The image of (scheme, impl), built first where it is not: a slow row's is not part of the
+    tree's "all" (firmware/cmake/catalogue.cmake)."""
+    path = IMAGES / scheme / f"{impl}.elf"
+    return path if path.exists() else build_image(ROOT, get_board(ROOT, "stm32f4discovery"), scheme, impl)
+
+
 @pytest.fixture
 def image_session(tmp_path):
     """Opens a DeviceSession with the image of (scheme, impl) running on the virtual board."""
@@ -43,7 +51,7 @@ def image_session(tmp_path):
             target = VirtualTarget(ROOT, get_board(ROOT, "virtual"), Link(), emulator=EMULATOR)
             stats_dir = tmp_path / f"{scheme}.{impl}"
             stats_dir.mkdir()
-            connection = stack.enter_context(target.connect(IMAGES / scheme / f"{impl}.elf", stderr(),
+            connection = stack.enter_context(target.connect(image(scheme, impl), stderr(),
                                                             stats_dir=stats_dir))
             return connection.session
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import EMULATOR, IMAGES, ROOT
+from conftest import EMULATOR, ROOT, image
 from pqscope.link.protocol import Op, Status
 from pqscope.project.boards import get_board, load_boards
 from pqscope.project.console import stderr
@@ -67,7 +67,7 @@ def session_of(tmp_path):
     target = VirtualTarget(ROOT, get_board(ROOT, VIRTUAL), Link(), emulator=EMULATOR)
     with contextlib.ExitStack() as stack:
         def open_session(row):
-            elf = IMAGES / row.scheme / f"{row.impl}.elf" if row.directory is None else target.image(row, stderr()).elf
+            elf = image(row.scheme, row.impl) if row.directory is None else target.image(row, stderr()).elf
             return stack.enter_context(target.connect(elf, stderr(), stats_dir=tmp_path)).session
 
         yield open_session
