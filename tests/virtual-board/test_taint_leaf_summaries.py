@@ -3,7 +3,7 @@ same signatures checked with the emulator replaying leaf calls and with every ca
 (PQSCOPE_TAINT_LEAF_SUMMARIES=off) give byte-for-byte the same findings, per-call lines and
 document, and the replays did happen. The quick tier checks SPHINCS+-SHA2-128f at 24 MHz and a
 control at 168 MHz (flash wait states, the ART, the loads' code hook beside the tracker's); the slow
-tier SLH-DSA-SHA2-128f at 168 MHz and the SHAKE sets, whose Keccak is C too."""
+tier SLH-DSA-SHA2-128f at 168 MHz and the SHAKE sets (SPHINCS+'s Keccak pqm4's assembly, SLH-DSA's C)."""
 
 import json
 import os

@@ -157,7 +157,10 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 		machine_stop(m, STOP_FLASH_TIMING);
 		return;
 	}
-	if (exception_due_at(m, m->cycles)) {
+	/* An exception is taken where control arrives otherwise than by falling through: where the
+	 * translator ends a block (a page, its length, a code hook's range) depends on what it
+	 * translated before, an analysis's flushes included, and the time must not. */
+	if (exception_due_at(m, m->cycles) && addr != m->cur_addr + m->cur_size) {
 		machine_stop(m, STOP_EVENT);
 		return;
 	}

@@ -247,21 +247,8 @@ int profile_attach(struct profile *p, const struct profile_core *core)
 
 static uint32_t find_func(const struct profile *p, uint32_t addr)
 {
-	const struct elf_func *f = p->elf->funcs;
-	size_t lo = 0, hi = p->elf->nfuncs;
-	while (lo < hi) { /* last function starting at or before addr */
-		size_t mid = (lo + hi) / 2;
-		if (f[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0)
-		return NO_FUNC;
-	size_t i = lo - 1;
-	uint32_t end = f[i].size ? f[i].addr + f[i].size
-				 : (i + 1 < p->elf->nfuncs ? f[i + 1].addr : f[i].addr + 2);
-	return addr < end ? (uint32_t)i : NO_FUNC;
+	const struct elf_func *f = elf_function_at(p->elf, addr);
+	return f ? (uint32_t)(f - p->elf->funcs) : NO_FUNC;
 }
 
 /* A frame's time from its entry to `now`, less the exception handlers' that ran inside it. */

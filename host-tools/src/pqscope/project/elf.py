@@ -90,6 +90,31 @@ def _symbols(image: ELFFile) -> list[Symbol]:
     return symbols
 
 
+def _function_extents(image: ELFFile) -> list[tuple[int, int, str]]:
+    """(address, size, name) of every function symbol, by address, size and name. Assembly
+    functions declared without .size (pqm4's Keccak and NTTs) reach the next function or their
+    section's end; a sizeless symbol inside a sized function or at its address keeps size 0 (the
+    emulator's rule: boards/virtual/emulator/elf.c)."""
+    table = image.get_section_by_name(".symtab")
+    ends = [section["sh_addr"] + section["sh_size"] for section in image.iter_sections()]
+    functions = sorted((symbol["st_value"] & ~1, symbol["st_size"], symbol.name,
+                        ends[symbol["st_shndx"]] if isinstance(symbol["st_shndx"], int) and symbol["st_shndx"] < len(ends)
+                        else 0)
+                       for symbol in (table.iter_symbols() if table else ()) if symbol["st_info"]["type"] == "STT_FUNC")
+    extents, covered = [], 0
+    for index, (address, size, name, section_end) in enumerate(functions):
+        if size:
+            covered = max(covered, address + size)
+        elif address >= covered:
+            following = next((other for other, other_size, _, _ in functions[index + 1:]
+                              if other > address or other_size), None)
+            if following != address:
+                end = section_end if following is None else min(following, section_end)
+                size = max(end - address, 0)
+        extents.append((address, size, name))
+    return extents
+
+
 class Symbolizer:
     """Function and source line of code addresses in an ELF (its symbol table and DWARF lines):
     of every address, or only of `addresses` (the line tables of their compilation units alone,
@@ -97,8 +122,7 @@ class Symbolizer:
 
     def __init__(self, elf: Path, addresses: Iterable[int] | None = None):
         with _opened(elf) as image:
-            functions = sorted((symbol.address, symbol.size, symbol.name) for symbol in _symbols(image)
-                               if symbol.function and symbol.size)
+            functions = [function for function in _function_extents(image) if function[1]]
             self._lines = self._line_table(image, addresses) if image.has_dwarf_info() else []
         self._starts = [start for start, _, _ in functions]
         self._functions = functions
