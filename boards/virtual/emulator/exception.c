@@ -122,8 +122,9 @@ int exception_return(struct machine *m)
 	return 0;
 }
 
-/* WFI sleeps until the next SysTick exception: model time jumps to it (the block hook then
- * takes the exception). Without an enabled interrupt the core would sleep forever. */
+/* WFI sleeps until the next SysTick exception: model time jumps to it, and the exception is
+ * taken before the instruction after WFI (the block hook would not: control falls through to it).
+ * Without an enabled interrupt the core would sleep forever. */
 int wait_for_interrupt(struct machine *m, uint32_t pc)
 {
 	uint16_t insn = 0;
@@ -144,5 +145,5 @@ int wait_for_interrupt(struct machine *m, uint32_t pc)
 	if (!pending && tick > m->cycles)
 		m->cycles = tick;
 	machine_schedule(m);
-	return 0;
+	return exception_due_at(m, m->cycles) ? exception_entry(m, pc) : 0;
 }
