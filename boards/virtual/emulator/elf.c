@@ -34,13 +34,13 @@ struct read_func {
  * check's leaf summaries and the host tool (pqscope.project.elf.Symbolizer) see them as functions.
  * A sizeless symbol inside a sized function, or at its address, is a label of that function and
  * keeps no bytes. */
-static void sort_functions(struct elf_image *img, struct read_func *read)
+static void sort_functions(struct elf_image *img, struct read_func *listed)
 {
-	qsort(read, img->nfuncs, sizeof *read, by_addr);
+	qsort(listed, img->nfuncs, sizeof *listed, by_addr);
 	uint32_t covered = 0; /* the end of the sized functions so far */
 	for (size_t i = 0; i < img->nfuncs; i++) {
 		struct elf_func *f = &img->funcs[i];
-		*f = read[i].func;
+		*f = listed[i].func;
 		if (f->size) {
 			if (f->addr + f->size > covered)
 				covered = f->addr + f->size;
@@ -48,14 +48,14 @@ static void sort_functions(struct elf_image *img, struct read_func *read)
 		}
 		if (f->addr < covered)
 			continue;
-		uint32_t end = read[i].section_end;
+		uint32_t end = listed[i].section_end;
 		size_t j = i + 1;
-		while (j < img->nfuncs && read[j].func.addr == f->addr && !read[j].func.size)
+		while (j < img->nfuncs && listed[j].func.addr == f->addr && !listed[j].func.size)
 			j++;
-		if (j < img->nfuncs && read[j].func.addr == f->addr)
+		if (j < img->nfuncs && listed[j].func.addr == f->addr)
 			continue; /* an alias of the sized function at its address */
-		if (j < img->nfuncs && read[j].func.addr < end)
-			end = read[j].func.addr;
+		if (j < img->nfuncs && listed[j].func.addr < end)
+			end = listed[j].func.addr;
 		f->size = end > f->addr ? end - f->addr : 0;
 	}
 }
@@ -130,17 +130,17 @@ int elf_load(const char *path, struct elf_image *img)
 		img->strtab = (const char *)b + strs->sh_offset;
 		img->strtab_size = strs->sh_size;
 		img->funcs = calloc(n ? n : 1, sizeof *img->funcs);
-		struct read_func *read = calloc(n ? n : 1, sizeof *read);
+		struct read_func *listed = calloc(n ? n : 1, sizeof *listed);
 		for (size_t k = 0; k < n; k++) {
 			if (ELF32_ST_TYPE(sym[k].st_info) != STT_FUNC || sym[k].st_name >= strs->sh_size)
 				continue;
 			uint16_t section = sym[k].st_shndx;
-			read[img->nfuncs++] = (struct read_func){
+			listed[img->nfuncs++] = (struct read_func){
 				{sym[k].st_value & ~1u, sym[k].st_size, img->strtab + sym[k].st_name},
 				section < eh->e_shnum ? sh[section].sh_addr + sh[section].sh_size : 0};
 		}
-		sort_functions(img, read);
-		free(read);
+		sort_functions(img, listed);
+		free(listed);
 		break;
 	}
 	return 0;
