@@ -36,6 +36,7 @@ class Symbol:
     size: int
     function: bool  # STT_FUNC
     binding: str  # STB_GLOBAL, STB_WEAK or STB_LOCAL
+    section: int | None  # its section's index; None for an absolute, common or undefined symbol
 
     @property
     def span(self) -> tuple[int, int]:
@@ -85,8 +86,10 @@ def _symbols(image: ELFFile) -> list[Symbol]:
     symbols = []
     for symbol in table.iter_symbols() if table else ():
         function = symbol["st_info"]["type"] == "STT_FUNC"
+        index = symbol["st_shndx"]  # pyelftools names the special indices (SHN_ABS, SHN_UNDEF, ...)
         symbols.append(Symbol(symbol.name, symbol["st_value"] & ~1 if function else symbol["st_value"],
-                              symbol["st_size"], function, symbol["st_info"]["bind"]))
+                              symbol["st_size"], function, symbol["st_info"]["bind"],
+                              index if isinstance(index, int) and index > 0 else None))
     return symbols
 
 
@@ -95,12 +98,10 @@ def _function_extents(image: ELFFile) -> list[tuple[int, int, str]]:
     functions declared without .size (pqm4's Keccak and NTTs) reach the next function or their
     section's end; a sizeless symbol inside a sized function or at its address keeps size 0 (the
     emulator's rule: boards/virtual/emulator/elf.c)."""
-    table = image.get_section_by_name(".symtab")
     ends = [section["sh_addr"] + section["sh_size"] for section in image.iter_sections()]
-    functions = sorted((symbol["st_value"] & ~1, symbol["st_size"], symbol.name,
-                        ends[symbol["st_shndx"]] if isinstance(symbol["st_shndx"], int) and symbol["st_shndx"] < len(ends)
-                        else 0)
-                       for symbol in (table.iter_symbols() if table else ()) if symbol["st_info"]["type"] == "STT_FUNC")
+    functions = sorted((symbol.address, symbol.size, symbol.name,
+                        ends[symbol.section] if symbol.section is not None and symbol.section < len(ends) else 0)
+                       for symbol in _symbols(image) if symbol.function)
     extents, covered = [], 0
     for index, (address, size, name, section_end) in enumerate(functions):
         if size:
