@@ -146,6 +146,11 @@ struct leaf {
 	unsigned n, next;
 };
 
+/* A function a recorded call called, [entry, end) (end 0: none), returning to ret with SP sp. */
+struct callee {
+	uint32_t entry, end, ret, sp;
+};
+
 struct frame {
 	struct call_frame call;  /* func: the entry address */
 	unsigned roles;
@@ -209,6 +214,7 @@ struct taint {
 		struct leaf *leaf;       /* the call being recorded or replayed (NULL: none) */
 		const struct summary *replay; /* the summary replayed (NULL: recording) */
 		uint32_t ret, sp;        /* the call returns when a block starts at ret with SP sp */
+		struct callee callee;    /* recording: the function it called and is in */
 		uint64_t start;          /* instructions before the call */
 		uint8_t decided;         /* recording: the labels that reached a decision */
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
@@ -723,6 +729,7 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 			t->r[slot] |= slot < 4 ? LABEL_ARGUMENT(slot) : LABEL_ENTRY;
 	t->memo.decided = 0;
 	t->memo.spoiled = t->memo.refused = false;
+	t->memo.callee.end = 0;
 }
 
 /* The labels go, each seen byte is forgotten; with `keep`, the recording becomes a summary. */
@@ -785,19 +792,40 @@ static void end_leaf_call(struct taint *t)
 	end_recording(t, keep);
 }
 
-/* A block of a leaf call being recorded: code outside its function (a call, a jump elsewhere),
- * or its entry again with another return address (recursion), is not summarised. */
-static void recorded_block(struct taint *t, uint32_t addr)
-{
-	const struct leaf *l = t->memo.leaf;
-	if (addr - l->entry >= l->end - l->entry ||
-	    (addr == l->entry && (t->core.reg(t->core.core, 14) & ~1u) != t->memo.ret))
-		t->memo.refused = true;
-}
-
 static bool in_leaf(const struct leaf *l, uint32_t addr)
 {
 	return addr - l->entry < l->end - l->entry;
+}
+
+/* A block of a call being recorded: its function's code, or a function it calls that calls no
+ * further (slhdsa-c's SHA-256 compression copies its round constants with memcpy), until that
+ * returns. Anything else is not summarised: a call from the callee, a jump elsewhere, a function
+ * the tracker watches (its marks and frames are not in a summary), an entry again with another
+ * return address (recursion). */
+static void recorded_block(struct taint *t, uint32_t addr)
+{
+	const struct leaf *l = t->memo.leaf;
+	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14) & ~1u;
+	struct callee *callee = &t->memo.callee;
+	if (callee->end) {
+		if (addr == callee->ret && sp == callee->sp)
+			callee->end = 0; /* back in the call's own function */
+		else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
+			t->memo.refused = true;
+		if (callee->end)
+			return;
+	}
+	if (in_leaf(l, addr)) {
+		if (addr == l->entry && lr != t->memo.ret)
+			t->memo.refused = true;
+		return;
+	}
+	const struct elf_func *f = is_function_entry(t, addr) && !is_watched(t, addr) ? elf_function_at(t->elf, addr) : NULL;
+	if (!f || f->addr != addr || !f->size) {
+		t->memo.refused = true;
+		return;
+	}
+	*callee = (struct callee){addr, addr + f->size, lr, sp};
 }
 
 static void seal(struct taint *t, struct leaf *l, bool on)
@@ -827,8 +855,8 @@ bool taint_gate(struct taint *t, uint32_t addr)
 	if (t->unhooked)
 		return false;
 	const struct leaf *replayed = t->memo.replay ? t->memo.leaf : NULL;
-	if (replayed && addr != replayed->entry && in_leaf(replayed, addr))
-		return false; /* the replayed call's own code */
+	if (replayed && !t->in_handler && !(addr == t->memo.ret && t->core.reg(t->core.core, 13) == t->memo.sp))
+		return false; /* the replayed call's own code, or its callee's */
 	bool entry = is_function_entry(t, addr), changed = false;
 	for (unsigned i = 0; i < t->memo.nsealed; i++) {
 		struct leaf *l = t->memo.sealed[i];

@@ -1194,20 +1194,83 @@ static void test_leaf_not_summarised(void)
 	leaf_call(t, LEAF + 0x200, count, 2, 3, 4);
 	leaf_counts(t, 2, 1);
 
-	/* the add leaf calling out (a block in other code): not summarised, and never again */
+	/* the add leaf jumping into other code than a function's entry: not summarised, and never again */
 	regs[0] = BUF, regs[14] = SCOPE + 0x10 + 1;
 	taint_block(t, LEAF);
 	code_base = LEAF;
 	RUN(t, 0, 0x6802, 0x1852, 0x6042, 0x4770);
-	taint_block(t, LEAF + 0x100);
+	taint_block(t, LEAF + 0x104);
 	taint_block(t, SCOPE + 0x10);
 	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
 	leaf_counts(t, 2, 1);
 	taint_free(t);
 }
 
-/* A recording that called out and is then interrupted fails as at its return: the function's
- * later calls are not recorded again, so the leaf calls they make are. */
+/* "test" calling "add" at LEAF + 0x104, returning to SCOPE + 0x10, with add's instructions run. */
+static void test_calls_add(struct taint *t)
+{
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, LEAF + 0x100);
+	regs[14] = LEAF + 0x104 + 1;
+	taint_block(t, LEAF);
+	code_base = LEAF;
+	run(t, leaf_add, 4, 0);
+	taint_block(t, LEAF + 0x104);
+	taint_block(t, SCOPE + 0x10);
+}
+
+/* A call of a function that calls a leaf function is summarised with what its callee did
+ * (slhdsa-c's SHA-256 compression calls memcpy); one whose callee calls further, or that calls a
+ * function the tracker watches, is not. */
+static void test_leaf_calling_a_leaf(void)
+{
+	struct taint *t = leaf_tracker();
+	test_calls_add(t);
+	leaf_counts(t, 1, 0);
+	CHECK(taint_memory(t, BUF + 4) == S && taint_get(t, 2) == S);
+	taint_mark(t, BUF + 4, 4, 0); /* written before it is read: not an input */
+	taint_set(t, 2, 0);
+	test_calls_add(t);
+	leaf_counts(t, 1, 1);
+	CHECK(taint_memory(t, BUF + 4) == S && taint_get(t, 2) == S && taint_instructions(t) == 8);
+
+	/* "count" calling "test", which calls "add": not summarised, and never again; "test" called
+	 * from it (another return address) is recorded there */
+	for (int call = 0; call < 2; call++) {
+		regs[0] = BUF, regs[14] = SCOPE + 0x20 + 1;
+		taint_block(t, LEAF + 0x200);
+		regs[14] = LEAF + 0x204 + 1;
+		taint_block(t, LEAF + 0x100);
+		regs[14] = LEAF + 0x104 + 1;
+		taint_block(t, LEAF);
+		code_base = LEAF;
+		run(t, leaf_add, 4, 0);
+		taint_block(t, LEAF + 0x104);
+		taint_block(t, LEAF + 0x204);
+		taint_block(t, SCOPE + 0x20);
+	}
+	leaf_counts(t, 2, 1);
+	taint_free(t);
+
+	/* "add" declassifies what it returns: "test" calling it is tracked at every call */
+	t = taint_new(&leaf_elf, &chip_stm32f407);
+	CHECK(taint_scope_function(t, "sign") == 0 && taint_public_return(t, "add") == 0);
+	taint_attach(t, &fake_core);
+	memset(regs, 0, sizeof regs);
+	regs[13] = LEAF_SP;
+	regs[14] = CALLER + 1;
+	taint_block(t, SCOPE);
+	taint_mark(t, BUF, 4, S);
+	for (int call = 0; call < 2; call++) {
+		test_calls_add(t);
+		CHECK(taint_get(t, 2) == S);
+	}
+	leaf_counts(t, 0, 0);
+	taint_free(t);
+}
+
+/* A recording that called out too deep and is then interrupted fails as at its return: the
+ * function's later calls are not recorded again, so the calls they make are. */
 static void test_leaf_refused_before_an_exception(void)
 {
 	struct taint *t = leaf_tracker();
@@ -1218,6 +1281,9 @@ static void test_leaf_refused_before_an_exception(void)
 		taint_block(t, LEAF); /* calls "add" */
 		code_base = LEAF;
 		run(t, leaf_add, 4, 0);
+		regs[14] = LEAF + 0x08 + 1;
+		taint_block(t, LEAF + 0x200); /* which calls "count" */
+		taint_block(t, LEAF + 0x08);
 		taint_block(t, LEAF + 0x104);
 		if (call == 0) {
 			taint_exception_entry(t, LEAF_SP - 0x20, false);
@@ -1337,6 +1403,7 @@ int main(void)
 	test_outcome_runs();
 	test_leaf_replayed();
 	test_leaf_not_summarised();
+	test_leaf_calling_a_leaf();
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
 	test_idle_leaves_the_code_hook();
