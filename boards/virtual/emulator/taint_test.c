@@ -1337,6 +1337,40 @@ static void test_leaf_sealed(void)
 	taint_free(t);
 }
 
+/* A replayed call's callee needs no hook: reached in the replay, a sealed callee stays sealed;
+ * reached in a recording, it is hooked again. */
+static void test_leaf_callee_sealed(void)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++) {
+		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		taint_gate(t, LEAF);
+		leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+	}
+	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "add" sealed */
+	for (int call = 0; call < 2; call++) {
+		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		CHECK(!taint_gate(t, LEAF + 0x100));
+		taint_block(t, LEAF + 0x100); /* "test": recorded, then replayed */
+		regs[14] = LEAF + 0x104 + 1;
+		CHECK(taint_gate(t, LEAF) == (call == 0));
+		taint_block(t, LEAF);
+		code_base = LEAF;
+		run(t, leaf_add, 4, 0);
+		taint_block(t, LEAF + 0x104);
+		taint_block(t, SCOPE + 0x10);
+		if (call == 0) { /* "add" called again, replayed: sealed again */
+			regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+			CHECK(taint_gate(t, LEAF));
+			leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+		}
+		CHECK(taint_hooked_ranges(t, ranges) == 2);
+	}
+	leaf_counts(t, 2, TAINT_SEAL_STREAK + 3);
+	taint_free(t);
+}
+
 /* Idle (nothing tainted, no checked call open) no instruction calls taint_insn; a block that can
  * begin the checked call or mark a secret brings the code hook back before it runs, and the
  * call's return leaves it again. */
@@ -1406,6 +1440,7 @@ int main(void)
 	test_leaf_calling_a_leaf();
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
+	test_leaf_callee_sealed();
 	test_idle_leaves_the_code_hook();
 	return check_summary("taint tests");
 }
