@@ -828,6 +828,20 @@ static void recorded_block(struct taint *t, uint32_t addr)
 	*callee = (struct callee){addr, addr + f->size, lr, sp};
 }
 
+/* A recorded call gives way to a call it makes of a function summarised on its own (SPHINCS+'s
+ * thash to its SHA-256 compression): the recording ends unsummarised, so that the callee's calls
+ * replay, and leave the code hook, as leaf calls, and it is tried again at a later call (until its
+ * function is left alone for replaying too seldom). A summary with the callee in it would keep
+ * the callee's code hooked in its replays. */
+static bool gives_way(struct taint *t, uint32_t addr)
+{
+	if (!t->memo.leaf || t->memo.replay || in_leaf(t->memo.leaf, addr) || !is_function_entry(t, addr) ||
+	    is_watched(t, addr))
+		return false;
+	const struct leaf *l = leaf_at(t, addr, false);
+	return l && l->n && l->failures < FAILURES;
+}
+
 static void seal(struct taint *t, struct leaf *l, bool on)
 {
 	l->sealed = on;
@@ -868,7 +882,8 @@ bool taint_gate(struct taint *t, uint32_t addr)
 	}
 	struct leaf *l = entry ? leaf_at(t, addr, false) : NULL;
 	if (l && l->n && !idle) {
-		const struct summary *hit = leaf_call_may_begin(t, addr) && l->failures < FAILURES ? summary_for(t, l) : NULL;
+		const struct summary *hit = (leaf_call_may_begin(t, addr) || gives_way(t, addr)) && l->failures < FAILURES ?
+					    summary_for(t, l) : NULL;
 		bool sealed = hit && (l->sealed || (l->streak >= TAINT_SEAL_STREAK && hit->instructions >= SEAL_INSTRUCTIONS)) &&
 			      (l->unseals < UNSEALS || l->unseals * REPLAYS_PER_UNSEAL < l->replays);
 		if (sealed != l->sealed && (!sealed || t->memo.nsealed < SEALED)) {
@@ -944,6 +959,8 @@ void taint_block(struct taint *t, uint32_t addr)
 			end_leaf_call(t);
 		else if (t->memo.replay)
 			return;
+		else if (gives_way(t, addr))
+			end_recording(t, false);
 		else
 			recorded_block(t, addr);
 	}
