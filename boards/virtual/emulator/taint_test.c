@@ -1206,17 +1206,17 @@ static void test_leaf_not_summarised(void)
 	taint_free(t);
 }
 
-/* "test" calling "add" at LEAF + 0x104, returning to SCOPE + 0x10, with add's instructions run. */
-static void test_calls_add(struct taint *t)
+/* "test" calling "add" at LEAF + 0x104, returning to `ret`, with add's instructions run. */
+static void test_calls_add(struct taint *t, uint32_t ret)
 {
-	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	regs[0] = BUF, regs[1] = 5, regs[14] = ret + 1;
 	taint_block(t, LEAF + 0x100);
 	regs[14] = LEAF + 0x104 + 1;
 	taint_block(t, LEAF);
 	code_base = LEAF;
 	run(t, leaf_add, 4, 0);
 	taint_block(t, LEAF + 0x104);
-	taint_block(t, SCOPE + 0x10);
+	taint_block(t, ret);
 }
 
 /* A call of a function that calls a leaf function is summarised with what its callee did
@@ -1225,12 +1225,12 @@ static void test_calls_add(struct taint *t)
 static void test_leaf_calling_a_leaf(void)
 {
 	struct taint *t = leaf_tracker();
-	test_calls_add(t);
+	test_calls_add(t, SCOPE + 0x10);
 	leaf_counts(t, 1, 0);
 	CHECK(taint_memory(t, BUF + 4) == S && taint_get(t, 2) == S);
 	taint_mark(t, BUF + 4, 4, 0); /* written before it is read: not an input */
 	taint_set(t, 2, 0);
-	test_calls_add(t);
+	test_calls_add(t, SCOPE + 0x10);
 	leaf_counts(t, 1, 1);
 	CHECK(taint_memory(t, BUF + 4) == S && taint_get(t, 2) == S && taint_instructions(t) == 8);
 
@@ -1240,16 +1240,9 @@ static void test_leaf_calling_a_leaf(void)
 	 * from it (another return address) is recorded there */
 	t = leaf_tracker();
 	for (int call = 0; call < 2; call++) {
-		regs[0] = BUF, regs[14] = SCOPE + 0x20 + 1;
+		regs[14] = SCOPE + 0x20 + 1;
 		taint_block(t, LEAF + 0x200);
-		regs[14] = LEAF + 0x204 + 1;
-		taint_block(t, LEAF + 0x100);
-		regs[14] = LEAF + 0x104 + 1;
-		taint_block(t, LEAF);
-		code_base = LEAF;
-		run(t, leaf_add, 4, 0);
-		taint_block(t, LEAF + 0x104);
-		taint_block(t, LEAF + 0x204);
+		test_calls_add(t, LEAF + 0x204);
 		taint_block(t, SCOPE + 0x20);
 	}
 	leaf_counts(t, 1, 0);
@@ -1265,7 +1258,7 @@ static void test_leaf_calling_a_leaf(void)
 	taint_block(t, SCOPE);
 	taint_mark(t, BUF, 4, S);
 	for (int call = 0; call < 2; call++) {
-		test_calls_add(t);
+		test_calls_add(t, SCOPE + 0x10);
 		CHECK(taint_get(t, 2) == S);
 	}
 	leaf_counts(t, 0, 0);
