@@ -1100,11 +1100,13 @@ static struct elf_image leaf_elf = {.funcs = leaf_funcs, .nfuncs = 4};
 /* ldr r2, [r0]; adds r2, r2, r1; str r2, [r0, #4]; bx lr */
 static const uint16_t leaf_add[] = {0x6802, 0x1852, 0x6042, 0x4770};
 
-/* A tracker in a call of the scope function "sign", with a secret word at BUF. */
-static struct taint *leaf_tracker(void)
+/* A tracker in a call of the scope function "sign", with a secret word at BUF (and the return of
+ * `public_return` declassified, if not NULL). */
+static struct taint *leaf_tracker_declassifying(const char *public_return)
 {
 	struct taint *t = taint_new(&leaf_elf, &chip_stm32f407);
 	CHECK(taint_scope_function(t, "sign") == 0);
+	CHECK(!public_return || taint_public_return(t, public_return) == 0);
 	taint_attach(t, &fake_core);
 	memset(regs, 0, sizeof regs);
 	regs[13] = LEAF_SP;
@@ -1112,6 +1114,11 @@ static struct taint *leaf_tracker(void)
 	taint_block(t, SCOPE);
 	taint_mark(t, BUF, 4, S);
 	return t;
+}
+
+static struct taint *leaf_tracker(void)
+{
+	return leaf_tracker_declassifying(NULL);
 }
 
 /* A call of the function at `at` with r0 = BUF, r1 = `r1`, running its `n` halfwords `times`
@@ -1249,14 +1256,7 @@ static void test_leaf_calling_a_leaf(void)
 	taint_free(t);
 
 	/* "add" declassifies what it returns: "test" calling it is tracked at every call */
-	t = taint_new(&leaf_elf, &chip_stm32f407);
-	CHECK(taint_scope_function(t, "sign") == 0 && taint_public_return(t, "add") == 0);
-	taint_attach(t, &fake_core);
-	memset(regs, 0, sizeof regs);
-	regs[13] = LEAF_SP;
-	regs[14] = CALLER + 1;
-	taint_block(t, SCOPE);
-	taint_mark(t, BUF, 4, S);
+	t = leaf_tracker_declassifying("add");
 	for (int call = 0; call < 2; call++) {
 		test_calls_add(t, SCOPE + 0x10);
 		CHECK(taint_get(t, 2) == S);
