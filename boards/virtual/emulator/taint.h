@@ -173,18 +173,18 @@ void taint_block(struct taint *t, uint32_t addr);
 /* The instruction at `addr` is about to execute. False if it cannot be decoded (the timing
  * model rejects such a block first, so this does not happen with a priced block). */
 bool taint_insn(struct taint *t, uint32_t addr);
-/* Leaf calls (a speed-up that changes no result): a call of a function that calls nothing, or
- * only functions that call nothing, is tracked once and summarised; a later call whose inputs are
- * the same is not tracked, its summary is applied when it returns. Its inputs are SP, LR, every
- * slot's taint, the taint of every byte the call read before writing it, and the values of those
- * of r0-r3 that decided its path or its addresses. While a call is recorded, its inputs are
- * labelled (the shadow's upper bits): it is summarised only if it made no finding, ran only its
- * function's code and that of functions it called which call nothing (none of them watched), read
- * no peripheral nor state no slot holds, and no value from memory or from a slot other than r0-r3,
- * SP and LR decided a branch, an address, a jump or a division: then a call with the same inputs
- * runs the same instructions at the same addresses with the same taints. A recording gives way to a call
- * of a function summarised on its own (it ends unsummarised, the callee replays). A function whose calls
- * hit TAINT_SEAL_STREAK times in a row (and whose call is long) leaves the code hook
+/* Leaf calls (a speed-up that changes no result): a call of a function that calls nothing, or only
+ * functions that call nothing, is tracked once and summarised; a later call whose inputs are the
+ * same is not tracked, its summary is applied when it returns. Its inputs are SP, LR, every slot's
+ * taint, the taint of every byte the call read before writing it, and the values of those of r0-r3
+ * that decided its path or its addresses. While a call is recorded, its inputs are labelled (the
+ * shadow's upper bits): it is summarised only if it made no finding, ran only its function's code
+ * and that of functions it called which call nothing (none of them watched), read no peripheral
+ * nor state no slot holds, and no value from memory or from a slot other than r0-r3, SP and LR
+ * decided a branch, an address, a jump or a division: then a call with the same inputs runs the
+ * same instructions at the same addresses with the same taints. A recording gives way to a call of
+ * a function summarised on its own (it ends unsummarised, the callee replays). A function whose
+ * calls hit TAINT_SEAL_STREAK times in a row (and whose call is long) leaves the code hook
  * (taint_hooked_ranges): its replayed calls cost what untracked code costs; taint_gate() brings it
  * back before a call it cannot replay. An exception during a recording ends it unsummarised (and
  * one that could not be summarised anyway fails as at its return); during a replay, its frame's
