@@ -4,7 +4,8 @@ catalogue row within 60 s on this 2-core machine, unloaded; a target printed, ne
 per row its wall time, the CPU time of the command and its emulators (what an unloaded machine's
 two cores would share), the load beside it, its verdict and how it was decided (ct.json's
 `sequential.stopped`, or all -n), and where the time went: each exact check (the test's clock and
-the other clock, `taint-fast/`), the statistics' signatures and the key pool's generation in them.
+the other clock, `taint-fast/`, unless derived from the first), the statistics' signatures and the
+key pool's generation in them.
 
     tests/bench/ct_decides.py [--out DIR] [ROW ...]   (ROW: scheme/impl; a finished DIR/ROW is read back)
 """
@@ -108,6 +109,8 @@ def main() -> None:
         print(f"  decided: {decided}", flush=True)
         for part in phases(out):
             print(f"  {part}", flush=True)
+        for derived in (item for item in document.get("other_clocks") or () if item.get("derived")):
+            print(f"  exact check {derived['clock']['hz'] / 1e6:.0f} MHz derived: {derived['verdict']}", flush=True)
 
 
 if __name__ == "__main__":

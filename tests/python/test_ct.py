@@ -418,7 +418,7 @@ def test_the_exact_check_also_runs_at_the_boards_slowest_and_fastest_clocks_when
 
     def other_clocks(board, **options):
         test = constant_time_test(board, 100, b"s", 32, **options)
-        return [(companion.directory, companion.clock) for companion in test.companions()]
+        return [(companion.directory, companion.clock) for companion in test.companions(board)]
 
     assert other_clocks(virtual, at_other_clocks=True) == [("taint", None), ("taint-fast", "fast")]
     assert other_clocks(virtual.at_clock("fast"), at_other_clocks=True) == [("taint", None),
@@ -426,3 +426,41 @@ def test_the_exact_check_also_runs_at_the_boards_slowest_and_fastest_clocks_when
     assert other_clocks(virtual) == [("taint", None)]
     assert other_clocks(virtual, at_other_clocks=True, taint_check=False) == []
     assert other_clocks(discovery, at_other_clocks=True) == []  # its exact check runs in the replay
+
+
+@pytest.mark.parametrize("found", ["nothing", "a branch", "a declassified flash load", "a flash load", "an SRAM load"])
+def test_the_other_clocks_check_is_derived_unless_a_secret_indexes_flash(found):
+    """A clock changes only what a load from flash at a secret address costs: without one (not
+    declared public), the check at the test's clock is the check at every clock, and its verdict
+    there is derived instead of run (kept in "taint", marked derived); with one, the other clock's
+    check runs, each companion asked for after the one before it was taken."""
+    from pqscope.analysis.ct import constant_time_test
+    from pqscope.measure.capture import Companion
+    from pqscope.project.boards import load_boards
+    from pqscope.project.paths import repo_root
+
+    virtual = load_boards(repo_root())["virtual"]
+    flash = replace(NOTE, region="flash")
+    finding = {"nothing": None, "a branch": replace(LEAKING_FINDING, kind="branch"),
+               "a declassified flash load": replace(flash, declassified=True), "a flash load": flash,
+               "an SRAM load": replace(NOTE, region="sram", address=0x20001000)}[found]
+    document = exact_check(*([finding] if finding else []))
+    test = constant_time_test(virtual, 100, b"s", 32, at_other_clocks=True)
+    companions = test.companions(virtual)
+    first = next(companions)
+    assert first.clock is None
+    test.take_companion(first, document.to_json())
+    rest = list(companions)
+    derived = found != "a flash load"
+    assert document.same_at_every_clock == derived
+    assert [(companion.directory, companion.clock) for companion in rest] == ([] if derived else [("taint-fast", "fast")])
+    if not derived:
+        test.take_companion(Companion(rest[0].capture, "taint-fast", "fast"), replace(document, clock=None).to_json())
+    (fast,) = test.at_clocks.values()
+    assert fast.derived == derived and fast.directory == ("taint" if derived else "taint-fast")
+    assert (fast.verdict, fast.leaking_instructions) == (document.verdict, len(document.leaks))
+    if derived:
+        there = virtual.at_clock("fast")
+        assert (fast.clock.name, fast.clock.hz, fast.clock.flash_wait_states) == (
+            "fast", there.clock_hz, there.clock.flash_wait_states) == ("fast", 168_000_000, 5)
+        assert type(fast).from_json(fast.to_json()) == fast

@@ -114,3 +114,31 @@ def test_the_key_pool_is_made_for_the_early_look_first_and_whole_after_it():
     resumed, resumed_samples = calls(first_pool=sequential.EARLY_LOOK, done=set(range(30)))
     assert resumed_samples == whole_samples[30:]
     assert len([c for c in resumed if c[0] == "keygen"]) == info.key_slots
+
+
+@pytest.mark.parametrize("public", ["none", "class-independent noise", "differs between the classes"])
+def test_a_clean_exact_check_stops_early_unless_the_public_time_shows_a_difference(public):
+    """Time set apart as public (code the exact check shows runs on public values: Falcon's
+    hash_to_point_vartime) need not reach its own no-leak, 1,000 signatures per class, before a clean
+    check and a total bound stop the test; evidence that it differs between the classes (time that
+    depends on the public key, which the verdict's reason would say) keeps the test going."""
+    import numpy as np
+
+    from pqscope.analysis import leakstats
+    from pqscope.analysis.ct_analysis import CtResult, PublicTime
+    from pqscope.analysis.ct_looks import public_time_settled, stop_at_look
+
+    classes = np.arange(100) % 2
+    total = leakstats.analyse(classes, np.full(100, 5_000_000.0), bootstrap_resamples=10)
+    noise = 40_000.0 * (np.arange(100) * 7919 % 13)
+    spent = {"class-independent noise": noise, "differs between the classes": noise + 40_000.0 * 5 * classes}
+    tested = leakstats.analyse(classes, spent[public], bootstrap_resamples=10) if public in spent else None
+    result = CtResult(total, total.verdict, total.reason, 0, 0,
+                      public_time=tested and PublicTime(("hash_to_point_vartime",), 1.0, 1.0, ("hash_to_point_vartime",),
+                                                        tested))
+    # 50 per class: never no-leak; the difference is evidence (|t| about 6.5), not yet a definite leak.
+    assert tested is None or tested.verdict == leakstats.Verdict.INCONCLUSIVE
+    reason = stop_at_look(result, 100, [20, 100, 200], bound=None, exact_clean=True)
+    assert public_time_settled(result) == (public != "differs between the classes")
+    assert (reason is not None) == public_time_settled(result)
+    assert stop_at_look(result, 100, [20, 100, 200], bound=None, exact_clean=False) is None

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..measure.capture import Capture, Companion, Finished, variant_from_json
 from ..measure.runner import Runner
+from ..project.boards import Board
 from ..project.build import PLAIN, Variant, code_digest
 from ..project.catalogue import Implementation
 from ..project.errors import PqscopeError
@@ -17,7 +18,7 @@ from ..project.toolchain import built_with
 from ..results.documents.ct import CtDocument, Sequential
 from ..results.documents.replay import ReplaySettings
 from ..results.documents.runs import ProbeSet
-from ..results.documents.taint import Finding, TaintDocument, VerdictAtClock
+from ..results.documents.taint import CheckedClock, Finding, TaintDocument, VerdictAtClock
 from ..results.probes import check_probes, confirmation, probe_inflation
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
@@ -61,9 +62,10 @@ class CtCapture(Capture):
         # ran: shown next to the statistical localisation.
         self.exact_check = exact_check
         self.taint: TaintDocument | None = None
-        # The board's other clocks the exact check also runs at, and its documents there by clock.
+        # The board's other clocks the exact check also runs at (or its verdict there is derived), and
+        # its verdicts there by clock.
         self.other_clocks = other_clocks
-        self.taint_at: dict[str, TaintDocument] = {}
+        self.at_clocks: dict[str, VerdictAtClock] = {}
         # A no-leak must also show that no leak is larger than this share of the mean time.
         self.bound = bound
         self._live: sequential.OnlineT | None = None  # the raw total's running t
@@ -89,15 +91,21 @@ class CtCapture(Capture):
                 "exact_check": self.exact_check or None, "replay": self.replay.to_json() if self.replay else None,
                 "random_keys": self.random_keys, "other_clocks": list(self.other_clocks) or None}
 
-    def companions(self) -> tuple[Companion, ...]:
+    def companions(self, board: Board) -> Iterator[Companion]:
         """The exact check beside the test, into its "taint" subdirectory, and at each of the
-        board's other clocks into "taint-<clock>" (a replayed test's run in the replay, on the
-        virtual board)."""
+        board's other clocks into "taint-<clock>", unless the first is the same at every clock: its
+        verdict there is then derived (a replayed test's run in the replay, on the virtual board)."""
         if not self.exact_check or self.replay is not None:
-            return ()
-        return tuple(Companion(TaintCapture(self.exact_check, self.master_seed, self.msg_len),
-                               EXACT_CHECK_DIRECTORY if clock is None else f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
-                     for clock in (None, *self.other_clocks))
+            return
+        yield Companion(TaintCapture(self.exact_check, self.master_seed, self.msg_len), EXACT_CHECK_DIRECTORY)
+        for clock in self.other_clocks:
+            if self.taint is not None and self.taint.same_at_every_clock:
+                there = board.at_clock(clock)
+                self.at_clocks[clock] = VerdictAtClock.of(self.taint, EXACT_CHECK_DIRECTORY, CheckedClock(
+                    clock, there.clock_hz, there.clock.flash_wait_states))
+            else:
+                yield Companion(TaintCapture(self.exact_check, self.master_seed, self.msg_len),
+                                f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
 
     @contextlib.contextmanager
     def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):
@@ -133,8 +141,8 @@ class CtCapture(Capture):
         taint = None if document is None else TaintDocument.from_json(document)
         if companion is None or companion.clock is None:
             self.taint = taint
-        else:
-            self.taint_at[companion.clock] = taint
+        elif taint is not None:
+            self.at_clocks[companion.clock] = VerdictAtClock.of(taint, companion.directory)
 
     def stop_reason(self, implementation, path, records, meta, profiled) -> str | None:
         """At a look before the last, why the test can stop: its verdict is leak or no-leak. A
@@ -299,8 +307,7 @@ class CtCapture(Capture):
             replay=None if self._replay is None else self._replay.document(records, meta, self.replay,
                                                                           self._findings(), len(self.looks)),
             evidence=verdict.evidence, scope=verdict.scope,
-            other_clocks=tuple(VerdictAtClock.of(self.taint_at[clock], f"{EXACT_CHECK_DIRECTORY}-{clock}")
-                               for clock in self.other_clocks if clock in self.taint_at))
+            other_clocks=tuple(self.at_clocks[clock] for clock in self.other_clocks if clock in self.at_clocks))
         sort_by_sample(path / self.samples_name)
         evidence = result.evidence
         return Finished(document.to_json(), (evidence.classes.tolist(), evidence.values.tolist(),

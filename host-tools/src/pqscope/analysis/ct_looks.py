@@ -4,6 +4,7 @@ rules a look's analysis is read by (`stop_at_look`)."""
 
 from . import leakstats, sequential
 from .ct_analysis import CtResult
+from .ttests import LEAK_EVIDENCE_T
 
 # Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
 # this many signatures (ct's least -n), enough for the cycles and the per-class picture.
@@ -39,18 +40,27 @@ def bound_shown(result: CtResult, bound: float | None) -> bool:
     return bound is None or result.verdict != leakstats.Verdict.NO_LEAK or bounded(result, bound)
 
 
+def public_time_settled(result: CtResult) -> bool:
+    """Whether what the verdict will say of the public time set apart is known: nothing set apart,
+    its statistics decided, or no evidence that it differs between the classes. Only a difference
+    (time that depends on the public key) changes the verdict's reason, and that code runs on
+    declared-public values only: its no-leak, which takes 1,000 signatures per class, would add
+    nothing (Falcon's hash_to_point_vartime, FN-DSA's sampler)."""
+    public = result.public_time.tested if result.public_time else None
+    return (public is None or public.verdict != leakstats.Verdict.INCONCLUSIVE
+            or (public.max_abs_t is not None and public.max_abs_t < LEAK_EVIDENCE_T))
+
+
 def stop_at_look(result: CtResult, look: int, looks: list[int], *, bound: float | None,
                  exact_clean: bool) -> str | None:
     """Why the test stops at `look` (None: it goes on), given the analysis of its first `look`
     signatures: a definite verdict (with a requested bound shown), or, once the virtual board's own
     exact check is clean (`exact_clean`), no leak found and none larger than AFTER_EXACT_CLEAN of the
-    mean time shown (or the smaller bound asked for), the public time set apart decided too."""
+    mean time shown (or the smaller bound asked for), the public time set apart settled too."""
     if result.verdict != leakstats.Verdict.INCONCLUSIVE and bound_shown(result, bound):
         return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, looks))})"
     share = min(bound or AFTER_EXACT_CLEAN, AFTER_EXACT_CLEAN)
-    public = result.public_time.tested if result.public_time else None  # what the verdict will say of it
-    if exact_clean and result.verdict != leakstats.Verdict.LEAK and bounded(result, share) and (
-            public is None or public.verdict != leakstats.Verdict.INCONCLUSIVE):
+    if exact_clean and result.verdict != leakstats.Verdict.LEAK and bounded(result, share) and public_time_settled(result):
         return (f"no-leak: the exact check found nothing, and no leak larger than {share:.2%} of the mean time "
                 f"shows at {look} signatures")
     return None

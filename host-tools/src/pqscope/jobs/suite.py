@@ -299,9 +299,12 @@ def _at_other_clocks(implementations: Sequence[ImplementationEntry]) -> list[str
                  for item in tested if clock in (other.clock for other in item.constant_time.other_clocks)}
         changed = [f"{name} {at.verdict}" for name, at in there.items()
                    if at.verdict != next(item.verdict for item in tested if item.name == name)]
+        derived = sum(at.derived for at in there.values())
         sentences.append(f"At {clock.describe()}, the exact check " + (
             f"changes the verdict: {_listed(changed)}." if changed else
-            f"gives the same verdict{'s' if len(there) > 1 else ''} ({len(there)} tested)."))
+            f"gives the same verdict{'s' if len(there) > 1 else ''} ({len(there)} tested"
+            + (f", {derived} derived from the tests' clock: no load from flash at a secret address" if derived else "")
+            + ")."))
     return sentences
 
 

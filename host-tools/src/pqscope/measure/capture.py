@@ -109,10 +109,11 @@ class Capture:
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         """Raises, before anything runs, what makes the image unfit for this capture."""
 
-    def companions(self) -> "tuple[Companion, ...]":
-        """Captures measured before this one's records, each into a subdirectory of its run
-        directory, so that their results can decide when this one stops."""
-        return ()
+    def companions(self, board: Board) -> Iterator["Companion"]:
+        """Captures measured on `board` before this one's records, each into a subdirectory of its
+        run directory, so that their results can decide when this one stops: each taken
+        (`take_companion`) before the next is asked for, which its result may make unneeded."""
+        return iter(())
 
     def take_companion(self, companion: "Companion", document: dict) -> None:
         """A companion's result document, before `finish`."""

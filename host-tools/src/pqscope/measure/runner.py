@@ -208,7 +208,7 @@ class Runner:
     def _measure_companions(self, implementation: Implementation, path: Path, what: Capture) -> None:
         """The capture's companions (each resumed where an earlier attempt left it; one at another
         clock on this target at that clock); an interruption interrupts the capture too."""
-        for companion in what.companions():
+        for companion in what.companions(self.target.board):
             sub = path / companion.directory
             resumed = resume_parameters(sub, kind=companion.capture.kind) if (sub / "meta.json").is_file() else None
             if resumed is not None and resumed.status == "complete":

@@ -66,10 +66,13 @@ def function_line(function: FunctionLeak) -> str:
 
 
 def clock_verdict(item: VerdictAtClock) -> str:
-    """The exact check's verdict at another of the board's clocks, and its leaks' functions."""
+    """The exact check's verdict at another of the board's clocks, its leaks' functions, and
+    whether it was derived from the check at the test's clock."""
     return item.verdict + (f", {item.leaking_instructions} leaking instruction"
                            f"{'' if item.leaking_instructions == 1 else 's'} in {', '.join(item.leaking_functions[:4])}"
-                           + (", ..." if len(item.leaking_functions) > 4 else "") if item.leaking_instructions else "")
+                           + (", ..." if len(item.leaking_functions) > 4 else "") if item.leaking_instructions else "") + (
+        " (derived: the check at the test's clock found no load from flash at a secret address, the only finding "
+        "a clock changes)" if item.derived else "")
 
 
 def _decided(document: CtDocument) -> list[str]:

@@ -71,8 +71,9 @@ def verdict_detail(item: ImplementationEntry) -> str:
         parts.append(f"the key's time in {', '.join(f'`{name}`' for name in ct.localised[:3])}")
     for item in ct.other_clocks:
         same = exact and (item.verdict, set(item.leaking_functions)) == (exact.verdict, set(exact.leaking_functions))
-        parts.append(f"at {item.clock.describe()}: " + ("the exact check finds the same" if same else
-                                                        f"exact check {clock_verdict(item)}"))
+        parts.append(f"at {item.clock.describe()}: " + (
+            ("the exact check finds the same" + (" (derived: no load from flash at a secret address)"
+                                                 if item.derived else "")) if same else f"exact check {clock_verdict(item)}"))
     return "; ".join(parts)
 
 

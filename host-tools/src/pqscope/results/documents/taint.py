@@ -129,21 +129,27 @@ class VerdictAtClock:
     leaking_instructions: int
     leaking_functions: tuple[str, ...]
     directory: str
+    # Known without running: the check at the test's clock (in `directory`) is the same at every clock.
+    derived: bool = False
 
     @classmethod
-    def of(cls, document: "TaintDocument", directory: str) -> "VerdictAtClock":
+    def of(cls, document: "TaintDocument", directory: str, clock: CheckedClock | None = None) -> "VerdictAtClock":
+        """The verdict of `document`, kept in `directory`; at `clock`, derived from it, when that is
+        another clock than the check's (TaintDocument.same_at_every_clock)."""
         leaks = sorted(document.leaks, key=lambda finding: -finding.count)
-        return cls(document.checked_at, document.verdict, len(leaks),
-                   tuple(dict.fromkeys(finding.function or finding.hex_address for finding in leaks)), directory)
+        return cls(clock or document.checked_at, document.verdict, len(leaks),
+                   tuple(dict.fromkeys(finding.function or finding.hex_address for finding in leaks)), directory,
+                   derived=clock is not None)
 
     def to_json(self) -> dict:
         return {"clock": self.clock.to_json(), "verdict": self.verdict, "leaking_instructions": self.leaking_instructions,
-                "leaking_functions": list(self.leaking_functions), "directory": self.directory}
+                "leaking_functions": list(self.leaking_functions), "directory": self.directory,
+                **({"derived": True} if self.derived else {})}
 
     @classmethod
     def from_json(cls, data: dict) -> "VerdictAtClock":
         return cls(CheckedClock.from_json(data["clock"]), data["verdict"], data["leaking_instructions"],
-                   tuple(data["leaking_functions"]), data["directory"])
+                   tuple(data["leaking_functions"]), data["directory"], data.get("derived", False))
 
 
 @dataclass(frozen=True)
@@ -172,6 +178,15 @@ class TaintDocument:
     @property
     def checked_at(self) -> CheckedClock:
         return self.clock or BENCHMARK_CLOCK
+
+    @property
+    def same_at_every_clock(self) -> bool:
+        """Whether the check finds the same at each of the board's clocks: the images differ only in
+        the clock's bring-up, so signing runs the same instructions on the same values at each, and a
+        clock changes only what a load from flash at a secret address costs (`Finding.timed`, behind
+        wait states). Without such a load, undeclared, every finding and the verdict are the same."""
+        return not any(finding.kind == "address" and finding.region == "flash" and not finding.declassified
+                       for finding in self.findings)
 
     def to_json(self) -> dict:
         document = {"scheme": self.scheme, "impl": self.impl, "board": self.board,
