@@ -828,18 +828,33 @@ static void recorded_block(struct taint *t, uint32_t addr)
 	*callee = (struct callee){addr, addr + f->size, lr, sp};
 }
 
+/* Whether the calls `l`'s summaries hold are mostly long enough to leave the code hook. */
+static bool mostly_long(const struct leaf *l)
+{
+	unsigned long_calls = 0;
+	for (unsigned i = 0; i < l->n; i++)
+		long_calls += l->summaries[i].instructions >= SEAL_INSTRUCTIONS;
+	return 2 * long_calls > l->n;
+}
+
 /* A recorded call gives way to a call it makes of a function summarised on its own (SPHINCS+'s
  * thash to its SHA-256 compression): the recording ends unsummarised, so that the callee's calls
  * replay, and leave the code hook, as leaf calls, and it is tried again at a later call (until its
  * function is left alone for replaying too seldom). A summary with the callee in it would keep
- * the callee's code hooked in its replays. */
+ * the callee's code hooked in its replays. Not to a call too short to leave the code hook (its
+ * summary's, or most of the function's if none fits): slhdsa-c's SHA-256 compression copies its
+ * round constants with memcpy, whose calls elsewhere give it summaries, and giving way to each
+ * copy kept the compression from ever being summarised (SLH-DSA-SHA2-128s: 4 times slower). */
 static bool gives_way(struct taint *t, uint32_t addr)
 {
 	if (!t->memo.leaf || t->memo.replay || in_leaf(t->memo.leaf, addr) || !is_function_entry(t, addr) ||
 	    is_watched(t, addr))
 		return false;
 	const struct leaf *l = leaf_at(t, addr, false);
-	return l && l->n && l->failures < FAILURES;
+	if (!l || !l->n || l->failures >= FAILURES)
+		return false;
+	const struct summary *hit = summary_for(t, l);
+	return hit ? hit->instructions >= SEAL_INSTRUCTIONS : mostly_long(l);
 }
 
 static void seal(struct taint *t, struct leaf *l, bool on)

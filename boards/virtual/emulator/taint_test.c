@@ -1364,6 +1364,36 @@ static void test_leaf_callee_summarised_on_its_own(void)
 	taint_free(t);
 }
 
+/* A callee too short to leave the code hook (slhdsa-c's memcpy of its round constants) does not
+ * end the recording of its caller, though summarised on its own: the caller is summarised with
+ * it, its later calls replay whole, and a long caller leaves the code hook. */
+static void test_leaf_short_callee_summarised_with_its_caller(void)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	leaf_call(t, LEAF, leaf_add, 4, 5, 5); /* "add" alone: 20 instructions */
+	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++) {
+		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		taint_gate(t, LEAF + 0x100);
+		taint_block(t, LEAF + 0x100); /* "test": 300 instructions of its own, then "add" */
+		code_base = LEAF + 0x100;
+		for (int i = 0; i < 100; i++)
+			run(t, leaf_add, 3, 0);
+		regs[0] = BUF, regs[14] = LEAF + 0x104 + 1;
+		taint_gate(t, LEAF);
+		taint_block(t, LEAF);
+		code_base = LEAF;
+		for (int i = 0; i < 5; i++)
+			run(t, leaf_add, 4, 0);
+		taint_block(t, LEAF + 0x104);
+		taint_block(t, SCOPE + 0x10);
+		CHECK(taint_memory(t, BUF + 4) == S);
+	}
+	leaf_counts(t, 2, TAINT_SEAL_STREAK + 1); /* "test" recorded once with "add" in it, then replayed */
+	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "test" sealed */
+	taint_free(t);
+}
+
 /* Idle (nothing tainted, no checked call open) no instruction calls taint_insn; a block that can
  * begin the checked call or mark a secret brings the code hook back before it runs, and the
  * call's return leaves it again. */
@@ -1434,6 +1464,7 @@ int main(void)
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
 	test_leaf_callee_summarised_on_its_own();
+	test_leaf_short_callee_summarised_with_its_caller();
 	test_idle_leaves_the_code_hook();
 	return check_summary("taint tests");
 }
