@@ -142,3 +142,25 @@ def test_a_clean_exact_check_stops_early_unless_the_public_time_shows_a_differen
     assert public_time_settled(result) == (public != "differs between the classes")
     assert (reason is not None) == public_time_settled(result)
     assert stop_at_look(result, 100, [20, 100, 200], bound=None, exact_clean=False) is None
+
+
+def test_the_early_look_is_sized_to_the_signing_the_exact_check_measured():
+    """20 signatures where they cost at most EARLY_LOOK_CYCLES of signing, fewer (even, two per class
+    at least) for a slow one: SLH-DSA-SHA2-128s's 6.8 G cycles a signature look first at 4. Taken
+    with the exact check's document, before any signature of the test; its key pool made for them."""
+    from pqscope.analysis.ct_looks import EARLY_LOOK_CYCLES, early_look, first_pool
+    from pqscope.measure.capture import Companion
+
+    assert early_look(None) == early_look(()) == early_look((None,)) == 20
+    assert early_look((int(EARLY_LOOK_CYCLES / 20),) * 2) == 20
+    assert early_look((int(EARLY_LOOK_CYCLES / 12), 1)) == 12  # the slower signature decides
+    assert early_look((int(EARLY_LOOK_CYCLES / 7),)) == 6 and early_look((6_810_312_121,) * 2) == 4
+    assert early_look((int(EARLY_LOOK_CYCLES * 10),)) == 4
+    test = capture(exact_check=2)
+    assert test.looks == [20, 100, 200, 400, 800, 1600, 2000]
+    first = next(test.companions(None))
+    test.take_companion(first, replace(exact_check(NOTE), sign_cycles=(6_810_312_121, 6_810_313_944)).to_json())
+    assert test.looks == [4, 100, 200, 400, 800, 1600, 2000] and first_pool(test.looks) == 4
+    fixed = capture(exact_check=2, fixed_n=True)
+    fixed.take_companion(Companion(first.capture, "taint"), replace(exact_check(NOTE), sign_cycles=(7e9,)).to_json())
+    assert fixed.looks == [2000] and first_pool(fixed.looks) is None

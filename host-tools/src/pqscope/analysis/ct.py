@@ -77,7 +77,12 @@ class CtCapture(Capture):
         self._keys_made: deque[KeyMade] = deque()  # by the shards' threads, for `update`
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
-        self.looks = looks_of(samples, fixed_n=fixed_n, beside_exact_check=bool(exact_check) and replay is None)
+        self.looks = self._looks()
+
+    def _looks(self, sign_cycles: tuple[int | None, ...] | None = None) -> list[int]:
+        """The test's looks (ct_looks.looks_of), the early one sized to the exact check's `sign_cycles`."""
+        return looks_of(self.samples, fixed_n=self.fixed_n, beside_exact_check=bool(self.exact_check)
+                        and self.replay is None, sign_cycles=sign_cycles)
 
     @classmethod
     def from_meta(cls, meta) -> "CtCapture":
@@ -141,6 +146,8 @@ class CtCapture(Capture):
         taint = None if document is None else TaintDocument.from_json(document)
         if companion is None or companion.clock is None:
             self.taint = taint
+            if taint is not None:  # the early look sized to its signing
+                self.looks = self._looks(taint.sign_cycles)
         elif taint is not None:
             self.at_clocks[companion.clock] = VerdictAtClock.of(taint, companion.directory)
 

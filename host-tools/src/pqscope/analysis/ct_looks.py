@@ -15,18 +15,40 @@ AFTER_EXACT_LEAK = 20
 AFTER_EXACT_CLEAN = 0.001
 
 
-def looks_of(samples: int, *, fixed_n: bool, beside_exact_check: bool) -> list[int]:
+# The early look's signatures cost at most this many model cycles of signing: about half a minute
+# on two emulators (SLH-DSA-SHA2-128s signs in 6.8 G cycles: 4 signatures, not 20).
+EARLY_LOOK_CYCLES = 2e10
+# Two per class: the fewest whose TOST bound (Welch's standard error) is computed.
+FEWEST_EARLY = 4
+
+
+def early_look(sign_cycles: tuple[int | None, ...] | None) -> int:
+    """The early look's signatures, for a signing that took `sign_cycles` in the exact check (its
+    document's): sequential.EARLY_LOOK, fewer (even, at least FEWEST_EARLY) where those would cost
+    more than EARLY_LOOK_CYCLES. Below 10 per class no t-test is computed: a clean exact check and
+    the bound alone decide there, which is all the early look ever decides by."""
+    known = [cycles for cycles in sign_cycles or () if cycles]
+    if not known:
+        return sequential.EARLY_LOOK
+    affordable = int(EARLY_LOOK_CYCLES / max(known)) // 2 * 2
+    return max(FEWEST_EARLY, min(sequential.EARLY_LOOK, affordable))
+
+
+def looks_of(samples: int, *, fixed_n: bool, beside_exact_check: bool,
+             sign_cycles: tuple[int | None, ...] | None = None) -> list[int]:
     """The looks of a test of at most `samples` signatures: all of them at once with `fixed_n`;
-    beside the virtual board's own exact check, an early look first (sequential.EARLY_LOOK), where
-    a clean check and constant classes decide. The parameters alone decide them, never the check's
-    result or the time it took: a resumed test looks where an uninterrupted one does."""
-    return [samples] if fixed_n else sequential.sequential_looks(samples, early=beside_exact_check)
+    beside the virtual board's own exact check, an early look first (`early_look` of the signing
+    cycles that check measured), where a clean check and constant classes decide. The parameters
+    and the model's cycles decide them, never the check's findings or the time anything took: a
+    resumed test looks where an uninterrupted one does."""
+    early = early_look(sign_cycles) if beside_exact_check else None
+    return [samples] if fixed_n else sequential.sequential_looks(samples, early=early)
 
 
 def first_pool(looks: list[int]) -> int | None:
     """The signatures the key pool is first made for (ct_schedule.capture_ct's `first_pool`): the
     early look's, if the test has one before its last (None: the whole pool first)."""
-    return looks[0] if len(looks) > 1 and looks[0] == sequential.EARLY_LOOK else None
+    return looks[0] if len(looks) > 1 and looks[0] <= sequential.EARLY_LOOK else None
 
 
 def bounded(result: CtResult, share: float) -> bool:

@@ -40,14 +40,16 @@ FIRST_LOOK = 100
 # The first look of a test whose exact check already ran on the virtual board: the least -n, the
 # fewest signatures whose t-tests are computed (ttests.MIN_SAMPLES_PER_TEST per class). Where that
 # check is clean, deterministic code whose classes differ by nothing shows it here (the TOST bound
-# of constant classes is their difference itself), and a slow signing decides in 20 signatures.
+# of constant classes is their difference itself), and a slow signing decides in 20 signatures
+# (fewer for the slowest: ct_looks.early_look).
 EARLY_LOOK = 20
 
 
-def sequential_looks(maximum: int, *, early: bool = False) -> list[int]:
+def sequential_looks(maximum: int, *, early: int | None = None) -> list[int]:
     """The sample counts at which a sequential test looks at its data: doubling from FIRST_LOOK
     (100, 200, 400, ...; even, so the paired classes are balanced) up to `maximum`, which is the
-    last look; `early` adds a look at EARLY_LOOK before them (for a test beside its exact check).
+    last look; `early` adds a look at that many signatures before them (for a test beside its exact
+    check: at most EARLY_LOOK).
 
     Why this keeps the fixed-N test's false-positive rate: a leak is declared at a look only past
     the definite threshold raised for the number of looks (Bonferroni,
@@ -57,7 +59,7 @@ def sequential_looks(maximum: int, *, early: bool = False) -> list[int]:
     N; stopping there claims nothing a fixed-N test of that size would not. Doubling keeps the looks
     few (log2 of the range) and so the raise small: 10 looks move 10 to 10.2. The looks depend on
     the parameters alone, never on timing: a resumed test looks where an uninterrupted one does."""
-    looks = [EARLY_LOOK] if early and EARLY_LOOK < maximum else []
+    looks = [early] if early and early < maximum else []
     count = FIRST_LOOK
     while count < maximum:
         looks.append(count)
