@@ -225,6 +225,9 @@ def test_t_against_n_grows_under_a_leak_and_plots():
     assert series[-1].max_abs_t > DEFINITE_LEAK_T
     png = plot_t_vs_n(series + t_against_n(*interleave(np.full(40, 5), np.full(40, 6)), points=3))
     assert png.startswith(b"\x89PNG")
+    # A test decided at 4 signatures (a slow signing's early look beside a clean exact check): no |t| at all.
+    (few,) = t_against_n(*interleave(np.full(2, 5), np.full(2, 5)), points=3)
+    assert few.n == 4 and few.max_abs_t is None and plot_t_vs_n([few]).startswith(b"\x89PNG")
 
 
 def test_class_ecdfs_are_step_functions_per_class():

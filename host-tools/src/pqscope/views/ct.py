@@ -89,6 +89,8 @@ def _decided(document: CtDocument) -> list[str]:
                                      [0, 0])
             found[0] += 1
             found[1] += item.executions
+        elif item.strongest_test is None:  # fewer signatures per class than a t-test needs
+            lines.append("statistics: too few signatures per class for a t-test")
         else:
             lines.append(f"statistics: max |t| = {_rounded(item.max_abs_t)} ({item.strongest_test})"
                          + (f"; {item.function}: t = {_rounded(item.function_t)}" if item.function else ""))

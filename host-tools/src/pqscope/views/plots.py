@@ -175,7 +175,10 @@ def plot_t_vs_n(series: Sequence[TPoint]) -> bytes:
                   label="infinite (constant classes differ)")
     axes.axhline(LEAK_EVIDENCE_T, color="orange", linestyle="--", label=f"evidence |t| = {LEAK_EVIDENCE_T:g}")
     axes.axhline(DEFINITE_LEAK_T, color="red", linestyle="--", label=f"leak |t| = {DEFINITE_LEAK_T:g}")
-    axes.set_xscale("log")
+    if counted:
+        axes.set_xscale("log")
+    else:  # a test decided before a class had the signatures a t-test needs
+        axes.text(0.5, 0.5, "too few signatures per class for a t-test", transform=axes.transAxes, ha="center")
     # Linear up to the thresholds, logarithmic above: a definite leak can reach |t| in the thousands.
     axes.set_yscale("symlog", linthresh=DEFINITE_LEAK_T)
     axes.set_xlabel("samples (both classes)")
