@@ -1333,6 +1333,31 @@ static void test_leaf_sealed(void)
 	taint_free(t);
 }
 
+/* "test" called from the scope function as the emulator runs it, each block's gate first: `own`
+ * runs of its 3-instruction body, then "add" called from LEAF + 0x104 running `times` over; whether
+ * the gate before "add" changed the code hook (and, in `test_changed`, the one before "test"). */
+static bool gated_test_calls_add(struct taint *t, unsigned own, unsigned times, bool *test_changed)
+{
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	bool changed = taint_gate(t, LEAF + 0x100);
+	if (test_changed)
+		*test_changed = changed;
+	taint_block(t, LEAF + 0x100);
+	code_base = LEAF + 0x100;
+	for (unsigned i = 0; i < own; i++)
+		run(t, leaf_add, 3, 0);
+	regs[0] = BUF, regs[14] = LEAF + 0x104 + 1;
+	changed = taint_gate(t, LEAF);
+	taint_block(t, LEAF);
+	code_base = LEAF;
+	for (unsigned i = 0; i < times; i++)
+		run(t, leaf_add, 4, 0);
+	taint_block(t, LEAF + 0x104);
+	taint_block(t, SCOPE + 0x10);
+	CHECK(taint_memory(t, BUF + 4) == S);
+	return changed;
+}
+
 /* A recorded call gives way to a callee summarised on its own: the callee's calls replay as leaf
  * calls, the caller is never summarised with it (so never leaves the code hook itself). */
 static void test_leaf_callee_summarised_on_its_own(void)
@@ -1346,19 +1371,10 @@ static void test_leaf_callee_summarised_on_its_own(void)
 	}
 	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "add" sealed */
 	for (int call = 0; call <= 2 * TAINT_SEAL_STREAK; call++) {
-		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-		CHECK(!taint_gate(t, LEAF + 0x100));
-		taint_block(t, LEAF + 0x100); /* "test" */
-		regs[14] = LEAF + 0x104 + 1;
-		bool changed = taint_gate(t, LEAF); /* calls "add" from another place: recorded there first */
-		CHECK(call > 0 || changed);
-		taint_block(t, LEAF);
-		code_base = LEAF;
-		for (int i = 0; i < 75; i++)
-			run(t, leaf_add, 4, 0);
-		taint_block(t, LEAF + 0x104);
-		taint_block(t, SCOPE + 0x10);
-		CHECK(taint_memory(t, BUF + 4) == S);
+		bool test_changed;
+		/* "test" calls "add" from another place: recorded there first */
+		bool changed = gated_test_calls_add(t, 0, 75, &test_changed);
+		CHECK(!test_changed && (call > 0 || changed));
 	}
 	leaf_counts(t, 2, 3 * TAINT_SEAL_STREAK + 1);
 	taint_free(t);
@@ -1372,23 +1388,8 @@ static void test_leaf_short_callee_summarised_with_its_caller(void)
 	struct taint *t = leaf_tracker();
 	uint32_t ranges[65][2];
 	leaf_call(t, LEAF, leaf_add, 4, 5, 5); /* "add" alone: 20 instructions */
-	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++) {
-		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-		taint_gate(t, LEAF + 0x100);
-		taint_block(t, LEAF + 0x100); /* "test": 300 instructions of its own, then "add" */
-		code_base = LEAF + 0x100;
-		for (int i = 0; i < 100; i++)
-			run(t, leaf_add, 3, 0);
-		regs[0] = BUF, regs[14] = LEAF + 0x104 + 1;
-		taint_gate(t, LEAF);
-		taint_block(t, LEAF);
-		code_base = LEAF;
-		for (int i = 0; i < 5; i++)
-			run(t, leaf_add, 4, 0);
-		taint_block(t, LEAF + 0x104);
-		taint_block(t, SCOPE + 0x10);
-		CHECK(taint_memory(t, BUF + 4) == S);
-	}
+	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++)
+		gated_test_calls_add(t, 100, 5, NULL); /* "test": 300 instructions of its own, then "add" */
 	leaf_counts(t, 2, TAINT_SEAL_STREAK + 1); /* "test" recorded once with "add" in it, then replayed */
 	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "test" sealed */
 	taint_free(t);
