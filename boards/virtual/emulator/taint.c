@@ -141,6 +141,8 @@ struct leaf {
 	uint32_t entry, end;         /* its code, [entry, end) */
 	unsigned failures, unseals, streak;
 	uint64_t recordings, replays;
+	/* its calls, recorded, replayed or run inside another's recording: at least SEAL_INSTRUCTIONS long or not */
+	uint64_t long_runs, short_runs;
 	bool sealed;                 /* its code is outside the code hook (taint_hooked_ranges) */
 	struct summary summaries[SUMMARIES];
 	unsigned n, next;
@@ -149,6 +151,7 @@ struct leaf {
 /* A function a recorded call called, [entry, end) (end 0: none), returning to ret with SP sp. */
 struct callee {
 	uint32_t entry, end, ret, sp;
+	uint64_t start;          /* instructions before it was called */
 };
 
 struct frame {
@@ -218,6 +221,7 @@ struct taint {
 		uint64_t start;          /* instructions before the call */
 		uint8_t decided;         /* recording: the labels that reached a decision */
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
+		bool long_callee;        /* recording: a callee ran long enough to leave the code hook on its own */
 		struct summary rec;
 		uint64_t recorded, replayed, rehooks;
 	} memo;
@@ -728,7 +732,7 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 		if (slot != TAINT_SP && slot != TAINT_LR)
 			t->r[slot] |= slot < 4 ? LABEL_ARGUMENT(slot) : LABEL_ENTRY;
 	t->memo.decided = 0;
-	t->memo.spoiled = t->memo.refused = false;
+	t->memo.spoiled = t->memo.refused = t->memo.long_callee = false;
 	t->memo.callee.end = 0;
 }
 
@@ -768,10 +772,19 @@ static void end_recording(struct taint *t, bool keep)
 	t->memo.leaf = NULL;
 }
 
+static void count_run(struct leaf *l, uint64_t instructions)
+{
+	if (instructions >= SEAL_INSTRUCTIONS)
+		l->long_runs++;
+	else
+		l->short_runs++;
+}
+
 static void end_leaf_call(struct taint *t)
 {
 	const struct summary *s = t->memo.replay;
 	if (s) {
+		count_run(t->memo.leaf, s->instructions);
 		for (uint32_t k = 0; k < s->writes.n; k++)
 			*shadow(t, s->writes.at[k].addr) = s->writes.at[k].taint;
 		for (uint64_t m = s->set; m; m &= m - 1)
@@ -782,13 +795,16 @@ static void end_leaf_call(struct taint *t)
 		return;
 	}
 	struct leaf *l = t->memo.leaf;
+	count_run(l, t->instructions - t->memo.start);
 	/* a summary holds where no finding was made and nothing but SP, LR and the arguments'
-	 * values decided the path and the addresses */
+	 * values decided the path and the addresses; not with a long callee in it, which gives way
+	 * next time (gives_way) */
 	bool keep = !t->memo.spoiled && !t->memo.refused && !(t->memo.decided & (LABEL_ENTRY | LABEL_MEMORY));
 	if (t->memo.refused)
 		l->failures = FAILURES;
 	else if (!keep)
 		l->failures++;
+	keep = keep && !t->memo.long_callee;
 	end_recording(t, keep);
 }
 
@@ -808,8 +824,14 @@ static void recorded_block(struct taint *t, uint32_t addr)
 	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14) & ~1u;
 	struct callee *callee = &t->memo.callee;
 	if (callee->end) {
-		if (addr == callee->ret && sp == callee->sp)
-			callee->end = 0; /* back in the call's own function */
+		if (addr == callee->ret && sp == callee->sp) { /* back in the call's own function */
+			callee->end = 0;
+			uint64_t ran = t->instructions - callee->start;
+			struct leaf *c = leaf_at(t, callee->entry, true);
+			if (c)
+				count_run(c, ran);
+			t->memo.long_callee |= ran >= SEAL_INSTRUCTIONS;
+		}
 		else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
 			t->memo.refused = true;
 		if (callee->end)
@@ -825,36 +847,30 @@ static void recorded_block(struct taint *t, uint32_t addr)
 		t->memo.refused = true;
 		return;
 	}
-	*callee = (struct callee){addr, addr + f->size, lr, sp};
+	*callee = (struct callee){addr, addr + f->size, lr, sp, t->instructions};
 }
 
-/* Whether the calls `l`'s summaries hold are mostly long enough to leave the code hook. */
-static bool mostly_long(const struct leaf *l)
-{
-	unsigned long_calls = 0;
-	for (unsigned i = 0; i < l->n; i++)
-		long_calls += l->summaries[i].instructions >= SEAL_INSTRUCTIONS;
-	return 2 * long_calls > l->n;
-}
-
-/* A recorded call gives way to a call it makes of a function summarised on its own (SPHINCS+'s
- * thash to its SHA-256 compression): the recording ends unsummarised, so that the callee's calls
- * replay, and leave the code hook, as leaf calls, and it is tried again at a later call (until its
- * function is left alone for replaying too seldom). A summary with the callee in it would keep
- * the callee's code hooked in its replays. Not to a call too short to leave the code hook (its
- * summary's, or most of the function's if none fits): slhdsa-c's SHA-256 compression copies its
- * round constants with memcpy, whose calls elsewhere give it summaries, and giving way to each
- * copy kept the compression from ever being summarised (SLH-DSA-SHA2-128s: 4 times slower). */
+/* A recorded call gives way to a call it makes of a function whose calls are long enough to leave
+ * the code hook on their own (SPHINCS+'s SHA-256 compression, called by its thash and its
+ * finalisation): the recording ends unsummarised, so that the callee's calls replay, and leave
+ * the code hook, as leaf calls, and it is tried again at a later call (until its function is left
+ * alone for replaying too seldom). A summary with the callee in it would keep the callee's code
+ * hooked in its replays: a recording in which a callee ran that long is not kept either, and gives
+ * way to it next time. A call too short to leave the hook (its summary's, or most of the
+ * function's calls if none fits) is recorded with its caller: slhdsa-c's SHA-256 compression
+ * copies its round constants with memcpy, whose calls elsewhere give it summaries, and giving way
+ * to each copy kept the compression from ever being summarised (SLH-DSA-SHA2-128s: 5 times
+ * slower). */
 static bool gives_way(struct taint *t, uint32_t addr)
 {
 	if (!t->memo.leaf || t->memo.replay || in_leaf(t->memo.leaf, addr) || !is_function_entry(t, addr) ||
 	    is_watched(t, addr))
 		return false;
 	const struct leaf *l = leaf_at(t, addr, false);
-	if (!l || !l->n || l->failures >= FAILURES)
+	if (!l || l->failures >= FAILURES)
 		return false;
-	const struct summary *hit = summary_for(t, l);
-	return hit ? hit->instructions >= SEAL_INSTRUCTIONS : mostly_long(l);
+	const struct summary *hit = l->n ? summary_for(t, l) : NULL;
+	return hit ? hit->instructions >= SEAL_INSTRUCTIONS : l->long_runs > l->short_runs;
 }
 
 static void seal(struct taint *t, struct leaf *l, bool on)

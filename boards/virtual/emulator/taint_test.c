@@ -1380,6 +1380,20 @@ static void test_leaf_callee_summarised_on_its_own(void)
 	taint_free(t);
 }
 
+/* A callee that runs long inside a recording, never called on its own before (SPHINCS+'s SHA-256
+ * compression inside its finalisation): the recording is not kept, the caller's next call gives way
+ * to it, and the callee is recorded and replayed on its own; the caller is never summarised. */
+static void test_leaf_long_callee_found_inside_a_recording(void)
+{
+	struct taint *t = leaf_tracker();
+	gated_test_calls_add(t, 0, 75, NULL); /* "add": 300 instructions */
+	leaf_counts(t, 0, 0);
+	for (int call = 0; call < 4; call++)
+		gated_test_calls_add(t, 0, 75, NULL);
+	leaf_counts(t, 1, 3);
+	taint_free(t);
+}
+
 /* A callee too short to leave the code hook (slhdsa-c's memcpy of its round constants) does not
  * end the recording of its caller, though summarised on its own: the caller is summarised with
  * it, its later calls replay whole, and a long caller leaves the code hook. */
@@ -1466,6 +1480,7 @@ int main(void)
 	test_leaf_sealed();
 	test_leaf_callee_summarised_on_its_own();
 	test_leaf_short_callee_summarised_with_its_caller();
+	test_leaf_long_callee_found_inside_a_recording();
 	test_idle_leaves_the_code_hook();
 	return check_summary("taint tests");
 }
