@@ -82,7 +82,8 @@ def stop_at_look(result: CtResult, look: int, looks: list[int], *, bound: float 
     if result.verdict != leakstats.Verdict.INCONCLUSIVE and bound_shown(result, bound):
         return f"{result.verdict} at {look} signatures (looks at {', '.join(map(str, looks))})"
     share = min(bound or AFTER_EXACT_CLEAN, AFTER_EXACT_CLEAN)
-    if exact_clean and result.verdict != leakstats.Verdict.LEAK and bounded(result, share) and public_time_settled(result):
+    if (exact_clean and result.verdict != leakstats.Verdict.LEAK and bounded(result, share)
+            and public_time_settled(result)):
         return (f"no-leak: the exact check found nothing, and no leak larger than {share:.2%} of the mean time "
                 f"shows at {look} signatures")
     return None
