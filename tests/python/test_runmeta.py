@@ -22,6 +22,8 @@ def test_a_run_from_before_kind_was_recorded_is_a_run_and_is_written_back_with_i
     ({"samples": "3"}, REPORT_NEEDS, "has 'samples' of the wrong type (not an integer)"),
     ({"samples": True}, REPORT_NEEDS, "has 'samples' of the wrong type (not an integer)"),
     ({"ops": "sign"}, REPORT_NEEDS, "has 'ops' of the wrong type (not a list)"),
+    ({"bound": "0.1"}, REPORT_NEEDS, "has 'bound' of the wrong type (not a number)"),
+    ({"fixed_n": 1}, REPORT_NEEDS, "has 'fixed_n' of the wrong type (not true or false)"),
     ({"master_seed": "xyz"}, REPORT_NEEDS, "has a master_seed that is not hex ('xyz')"),
 ])
 def test_what_a_reader_needs_is_checked(change, needs, problem):

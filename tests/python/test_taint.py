@@ -235,11 +235,27 @@ class _Signing:
         return SimpleNamespace(status=status, cycles=1000 + index)
 
 
-def _signatures(session) -> list:
-    capture = TaintCapture(2, b"seed", 32)
+def _signatures(session, capture=None, kept=()) -> list:
+    capture = capture or TaintCapture(2, b"seed", 32)
     capture._wants_variant = lambda made, spent: False  # the -n signatures only: no finding to confirm
     every = SimpleNamespace(owns=lambda index: True)
-    return list(capture.records(session, SimpleNamespace(board_serial="VIRTUAL"), [], every))
+    return list(capture.records(session, SimpleNamespace(board_serial="VIRTUAL"), list(kept), every))
+
+
+@pytest.mark.parametrize("above, signed", [(None, [0, 1]), (999, [0]), (1000, [0, 1])])
+def test_beside_a_test_the_check_stops_at_a_first_signature_that_took_long(above, signed):
+    """`one_signature_above` (pqscope ct's, for the hash-based s sets' 7 G-cycle signatures): the
+    first signature alone where its signing took more cycles; kept in meta.json, so that a resumed
+    check stops where an uninterrupted one does, its first signature kept."""
+    from pqscope.results.runmeta import RunMeta
+
+    capture = TaintCapture(2, b"seed", 32, one_signature_above=above)
+    assert [s.index for s in _signatures(_Signing(tolerant=-1), capture)] == signed  # signature 0: 1000 cycles
+    meta = RunMeta(kind="taint", samples=2, master_seed=b"seed".hex(), msg_len=32, **capture.parameters())
+    resumed = TaintCapture.from_meta(RunMeta.from_json(meta.to_json(), ()))
+    assert resumed.one_signature_above == above
+    (first,) = _signatures(_Signing(tolerant=-1), capture, kept=[])[:1]
+    assert [s.index for s in _signatures(_Signing(tolerant=-1), resumed, kept=[first])] == signed[1:]
 
 
 def test_a_signature_whose_corrupted_copy_was_accepted_is_checked_as_signed():

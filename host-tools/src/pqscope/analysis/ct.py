@@ -32,7 +32,7 @@ from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_
                           load_intervals)
 from .ct_verdict import board_summaries, headline, taint_beside
 from .replay import REPLAY_DIRECTORY, Replay, quiet_console
-from .taint import EXACT_CHECK_SIGNATURES, TaintCapture
+from .taint import EXACT_CHECK_SIGNATURES, ONE_SIGNATURE_ABOVE, TaintCapture
 from .taint_findings import public_code
 
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
@@ -102,15 +102,17 @@ class CtCapture(Capture):
         verdict there is then derived (a replayed test's run in the replay, on the virtual board)."""
         if not self.exact_check or self.replay is not None:
             return
-        yield Companion(TaintCapture(self.exact_check, self.master_seed, self.msg_len), EXACT_CHECK_DIRECTORY)
+        yield Companion(self._exact_check_capture(), EXACT_CHECK_DIRECTORY)
         for clock in self.other_clocks:
             if self.taint is not None and self.taint.same_at_every_clock:
                 there = board.at_clock(clock)
                 self.at_clocks[clock] = VerdictAtClock.of(self.taint, EXACT_CHECK_DIRECTORY, CheckedClock(
                     clock, there.clock_hz, there.clock.flash_wait_states))
             else:
-                yield Companion(TaintCapture(self.exact_check, self.master_seed, self.msg_len),
-                                f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
+                yield Companion(self._exact_check_capture(), f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
+
+    def _exact_check_capture(self) -> TaintCapture:
+        return TaintCapture(self.exact_check, self.master_seed, self.msg_len, one_signature_above=ONE_SIGNATURE_ABOVE)
 
     @contextlib.contextmanager
     def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):

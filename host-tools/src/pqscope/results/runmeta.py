@@ -77,6 +77,8 @@ class RunMeta:
     replay: dict | None = None  # a board's test replayed on the virtual board (replay.ReplaySettings), in replay/
     random_keys: int | None = None  # random keys of the pool the test uses (absent: every slot the image has)
     other_clocks: list[str] | None = None  # the board's clocks its exact check also ran at, each in taint-<clock>/
+    # kind "taint"
+    one_signature_above: float | None = None  # the first signature alone where its signing took more cycles
     # Entries this version does not know (a newer pqscope's), written back as they were.
     unknown: dict = field(default_factory=dict, repr=False)
 
@@ -133,11 +135,14 @@ def _base_type(annotation) -> type:
 
 def _has_type(value, annotation) -> bool:
     kind = _base_type(annotation)
-    return isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+    if isinstance(value, bool):
+        return kind is bool
+    return isinstance(value, (int, float) if kind is float else kind)  # JSON writes 1e9 as it likes
 
 
 def _type_name(annotation) -> str:
-    return {str: "a string", int: "an integer", dict: "an object", list: "a list"}[_base_type(annotation)]
+    return {str: "a string", int: "an integer", float: "a number", bool: "true or false", dict: "an object",
+            list: "a list"}[_base_type(annotation)]
 
 
 def timestamp() -> str:
