@@ -120,8 +120,9 @@ def test_the_key_pool_is_made_for_the_early_look_first_and_whole_after_it():
 def test_a_clean_exact_check_stops_early_unless_the_public_time_shows_a_difference(public):
     """Time set apart as public (code the exact check shows runs on public values: Falcon's
     hash_to_point_vartime) need not reach its own no-leak, 1,000 signatures per class, before a clean
-    check and a total bound stop the test; evidence that it differs between the classes (time that
-    depends on the public key, which the verdict's reason would say) keeps the test going."""
+    check and a total bound stop the test from 100 signatures on; evidence that it differs between
+    the classes (time that depends on the public key, which the verdict's reason would say) keeps the
+    test going."""
     import numpy as np
 
     from pqscope.analysis import leakstats
@@ -139,9 +140,11 @@ def test_a_clean_exact_check_stops_early_unless_the_public_time_shows_a_differen
     # 50 per class: never no-leak; the difference is evidence (|t| about 6.5), not yet a definite leak.
     assert tested is None or tested.verdict == leakstats.Verdict.INCONCLUSIVE
     reason = stop_at_look(result, 100, [20, 100, 200], bound=None, exact_clean=True)
-    assert public_time_settled(result) == (public != "differs between the classes")
-    assert (reason is not None) == public_time_settled(result)
+    assert public_time_settled(result, 100) == (public != "differs between the classes")
+    assert (reason is not None) == public_time_settled(result, 100)
     assert stop_at_look(result, 100, [20, 100, 200], bound=None, exact_clean=False) is None
+    # Before the first look of the sequential test (100), no evidence yet is not enough.
+    assert public_time_settled(result, 20) == (public == "none")
 
 
 def test_the_early_look_is_sized_to_the_signing_the_exact_check_measured():
