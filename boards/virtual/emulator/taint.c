@@ -831,8 +831,7 @@ static void recorded_block(struct taint *t, uint32_t addr)
 			if (c)
 				count_run(c, ran);
 			t->memo.long_callee |= ran >= SEAL_INSTRUCTIONS;
-		}
-		else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
+		} else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
 			t->memo.refused = true;
 		if (callee->end)
 			return;
