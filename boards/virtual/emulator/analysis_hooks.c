@@ -87,8 +87,8 @@ int hook_taint_gate(struct machine *m)
 }
 
 /* The code hook on every instruction but those of the sealed leaf functions (on none while the
- * tracker is idle); the translated code goes, since Unicorn decides at translation which
- * instructions call a code hook. */
+ * tracker is idle); the translated code whose hooking changed goes, since Unicorn decides at
+ * translation which instructions call a code hook. */
 int rehook_taint(struct machine *m)
 {
 	uint32_t ranges[65][2];
@@ -99,7 +99,11 @@ int rehook_taint(struct machine *m)
 		if (uc_hook_add(m->uc, &m->taint_hooks[i], UC_HOOK_CODE, on_taint_insn, m, ranges[i][0],
 				ranges[i][1]) != UC_ERR_OK)
 			return -1;
-	uc_ctl_flush_tb(m->uc);
+	uint32_t lo, hi;
+	if (taint_changed_code(m->taint, &lo, &hi))
+		uc_ctl_remove_cache(m->uc, lo, hi);
+	else
+		uc_ctl_flush_tb(m->uc);
 	return 0;
 }
 

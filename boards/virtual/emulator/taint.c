@@ -29,12 +29,13 @@
 #define LABEL_MEMORY 0x80u               /* a byte the call read before it wrote it */
 #define LEAVES 256                       /* functions with summaries (or known not to have any) */
 #define SEALED 64                        /* functions out of the code hook at once (taint.h: 65 ranges) */
-#define SUMMARIES 32                     /* summaries per function (call sites, taint patterns), replaced in turn */
+#define SUMMARIES TAINT_LEAF_SUMMARIES   /* summaries per function (taint.h) ... */
+#define SUMMARY_BUCKETS 64               /* ... found by their call site (SP, LR) */
 #define FAILURES 4                       /* recordings without a summary before a function is left alone */
 #define RECORDINGS 16                    /* ... and recordings after which fewer replays than them leave it */
-#define SEAL_INSTRUCTIONS 256            /* ... if its call is long enough to repay flushing the translated code */
 #define UNSEALS 4                        /* misses while sealed before it stays hooked ... */
 #define REPLAYS_PER_UNSEAL 1024          /* ... unless it replayed this many calls for each */
+#define LONG_CALL 256                    /* instructions: a call worth replaying on its own, not in its caller's summary */
 #define SEEN_READ 1
 #define SEEN_WRITTEN 2
 
@@ -135,17 +136,19 @@ struct summary {
 	uint8_t exit[SLOTS];         /* the set slots' taint at return */
 	uint8_t touched;             /* the OR of every input's and output's taint */
 	uint64_t instructions;
+	uint16_t next;               /* the next summary (index + 1, 0: none) of its call site's bucket */
 };
 
 struct leaf {
 	uint32_t entry, end;         /* its code, [entry, end) */
 	unsigned failures, unseals, streak;
 	uint64_t recordings, replays;
-	/* its calls, recorded, replayed or run inside another's recording: at least SEAL_INSTRUCTIONS long or not */
+	/* its calls, recorded, replayed or run inside another's recording: at least LONG_CALL long or not */
 	uint64_t long_runs, short_runs;
 	bool sealed;                 /* its code is outside the code hook (taint_hooked_ranges) */
 	struct summary summaries[SUMMARIES];
 	unsigned n, next;
+	uint16_t bucket[SUMMARY_BUCKETS]; /* the first summary (index + 1) of each call-site bucket */
 };
 
 /* A function a recorded call called, [entry, end) (end 0: none), returning to ret with SP sp. */
@@ -221,9 +224,10 @@ struct taint {
 		uint64_t start;          /* instructions before the call */
 		uint8_t decided;         /* recording: the labels that reached a decision */
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
-		bool long_callee;        /* recording: a callee ran long enough to leave the code hook on its own */
+		bool long_callee;        /* recording: a callee ran a long call (LONG_CALL) */
 		struct summary rec;
 		uint64_t recorded, replayed, rehooks;
+		uint32_t changed_lo, changed_hi; /* the code whose hooking changed since asked (hi UINT32_MAX: all) */
 	} memo;
 };
 
@@ -667,17 +671,23 @@ static struct leaf *leaf_at(struct taint *t, uint32_t entry, bool make)
 	return NULL;
 }
 
-/* The summary of `l` whose inputs the call about to begin shares, or NULL. */
-static const struct summary *summary_for(struct taint *t, const struct leaf *l)
+static unsigned call_site_bucket(uint32_t sp, uint32_t lr)
 {
-	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14);
-	for (unsigned i = 0; i < l->n; i++) {
-		const struct summary *s = &l->summaries[i];
+	return ((sp ^ lr * 0x9e3779b1u) >> 7) % SUMMARY_BUCKETS;
+}
+
+/* The summary of `l` whose inputs the call about to begin shares, or NULL. */static const struct summary *summary_for(struct taint *t, const struct leaf *l)
+{
+	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14), args[4];
+	for (int r = 0; r < 4; r++)
+		args[r] = t->core.reg(t->core.core, r);
+	for (unsigned i = l->bucket[call_site_bucket(sp, lr)]; i; i = l->summaries[i - 1].next) {
+		const struct summary *s = &l->summaries[i - 1];
 		bool same = s->sp == sp && s->lr == lr;
 		for (uint64_t m = s->used; same && m; m &= m - 1)
 			same = s->entry[__builtin_ctzll(m)] == t->r[__builtin_ctzll(m)];
 		for (unsigned r = 0; same && r < 4; r++)
-			same = !(s->keyed & LABEL_ARGUMENT(r)) || s->args[r] == t->core.reg(t->core.core, (int)r);
+			same = !(s->keyed & LABEL_ARGUMENT(r)) || s->args[r] == args[r];
 		for (uint32_t k = 0; same && k < s->reads.n; k++)
 			same = *shadow(t, s->reads.at[k].addr) == s->reads.at[k].taint;
 		if (same)
@@ -736,6 +746,16 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 	t->memo.callee.end = 0;
 }
 
+/* Summary `index` leaves its call site's bucket (it is about to be replaced). */
+static void unlink_summary(struct leaf *l, unsigned index)
+{
+	const struct summary *s = &l->summaries[index];
+	uint16_t *link = &l->bucket[call_site_bucket(s->sp, s->lr)];
+	while (*link != index + 1)
+		link = &l->summaries[*link - 1].next;
+	*link = s->next;
+}
+
 /* The labels go, each seen byte is forgotten; with `keep`, the recording becomes a summary. */
 static void end_recording(struct taint *t, bool keep)
 {
@@ -762,9 +782,16 @@ static void end_recording(struct taint *t, bool keep)
 		rec->keyed = t->memo.decided & LABEL_ARGUMENTS;
 		rec->touched = touched;
 		rec->instructions = t->instructions - t->memo.start;
-		struct summary *slot = &l->summaries[l->n < SUMMARIES ? l->n++ : l->next++ % SUMMARIES];
+		bool replacing = l->n == SUMMARIES;
+		unsigned index = replacing ? l->next++ % SUMMARIES : l->n++;
+		struct summary *slot = &l->summaries[index];
 		struct summary old = *slot; /* its lists are reused by the next recording */
+		if (replacing)
+			unlink_summary(l, index);
 		*slot = *rec;
+		uint16_t *head = &l->bucket[call_site_bucket(rec->sp, rec->lr)];
+		slot->next = *head;
+		*head = (uint16_t)(index + 1);
 		rec->reads = old.reads;
 		rec->writes = old.writes;
 		t->memo.recorded++;
@@ -774,7 +801,7 @@ static void end_recording(struct taint *t, bool keep)
 
 static void count_run(struct leaf *l, uint64_t instructions)
 {
-	if (instructions >= SEAL_INSTRUCTIONS)
+	if (instructions >= LONG_CALL)
 		l->long_runs++;
 	else
 		l->short_runs++;
@@ -830,7 +857,7 @@ static void recorded_block(struct taint *t, uint32_t addr)
 			struct leaf *c = leaf_at(t, callee->entry, true);
 			if (c)
 				count_run(c, ran);
-			t->memo.long_callee |= ran >= SEAL_INSTRUCTIONS;
+			t->memo.long_callee |= ran >= LONG_CALL;
 		} else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
 			t->memo.refused = true;
 		if (callee->end)
@@ -849,14 +876,13 @@ static void recorded_block(struct taint *t, uint32_t addr)
 	*callee = (struct callee){addr, addr + f->size, lr, sp, t->instructions};
 }
 
-/* A recorded call gives way to a call it makes of a function whose calls are long enough to leave
- * the code hook on their own (SPHINCS+'s SHA-256 compression, called by its thash and its
- * finalisation): the recording ends unsummarised, so that the callee's calls replay, and leave
- * the code hook, as leaf calls, and it is tried again at a later call (until its function is left
- * alone for replaying too seldom). A summary with the callee in it would keep the callee's code
- * hooked in its replays: a recording in which a callee ran that long is not kept either, and gives
- * way to it next time. A call too short to leave the hook (its summary's, or most of the
- * function's calls if none fits) is recorded with its caller: slhdsa-c's SHA-256 compression
+/* A recorded call gives way to a call it makes of a function whose calls are long (LONG_CALL:
+ * SPHINCS+'s SHA-256 compression, called by its thash and its finalisation): the recording ends
+ * unsummarised, so that the callee's calls replay as leaf calls, and it is tried again at a later
+ * call (until its function is left alone for replaying too seldom). A summary with the callee in
+ * it would keep the callee's code hooked in its replays: a recording in which a callee ran that
+ * long is not kept either, and gives way to it next time. A short call (its summary's, or most of
+ * the function's calls if none fits) is recorded with its caller: slhdsa-c's SHA-256 compression
  * copies its round constants with memcpy, whose calls elsewhere give it summaries, and giving way
  * to each copy kept the compression from ever being summarised (SLH-DSA-SHA2-128s: 5 times
  * slower). */
@@ -869,12 +895,18 @@ static bool gives_way(struct taint *t, uint32_t addr)
 	if (!l || l->failures >= FAILURES)
 		return false;
 	const struct summary *hit = l->n ? summary_for(t, l) : NULL;
-	return hit ? hit->instructions >= SEAL_INSTRUCTIONS : l->long_runs > l->short_runs;
+	return hit ? hit->instructions >= LONG_CALL : l->long_runs > l->short_runs;
 }
 
 static void seal(struct taint *t, struct leaf *l, bool on)
 {
 	l->sealed = on;
+	if (t->memo.changed_hi > t->memo.changed_lo) {
+		t->memo.changed_lo = l->entry < t->memo.changed_lo ? l->entry : t->memo.changed_lo;
+		t->memo.changed_hi = l->end > t->memo.changed_hi ? l->end : t->memo.changed_hi;
+	} else {
+		t->memo.changed_lo = l->entry, t->memo.changed_hi = l->end;
+	}
 	if (on) {
 		t->memo.sealed[t->memo.nsealed++] = l;
 		return;
@@ -894,6 +926,7 @@ bool taint_gate(struct taint *t, uint32_t addr)
 	bool wakes = watched_roles(t, addr) & (ROLE_SCOPE | ROLE_SECRET);
 	if (t->unhooked != (idle && !wakes)) {
 		t->unhooked = !t->unhooked;
+		t->memo.changed_lo = 0, t->memo.changed_hi = UINT32_MAX;
 		return true;
 	}
 	if (t->unhooked)
@@ -914,7 +947,7 @@ bool taint_gate(struct taint *t, uint32_t addr)
 	if (l && l->n && !idle) {
 		const struct summary *hit = (leaf_call_may_begin(t, addr) || gives_way(t, addr)) && l->failures < FAILURES ?
 					    summary_for(t, l) : NULL;
-		bool sealed = hit && (l->sealed || (l->streak >= TAINT_SEAL_STREAK && hit->instructions >= SEAL_INSTRUCTIONS)) &&
+		bool sealed = hit && (l->sealed || l->streak >= TAINT_SEAL_STREAK) &&
 			      (l->unseals < UNSEALS || l->unseals * REPLAYS_PER_UNSEAL < l->replays);
 		if (sealed != l->sealed && (!sealed || t->memo.nsealed < SEALED)) {
 			seal(t, l, sealed);
@@ -929,6 +962,14 @@ static int by_entry(const void *pa, const void *pb)
 {
 	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
 	return a < b ? -1 : a > b;
+}
+
+bool taint_changed_code(struct taint *t, uint32_t *lo, uint32_t *hi)
+{
+	bool some = t->memo.changed_hi > t->memo.changed_lo;
+	*lo = t->memo.changed_lo, *hi = t->memo.changed_hi;
+	t->memo.changed_lo = t->memo.changed_hi = 0;
+	return some && *hi != UINT32_MAX;
 }
 
 unsigned taint_hooked_ranges(const struct taint *t, uint32_t (*ranges)[2])

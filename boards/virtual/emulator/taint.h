@@ -183,19 +183,27 @@ bool taint_insn(struct taint *t, uint32_t addr);
  * nor state no slot holds, and no value from memory or from a slot other than r0-r3, SP and LR
  * decided a branch, an address, a jump or a division: then a call with the same inputs runs the
  * same instructions at the same addresses with the same taints. A recording gives way to a call of
- * a function whose calls are long enough to leave the code hook (it ends unsummarised, the callee
- * replays); one in which a callee ran that long is not kept. A function whose
- * calls hit TAINT_SEAL_STREAK times in a row (and whose call is long) leaves the code hook
+ * a function whose calls are long (it ends unsummarised, the callee replays); one in which a
+ * callee ran that long is not kept. A function whose
+ * calls hit TAINT_SEAL_STREAK times in a row, however short they are, leaves the code hook
  * (taint_hooked_ranges): its replayed calls cost what untracked code costs; taint_gate() brings it
  * back before a call it cannot replay. An exception during a recording ends it unsummarised (and
  * one that could not be summarised anyway fails as at its return); during a replay, its frame's
  * bytes take the OR of every taint the call touched. On by default. */
 #define TAINT_SEAL_STREAK 8
+/* Summaries kept per function (its call sites and taint patterns: slhdsa-c calls memcpy from
+ * dozens of places with a few hundred address pairs), replaced in turn. */
+#define TAINT_LEAF_SUMMARIES 256
 void taint_leaf_summaries(struct taint *t, bool on);
 /* Control reaches the block at `addr`, before anything else of it runs (before it is priced):
  * whether the code hook's ranges must change first. Then the caller stops before the block,
- * hooks taint_insn on taint_hooked_ranges() only, drops the translated code, and runs it again. */
+ * hooks taint_insn on taint_hooked_ranges() only, drops the translated code of
+ * taint_changed_code(), and runs it again. */
 bool taint_gate(struct taint *t, uint32_t addr);
+/* The code [lo, hi) whose hooking changed since the last call, if that is not all of it (then all
+ * translated code must go). A function's code is dropped alone: SPHINCS+ and SLH-DSA seal and
+ * unseal memcpy thousands of times, and each flush of everything retranslated the signing. */
+bool taint_changed_code(struct taint *t, uint32_t *lo, uint32_t *hi);
 /* The ranges [lo, hi] (inclusive) whose instructions need taint_insn: at most 65; none while the
  * tracker is idle (nothing tainted, no checked call open), until a block that can begin one or
  * mark a secret. */

@@ -1298,14 +1298,17 @@ static void test_leaf_sealed(void)
 	struct taint *t = leaf_tracker();
 	uint32_t ranges[65][2];
 	CHECK(taint_hooked_ranges(t, ranges) == 1 && ranges[0][0] == 0 && ranges[0][1] == UINT32_MAX);
-	for (int call = 0; call <= TAINT_SEAL_STREAK; call++) { /* 300 instructions a call: long enough */
+	uint32_t lo, hi;
+	for (int call = 0; call <= TAINT_SEAL_STREAK; call++) { /* 8 instructions a call: short is no matter */
 		regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
 		CHECK(!taint_gate(t, LEAF));
-		leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+		leaf_call(t, LEAF, leaf_add, 4, 2, 5);
 	}
 	leaf_counts(t, 1, TAINT_SEAL_STREAK);
+	CHECK(!taint_changed_code(t, &lo, &hi)); /* the whole code while it was idle before the call */
 	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
 	CHECK(taint_gate(t, LEAF));  /* sealed: hook everything but the leaf */
+	CHECK(taint_changed_code(t, &lo, &hi) && lo == LEAF && hi == LEAF + 0x40); /* its translated code goes */
 	CHECK(!taint_gate(t, LEAF)); /* and asked again, as the block runs again: no change */
 	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1 && ranges[1][0] == LEAF + 0x40 &&
 	      ranges[1][1] == UINT32_MAX);
@@ -1330,6 +1333,35 @@ static void test_leaf_sealed(void)
 	CHECK(taint_hooked_ranges(t, ranges) == 1);
 	leaf_call(t, LEAF, leaf_add, 4, 75, 5);
 	CHECK(taint_memory(t, BUF + 4) == D);
+	taint_free(t);
+}
+
+/* Calls with more address patterns than a function keeps summaries: each is recorded once and
+ * replayed; the oldest summaries are replaced in turn, so the first pattern is recorded again and
+ * its replay still gives the secret its store carries, while the newest replays. */
+static void test_leaf_summaries_replaced_in_turn(void)
+{
+	struct taint *t = leaf_tracker();
+	const unsigned patterns = TAINT_LEAF_SUMMARIES + 8;
+	for (unsigned i = 0; i < patterns; i++)
+		for (int call = 0; call < 3; call++) {
+			regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+			taint_block(t, LEAF);
+			code_base = LEAF;
+			run(t, leaf_add, 4, 0);
+			taint_block(t, SCOPE + 0x10);
+		}
+	leaf_counts(t, patterns, 2 * patterns);
+	for (int call = 0; call < 2; call++) {
+		taint_mark(t, BUF + 4, 4, 0);
+		leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* r0 = BUF: its summary was the first replaced */
+		CHECK(taint_memory(t, BUF + 4) == S);
+	}
+	leaf_counts(t, patterns + 1, 2 * patterns + 1);
+	regs[0] = BUF + 8 * (patterns - 1), regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, LEAF);
+	taint_block(t, SCOPE + 0x10);
+	leaf_counts(t, patterns + 1, 2 * patterns + 2);
 	taint_free(t);
 }
 
@@ -1478,6 +1510,7 @@ int main(void)
 	test_leaf_calling_a_leaf();
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
+	test_leaf_summaries_replaced_in_turn();
 	test_leaf_callee_summarised_on_its_own();
 	test_leaf_short_callee_summarised_with_its_caller();
 	test_leaf_long_callee_found_inside_a_recording();
