@@ -21,7 +21,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "host-tools/src"))
+sys.path.insert(0, str(ROOT / "tests/support"))
 
+from tool_command import PQSCOPE, tool_environment  # noqa: E402
 from pqscope.results import store  # noqa: E402
 from pqscope.results.documents.atlas import AtlasDocument  # noqa: E402
 from pqscope.results.rundir import resume_parameters  # noqa: E402
@@ -56,13 +58,13 @@ def main() -> None:
     rows = arguments.row or ([] if arguments.all or arguments.family else list(DEFAULT_ROWS))
     with tempfile.TemporaryDirectory() as scratch:
         out = arguments.out or Path(scratch) / "atlas"
-        command = [sys.executable, "-m", "pqscope", "atlas", "-n", arguments.n, "--seed", arguments.seed,
+        command = [*PQSCOPE, "atlas", "-n", arguments.n, "--seed", arguments.seed,
                    "--out", str(out), *(["-j", arguments.j] if arguments.j else []),
                    *(option for row in rows for option in ("--row", row)),
                    *(option for family in arguments.family for option in ("--family", family)),
                    *(option for board in arguments.board for option in ("--board", board))]
         started = time.monotonic()
-        atlas = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+        atlas = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=tool_environment())
         wall = time.monotonic() - started
         if atlas.returncode != 0:
             sys.exit(f"pqscope atlas failed ({atlas.returncode}):\n{atlas.stderr}")

@@ -23,6 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests/support"))
 from gate_status import VERDICT_STATUSES  # noqa: E402
+from tool_command import PQSCOPE, tool_environment  # noqa: E402
 
 # One row per family, then the SPHINCS+ and SLH-DSA 128f and 128s sets.
 ROWS = ("ml-dsa-44/m4f", "falcon-512/fpemu-m4", "fndsa_provisional-512/m4f", "ecdsa-p256/mbedtls",
@@ -70,9 +71,8 @@ def run_row(row: str, out: Path) -> tuple[float | None, float | None]:
         return None, None
     scheme, impl = row.split("/")
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "pqscope", "ct", "--scheme", scheme, "--impl", impl,
-                             "--out", str(out), "--json"], capture_output=True, text=True,
-                            env={**os.environ, "PQSCOPE_ROOT": str(ROOT)})
+    result = subprocess.run([*PQSCOPE, "ct", "--scheme", scheme, "--impl", impl, "--out", str(out), "--json"],
+                            capture_output=True, text=True, env=tool_environment())
     wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if result.returncode not in VERDICT_STATUSES:
