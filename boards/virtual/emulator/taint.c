@@ -679,13 +679,14 @@ static unsigned call_site_bucket(uint32_t sp, uint32_t lr)
 /* The summary of `l` whose inputs the call about to begin shares, or NULL. */static const struct summary *summary_for(struct taint *t, const struct leaf *l)
 {
 	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14), args[4];
-	for (int r = 0; r < 4; r++)
-		args[r] = t->core.reg(t->core.core, r);
+	bool args_read = false; /* r0-r3, read once a summary of this call site needs them */
 	for (unsigned i = l->bucket[call_site_bucket(sp, lr)]; i; i = l->summaries[i - 1].next) {
 		const struct summary *s = &l->summaries[i - 1];
 		bool same = s->sp == sp && s->lr == lr;
 		for (uint64_t m = s->used; same && m; m &= m - 1)
 			same = s->entry[__builtin_ctzll(m)] == t->r[__builtin_ctzll(m)];
+		for (int r = 0; same && s->keyed && !args_read && r < 4; r++)
+			args[r] = t->core.reg(t->core.core, r), args_read = r == 3;
 		for (unsigned r = 0; same && r < 4; r++)
 			same = !(s->keyed & LABEL_ARGUMENT(r)) || s->args[r] == args[r];
 		for (uint32_t k = 0; same && k < s->reads.n; k++)
