@@ -226,10 +226,21 @@ struct taint {
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
 		bool long_callee;        /* recording: a callee ran a long call (LONG_CALL) */
 		struct summary rec;
+		/* summary_for's answer for `looked_up` in the block now beginning: the gate and the
+		 * block hook ask up to four times at a function's entry, and nothing between them
+		 * changes the inputs unless the block hook ends a call, a recording or marks bytes
+		 * (forget_lookup) */
+		const struct leaf *looked_up;
+		const struct summary *lookup;
 		uint64_t recorded, replayed, rehooks;
 		uint32_t changed_lo, changed_hi; /* the code whose hooking changed since asked (hi UINT32_MAX: all) */
 	} memo;
 };
+
+static void forget_lookup(struct taint *t)
+{
+	t->memo.looked_up = NULL;
+}
 
 /* ---- shadow state ---- */
 
@@ -286,6 +297,7 @@ static inline void merge_slots(struct taint *t, uint64_t m, uint8_t v)
 
 static void clear_all(struct taint *t)
 {
+	forget_lookup(t);
 	memset(t->r, 0, sizeof t->r);
 	memset(t->sram, 0, t->chip->sram_size);
 	memset(t->ccm, 0, t->chip->ccm_size);
@@ -294,6 +306,7 @@ static void clear_all(struct taint *t)
 
 void taint_mark(struct taint *t, uint32_t addr, uint32_t n, uint8_t value)
 {
+	forget_lookup(t);
 	uint32_t outside = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *s = shadow(t, addr + i);
@@ -622,6 +635,7 @@ bool taint_insn(struct taint *t, uint32_t addr)
 	if (!d->key && !(d = taint_decode_at(&t->dec, &t->core, addr)))
 		return false;
 	t->instructions += t->recording;
+	forget_lookup(t);
 	exec(t, d, addr);
 	return true;
 }
@@ -676,8 +690,13 @@ static unsigned call_site_bucket(uint32_t sp, uint32_t lr)
 	return ((sp ^ lr * 0x9e3779b1u) >> 7) % SUMMARY_BUCKETS;
 }
 
-/* The summary of `l` whose inputs the call about to begin shares, or NULL. */static const struct summary *summary_for(struct taint *t, const struct leaf *l)
+/* The summary of `l` whose inputs the call about to begin shares, or NULL. */
+static const struct summary *summary_for(struct taint *t, const struct leaf *l)
 {
+	if (t->memo.looked_up == l)
+		return t->memo.lookup;
+	t->memo.looked_up = l;
+	t->memo.lookup = NULL;
 	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14), args[4];
 	bool args_read = false; /* r0-r3, read once a summary of this call site needs them */
 	for (unsigned i = l->bucket[call_site_bucket(sp, lr)]; i; i = l->summaries[i - 1].next) {
@@ -692,7 +711,7 @@ static unsigned call_site_bucket(uint32_t sp, uint32_t lr)
 		for (uint32_t k = 0; same && k < s->reads.n; k++)
 			same = *shadow(t, s->reads.at[k].addr) == s->reads.at[k].taint;
 		if (same)
-			return s;
+			return t->memo.lookup = s;
 	}
 	return NULL;
 }
@@ -736,6 +755,7 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 	rec->lr = t->core.reg(t->core.core, 14);
 	for (int r = 0; r < 4; r++)
 		rec->args[r] = t->core.reg(t->core.core, r);
+	forget_lookup(t); /* the labels below */
 	memcpy(rec->entry, t->r, SLOTS);
 	rec->used = rec->set = 0;
 	rec->reads.n = rec->writes.n = 0;
@@ -760,6 +780,7 @@ static void unlink_summary(struct leaf *l, unsigned index)
 /* The labels go, each seen byte is forgotten; with `keep`, the recording becomes a summary. */
 static void end_recording(struct taint *t, bool keep)
 {
+	forget_lookup(t);
 	struct summary *rec = &t->memo.rec;
 	uint8_t touched = 0;
 	for (int slot = 0; slot < SLOTS; slot++) {
@@ -812,6 +833,7 @@ static void end_leaf_call(struct taint *t)
 {
 	const struct summary *s = t->memo.replay;
 	if (s) {
+		forget_lookup(t);
 		count_run(t->memo.leaf, s->instructions);
 		for (uint32_t k = 0; k < s->writes.n; k++)
 			*shadow(t, s->writes.at[k].addr) = s->writes.at[k].taint;
@@ -923,6 +945,7 @@ bool taint_gate(struct taint *t, uint32_t addr)
 	/* With nothing tainted outside a checked call taint_insn does nothing: idle, no instruction
 	 * calls it (the key's generation, the harness between signatures run at full speed), until a
 	 * block that can begin a call or mark a secret. */
+	forget_lookup(t); /* a block begins */
 	bool idle = !t->any && !t->recording && !t->memo.leaf;
 	bool wakes = watched_roles(t, addr) & (ROLE_SCOPE | ROLE_SECRET);
 	if (t->unhooked != (idle && !wakes)) {
@@ -1003,6 +1026,7 @@ static void write_call(struct taint *t);
 
 static void call_returned(struct taint *t, const struct frame *f)
 {
+	forget_lookup(t);
 	if (f->roles & ROLE_PUBLIC_RETURN)
 		t->r[0] = declassify(t->r[0]);
 	if (f->roles & ROLE_WITHIN)
@@ -1092,10 +1116,12 @@ void taint_block(struct taint *t, uint32_t addr)
 	update_recording(t);
 	if (leaf_call_may_begin(t, addr))
 		begin_leaf_call(t, addr);
+	forget_lookup(t); /* its instructions run next */
 }
 
 void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 {
+	forget_lookup(t);
 	static const int stacked[8] = {0, 1, 2, 3, 12, TAINT_LR, -1, -1};
 	if (t->memo.leaf && !t->memo.replay) { /* a recording's labels must not reach the handler */
 		/* One that cannot be summarised fails as at its return: recorded again at every call,
@@ -1137,6 +1163,7 @@ void taint_exception_entry(struct taint *t, uint32_t frame, bool fp)
 
 void taint_exception_return(struct taint *t)
 {
+	forget_lookup(t);
 	memcpy(t->r, t->saved, sizeof t->r);
 	t->in_handler = false;
 	update_recording(t);
@@ -1417,6 +1444,7 @@ uint8_t taint_get(const struct taint *t, int slot)
 
 void taint_set(struct taint *t, int slot, uint8_t value)
 {
+	forget_lookup(t);
 	t->r[slot] = value;
 	if (value)
 		t->any = true;

@@ -1336,6 +1336,25 @@ static void test_leaf_sealed(void)
 	taint_free(t);
 }
 
+/* The gate's look-up of a leaf's summary at its entry serves the block hook of the same block,
+ * not one after its inputs changed: the block hook's own marks come between them. */
+static void test_leaf_lookup_follows_inputs(void)
+{
+	struct taint *t = leaf_tracker();
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	taint_gate(t, LEAF);
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* the same inputs: the gate's summary, replayed */
+	leaf_counts(t, 1, 1);
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	taint_gate(t, LEAF);
+	taint_mark(t, BUF, 4, 0); /* after the gate looked: the input is declassified */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 2, 1);
+	CHECK(taint_memory(t, BUF + 4) == D);
+	taint_free(t);
+}
+
 /* Calls with more address patterns than a function keeps summaries: each is recorded once and
  * replayed; the oldest summaries are replaced in turn, so the first pattern is recorded again and
  * its replay still gives the secret its store carries, while the newest replays. */
@@ -1510,6 +1529,7 @@ int main(void)
 	test_leaf_calling_a_leaf();
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
+	test_leaf_lookup_follows_inputs();
 	test_leaf_summaries_replaced_in_turn();
 	test_leaf_callee_summarised_on_its_own();
 	test_leaf_short_callee_summarised_with_its_caller();
