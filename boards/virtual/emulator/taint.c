@@ -635,7 +635,6 @@ bool taint_insn(struct taint *t, uint32_t addr)
 	if (!d->key && !(d = taint_decode_at(&t->dec, &t->core, addr)))
 		return false;
 	t->instructions += t->recording;
-	forget_lookup(t);
 	exec(t, d, addr);
 	return true;
 }
