@@ -409,7 +409,7 @@ def test_the_headline_is_no_leak_when_the_evidence_clears_it_and_says_what_it_co
 def test_the_exact_check_also_runs_at_the_boards_slowest_and_fastest_clocks_when_asked():
     """Beside the test's own clock: the benchmark's and a product's, each once, on the virtual
     board only (a board's exact check is its replay's), and only with the exact check."""
-    from pqscope.analysis.ct import constant_time_test
+    from pqscope.analysis.ct_plan import constant_time_test
     from pqscope.project.boards import load_boards
     from pqscope.project.paths import repo_root
 
@@ -434,7 +434,7 @@ def test_the_other_clocks_check_is_derived_unless_a_secret_indexes_flash(found):
     declared public), the check at the test's clock is the check at every clock, and its verdict
     there is derived instead of run (kept in "taint", marked derived); with one, the other clock's
     check runs, each companion asked for after the one before it was taken."""
-    from pqscope.analysis.ct import constant_time_test
+    from pqscope.analysis.ct_plan import constant_time_test
     from pqscope.measure.capture import Companion
     from pqscope.project.boards import load_boards
     from pqscope.project.paths import repo_root

@@ -79,37 +79,51 @@ def test_the_early_look_decides_nothing_the_bound_or_the_exact_check_does_not_cl
         assert reason is None and test.decided_at is None
 
 
-def test_the_key_pool_is_made_for_the_early_look_first_and_whole_after_it():
-    """With first_pool, the keys the shard's first 20 signatures use come before the first of them,
-    the rest of the pool before its first signature from the 20th; every key still before the
-    signature that uses it, and the signatures, seeds and keys are those of the whole pool first."""
+def test_the_key_pool_is_made_key_by_key_for_the_early_look_and_whole_after_it():
+    """With first_pool, each of the shard's first 20 signatures has the key it signs with made just
+    before it (none it does not use), the rest of the pool before its first signature from the 20th;
+    every key still before the signature that uses it, and the signatures, seeds and keys are those
+    of the whole pool first. `before_signing` runs before each signature's keys."""
     info = replace(make_info(), key_slots=40)
 
     def calls(first_pool=None, owns=lambda index: True, done=()):
         session = FakeSession()
         samples = list(capture_ct(session, info, samples=60, master_seed=b"m", msg_len=32, first_pool=first_pool,
-                                  owns=owns, done=done))
+                                  owns=owns, done=done,
+                                  before_signing=lambda index: session.calls.append(("before", index))))
         return session.calls, samples
+
+    def made_before_each_signature(calls_made):
+        """Per signing, the keys made before it (the "before" marks left out)."""
+        made, before = set(), []
+        for call in calls_made:
+            if call[0] == "keygen":
+                made.add(call[1])
+            elif call[0] == "sign":
+                before.append(set(made))
+        return before
 
     whole, whole_samples = calls()
     staged, staged_samples = calls(first_pool=sequential.EARLY_LOOK)
     assert staged_samples == whole_samples
     assert [c for c in staged if c[0] == "sign"] == [c for c in whole if c[0] == "sign"]
     assert sorted(c for c in staged if c[0] == "keygen") == sorted(c for c in whole if c[0] == "keygen")
-    first_sign = [c[0] for c in staged].index("sign")
-    used_early = {sample.key_id for sample in staged_samples[:20]}
-    assert {c[1] for c in staged[:first_sign]} == used_early == {0, *range(1, 11)}  # 10 random signatures
+    before = made_before_each_signature(staged)
+    for position, sample in enumerate(staged_samples[:20]):
+        assert before[position] == {s.key_id for s in staged_samples[:position + 1]}
+    assert before[20] == set(range(info.key_slots)) and len({s.key_id for s in staged_samples[:20]}) == 11
     # Every key is made before any signature that uses it.
-    made = set()
-    for call in staged:
-        if call[0] == "keygen":
-            made.add(call[1])
-        else:
-            assert call[1] in made
-    # A shard makes, for the early look, only the keys of its own signatures.
+    for sample, made in zip(staged_samples, before):
+        assert sample.key_id in made
+    # Each signing's mark comes before its keys and its signing, in the schedule's order.
+    marks = [index for index, call in enumerate(staged) if call[0] == "before"]
+    assert [staged[index][1] for index in marks] == [s.index for s in staged_samples]
+    assert all(staged[index + 1][0] in ("keygen", "sign") for index in marks)
+    # A shard makes, for the early look, only the keys of its own signatures, each just before it.
     even, even_samples = calls(first_pool=sequential.EARLY_LOOK, owns=lambda index: index % 2 == 0)
-    first_sign = [c[0] for c in even].index("sign")
-    assert {c[1] for c in even[:first_sign]} == {s.key_id for s in even_samples if s.index < 20}
+    early = [s for s in even_samples if s.index < 20]
+    assert made_before_each_signature(even)[:len(early)] == [
+        {s.key_id for s in early[:position + 1]} for position in range(len(early))]
     # Resumed past the early look: the whole pool before its next signature, the same signatures after.
     resumed, resumed_samples = calls(first_pool=sequential.EARLY_LOOK, done=set(range(30)))
     assert resumed_samples == whole_samples[30:]

@@ -18,6 +18,7 @@ from pqscope.analysis.ct import CtCapture
 from pqscope.link.device import DeviceSession
 from pqscope.project.errors import PqscopeError
 from pqscope.link.protocol import Op
+from pqscope.measure.halt import Halt
 from pqscope.measure.runner import Runner
 from pqscope.measure.capture import SampleCapture
 from pqscope.targets.target import Connection, Image, Link, Target
@@ -35,10 +36,11 @@ class LoopbackTarget(Target):
 
     kind = "loopback"
 
-    def __init__(self, elf, *, profiles=False, behaviour=None, interrupt_after=None, model=None):
+    def __init__(self, elf, *, profiles=False, behaviour=None, interrupt_after=None, model=None, halt_after=None):
         super().__init__(REPO, get_board(REPO, "virtual"), Link(timeout=5))
         self.profiles = profiles
         self.elf, self.behaviour, self.interrupt_after, self.model = elf, behaviour, interrupt_after, model
+        self.halt_after = halt_after  # (commands, halt): InterruptingPort's, halting instead
         self.asked: list = []
 
     def timing_model(self):
@@ -54,6 +56,8 @@ class LoopbackTarget(Target):
         port = LoopbackPort(make_info(), self.behaviour)
         if self.interrupt_after is not None:
             port = InterruptingPort(port, self.interrupt_after)
+        if self.halt_after is not None:
+            port = InterruptingPort(port, *self.halt_after)
         connection = Connection(DeviceSession(port, on_receive=on_receive, sample_timeout=5), "loopback")
         yield connection
         connection.stats = {"model_cycles": port.device.model_cycles}
@@ -61,17 +65,20 @@ class LoopbackTarget(Target):
 
 class InterruptingPort:
     """Passes everything through until the device has answered `commands` commands after HELLO,
-    then raises KeyboardInterrupt on the next write, as Ctrl-C between two samples would."""
+    then raises KeyboardInterrupt on the next write, as Ctrl-C between two samples would, or calls
+    `halt` (a measure.halt.Halt), as another thread would, and writes it."""
 
-    def __init__(self, port: LoopbackPort, commands: int):
-        self._port, self._left = port, commands + 1
+    def __init__(self, port: LoopbackPort, commands: int, halt=None):
+        self._port, self._left, self._halt = port, commands + 1, halt
 
     def __getattr__(self, name):
         return getattr(self._port, name)
 
     def write(self, data: bytes) -> int:
-        if self._left == 0:
+        if self._left == 0 and self._halt is None:
             raise KeyboardInterrupt
+        if self._left == 0:
+            self._halt()
         self._left -= 1
         return self._port.write(data)
 
@@ -120,6 +127,28 @@ def test_an_interrupted_measurement_resumes_to_the_uninterrupted_one(tiny_elf, i
     # The last sample written is measured again: a kill may have cut it.
     assert resumed.records == whole.records
     assert csv_rows(tmp_path / "cut/samples.csv") == csv_rows(tmp_path / "whole/samples.csv")
+
+
+def test_a_measurement_halted_from_another_thread_ends_interrupted_and_resumes(tiny_elf, implementation, tmp_path):
+    """A Halt (the exact check's beside a constant-time test, halted by the test's thread) cancels the
+    sessions: the sample it was taking is lost, those before kept, and the run resumes to the whole
+    one; halted before it starts, it ends interrupted at its board's INFO, with nothing measured."""
+    whole = Runner(LoopbackTarget(tiny_elf[0]), quiet()).measure(implementation, tmp_path / "whole",
+                                                                 SampleCapture(OPS, 9, b"s", 32))
+    halt = Halt()
+    cut = Runner(LoopbackTarget(tiny_elf[0], halt_after=(4, halt)), quiet(), halt=halt).measure(
+        implementation, tmp_path / "cut", SampleCapture(OPS, 9, b"s", 32))
+    assert cut.interrupted and cut.meta.samples_completed == 4 and halt.halted
+    resumed = Runner(LoopbackTarget(tiny_elf[0]), quiet()).measure(
+        implementation, tmp_path / "cut", SampleCapture(OPS, 9, b"s", 32), resumed=cut.meta)
+    assert resumed.meta.status == "complete" and resumed.records == whole.records
+
+    early = Halt()
+    early()
+    before = Runner(LoopbackTarget(tiny_elf[0]), quiet(), halt=early).measure(
+        implementation, tmp_path / "before", SampleCapture(OPS, 9, b"s", 32))
+    assert before.interrupted and before.meta.samples_completed == 0
+    assert json.loads((tmp_path / "before/meta.json").read_text())["status"] == "interrupted"
 
 
 def test_a_failure_is_recorded_and_raised(tiny_elf, implementation, tmp_path):

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import pytest
 
 from pqscope.analysis.taint import TaintCapture
-from pqscope.analysis.taint_findings import (Finding, attribute, check_decisions, emulator_options, merged_findings,
-                                             public_code)
+from pqscope.analysis.taint_findings import (Finding, attribute, check_decisions, derives_public_code,
+                                             emulator_options, merged_findings, public_code)
 from pqscope.link.protocol import Status
 from pqscope.project.catalogue import Declassification
 from pqscope.project.errors import PqscopeError
@@ -46,6 +46,21 @@ def test_public_code_decides_on_declared_public_values_only():
         replace(public, kind="address", function="loads")], (SAMPLER, SEED))
     masked = replace(public, function="masked", within="ladder")
     assert public_code((*findings, masked), (SAMPLER, SEED), kept=("challenge",)) == ("expand",)
+
+
+def test_only_a_declassified_value_sets_code_apart_as_public():
+    """What lets the exact check run beside the statistics (ct_beside): a row declassifying only
+    decisions and masked calls has no public code, whatever its findings; a value (a part of the
+    key, an argument) makes some."""
+    masking = Declassification("within", "ladder", "masked", "the ladder runs on blinded values")
+    decisions = (SAMPLER, NORM, masking)
+    found = attribute([finding(kind=kind, function=function, line=line) for kind in ("branch", "address", "division")
+                       for function, line in (("sampler", 1343), ("chknorm", 9), ("expand", 50))], decisions)
+    assert any(item.declassified for item in found) and not derives_public_code(decisions)
+    assert public_code(found, decisions) == ()
+    by_value = replace(finding(function="expand", line=50), declassified=True)  # the emulator's, from SEED
+    assert derives_public_code((*decisions, SEED)) and derives_public_code((SIGNATURE,))
+    assert public_code(attribute([by_value], (*decisions, SEED)), (*decisions, SEED)) == ("expand",)
 
 
 def test_a_decision_declassifies_branches_at_its_lines_only():

@@ -9,12 +9,15 @@ modes at N and 10 N, the twins at 10^5, ML-DSA through probes) are marked slow: 
 import csv
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from pqscope.analysis.ct_beside import BEFORE_THE_CHECK
 from pqscope.targets.vboard import virtual_board_serial
 
 from gate_status import gate_document
@@ -96,6 +99,58 @@ def test_once_the_exact_check_is_clean_a_control_twin_whose_classes_differ_by_no
         "no-leak: the exact check found nothing, and no leak larger than 0.10% of the mean time shows at 20 signatures")}
     meta = json.loads((tmp_path / f"control-udiv-ct-{NO_LEAK_N}" / "meta.json").read_text())
     assert sorted(key["key_id"] for key in meta["keys"]) == list(range(11))
+
+
+def _status(path: Path) -> str | None:
+    """A measurement's status in its meta.json (None: not written yet, or being replaced)."""
+    try:
+        return json.loads((path / "meta.json").read_text())["status"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _check_signing(path: Path) -> bool:
+    """Whether the exact check in `path` runs and has not yet taken all its signatures (taint.csv)."""
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+        signed = len((path / "taint.csv").read_text().splitlines()) - 1
+    except (OSError, ValueError):
+        return False
+    return meta.get("status") == "running" and signed < meta["samples"]
+
+
+def test_the_exact_check_beside_the_statistics_resumes_with_them_to_the_uninterrupted_document(tmp_path):
+    """A row whose declassifications are all decisions has no code the check could set apart as
+    public: its check runs beside the statistics, which sign meanwhile (ct.csv has the signatures
+    they take before waiting for it while it still signs). Interrupted (SIGINT) then, both end
+    interrupted, the check in its signing, and resume together to the uninterrupted test's document."""
+    args = ["--scheme", "slh-dsa-sha2-128f", "--impl", "slhdsa-c", "--seed", "c7", "--taint", "--no-report"]
+    environment = {**os.environ, "PQSCOPE_ROOT": str(ROOT)}
+    command = [sys.executable, "-m", "pqscope", "ct"]
+    whole = gate_document(subprocess.run([*command, *args, "--out", str(tmp_path / "whole"), "--json"],
+                                         capture_output=True, text=True, env=environment, timeout=1800))
+    killed = tmp_path / "killed"
+    process = subprocess.Popen([*command, *args, "--out", str(killed)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, env=environment)
+    deadline = time.monotonic() + 600  # bounds only a failure
+    beside = False
+    while process.poll() is None and time.monotonic() < deadline and _status(killed / "taint") != "complete":
+        # The statistics wait for the check from their BEFORE_THE_CHECK-th signature on.
+        signed = (killed / "ct.csv").is_file() and len((killed / "ct.csv").read_text().splitlines()) > BEFORE_THE_CHECK
+        if signed and _check_signing(killed / "taint"):
+            beside = True
+            break
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    process.wait(timeout=300)
+    assert beside, "the statistics took no signature while the exact check ran"
+    assert (_status(killed), _status(killed / "taint")) == ("interrupted", "interrupted")
+    check = json.loads((killed / "taint" / "meta.json").read_text())
+    assert check["samples_completed"] < check["samples"]  # halted while it signed, not after
+    resumed = gate_document(subprocess.run([*command, "--resume", str(killed), "--json"], capture_output=True,
+                                           text=True, env=environment, timeout=1800))
+    assert {**resumed, "run_dir": None} == {**whole, "run_dir": None}
+    assert _status(killed / "taint") == "complete"
 
 
 # At 168 MHz in the slow tier only (minutes: the flash model is slow to emulate); the

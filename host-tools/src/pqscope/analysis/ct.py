@@ -22,18 +22,19 @@ from ..results.documents.taint import CheckedClock, Finding, TaintDocument, Verd
 from ..results.probes import check_probes, confirmation, probe_inflation
 from ..results.records import INTERVAL_FUNCTION
 from ..results.rundir import RunDirectory, resume_parameters, sort_by_sample
-from ..targets.kinds import replay_board, replay_targets, target_kind
+from ..targets.kinds import replay_board, replay_targets
 from ..targets.target import Profiling
 from . import sequential
 from .confirmation import all_confirmed
+from .ct_beside import BEFORE_THE_CHECK, ExactCheckBeside
 from .ct_analysis import PUBLIC_TIME, CtResult, analyse, look_summary
 from .ct_looks import AFTER_EXACT_LEAK, bound_shown, first_pool, looks_of, stop_at_look
-from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, keep_captured,
-                          load_intervals)
+from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, first_signatures,
+                          keep_captured, load_intervals)
 from .ct_verdict import board_summaries, headline, taint_beside
 from .replay import REPLAY_DIRECTORY, Replay, quiet_console
-from .taint import EXACT_CHECK_SIGNATURES, ONE_SIGNATURE_ABOVE, TaintCapture
-from .taint_findings import public_code
+from .taint import ONE_SIGNATURE_ABOVE, TaintCapture
+from .taint_findings import derives_public_code, public_code
 
 EXACT_CHECK_DIRECTORY = "taint"  # where `ct --taint` keeps the exact check beside the test
 
@@ -51,19 +52,17 @@ class CtCapture(Capture):
                  other_clocks: tuple[str, ...] = ()):
         super().__init__(samples, master_seed, msg_len, variant=variant)
         self.key_refresh = key_refresh
-        # The pool's random keys the test signs with (None: every slot the image has): fewer keys
-        # are less key generation for a short test.
+        # The pool's random keys the test signs with (None: every slot): fewer, less key generation.
         self.random_keys = random_keys
         # A board's test replayed on the virtual board (None: not replayed), and the replay once running.
         self.replay = replay
         self._replay: Replay | None = None
+        self._beside: ExactCheckBeside | None = None  # the exact check, where it runs beside the statistics
         self._used: int | None = None  # the signatures the finished verdict used
-        # Signatures of the exact check to run beside the test (0: none), and its result once it
-        # ran: shown next to the statistical localisation.
+        # The exact check's signatures (0: none) and its result, shown next to the localisation.
         self.exact_check = exact_check
         self.taint: TaintDocument | None = None
-        # The board's other clocks the exact check also runs at (or its verdict there is derived), and
-        # its verdicts there by clock.
+        # The board's other clocks the exact check runs at (or derives its verdict at), its verdicts there.
         self.other_clocks = other_clocks
         self.at_clocks: dict[str, VerdictAtClock] = {}
         # A no-leak must also show that no leak is larger than this share of the mean time.
@@ -99,8 +98,9 @@ class CtCapture(Capture):
     def companions(self, board: Board) -> Iterator[Companion]:
         """The exact check beside the test, into its "taint" subdirectory, and at each of the
         board's other clocks into "taint-<clock>", unless the first is the same at every clock: its
-        verdict there is then derived (a replayed test's run in the replay, on the virtual board)."""
-        if not self.exact_check or self.replay is not None:
+        verdict there is then derived (a replayed test's run in the replay, on the virtual board; one
+        beside the statistics runs from `alongside`)."""
+        if not self.exact_check or self.replay is not None or self._beside is not None:
             return
         yield Companion(self._exact_check_capture(), EXACT_CHECK_DIRECTORY)
         for clock in self.other_clocks:
@@ -117,9 +117,18 @@ class CtCapture(Capture):
     @contextlib.contextmanager
     def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):
         """A board's replay on the virtual board, into the "replay" subdirectory, for as long as the
-        test runs; it ends with the test, and resumes with it."""
+        test runs; it ends with the test, and resumes with it. The virtual board's exact check
+        beside its statistics where it can (ct_beside), until the test takes its result."""
         if self.replay is None:
-            yield
+            if not self.exact_check or derives_public_code(implementation.declassify):
+                yield
+                return
+            checks = CtCapture(self.samples, self.master_seed, self.msg_len, exact_check=self.exact_check,
+                               other_clocks=self.other_clocks)  # the checks alone, their results its own
+            with ExactCheckBeside(checks, lambda halt: runner.beside([runner.target], quiet_console(), halt)
+                                  .measure_companions(implementation, path, checks,
+                                                      checks.companions(runner.target.board))) as self._beside:
+                yield
             return
         replay = Replay(lambda where, feed: self._measure_replay(runner, implementation, elf, where, feed),
                         path / REPLAY_DIRECTORY)
@@ -134,8 +143,7 @@ class CtCapture(Capture):
 
     def _measure_replay(self, runner: Runner, implementation: Implementation, elf: Path, path: Path,
                         feed: Replay) -> None:
-        """The replay's measurement: the same schedule on the same image, on the virtual boards
-        that replay `target`."""
+        """The replay's measurement: the same schedule and image, on the virtual boards replaying `target`."""
         what = ReplayCapture(self, feed, code_digest(elf))
         resumed = resume_parameters(path, kind=self.kind) if (path / "meta.json").is_file() else None
         if resumed is not None and resumed.status == "complete":
@@ -163,6 +171,8 @@ class CtCapture(Capture):
             for record in records[:-1]:  # a resumed test's kept signatures
                 self._arrive(record)
         self._arrive(records[-1])
+        if self._prefix >= BEFORE_THE_CHECK:
+            self._take_check_beside()
         if self._replay is not None:
             self._replay.board_measured(len(self._arrived))
             if self.taint is None:
@@ -170,7 +180,7 @@ class CtCapture(Capture):
         leaks = self._exact_leaks()
         if leaks and not self.fixed_n and self._prefix >= AFTER_EXACT_LEAK and self._replay is None:
             self.decided_at = AFTER_EXACT_LEAK
-            result = self._analyse(implementation, path, _first(records, AFTER_EXACT_LEAK), meta, profiled,
+            result = self._analyse(implementation, path, first_signatures(records, AFTER_EXACT_LEAK), meta, profiled,
                                    bootstrap_resamples=10)
             return (f"leak: the exact check found {leaks} leaking instruction{'' if leaks == 1 else 's'} (the "
                     f"statistics at {AFTER_EXACT_LEAK} signatures: {result.verdict})")
@@ -178,13 +188,13 @@ class CtCapture(Capture):
             look = self.looks[self._looked]
             self._looked += 1
             # The verdict needs no bootstrap intervals: a few resamples keep each look quick.
-            result = self._analyse(implementation, path, _first(records, look), meta, profiled,
+            result = self._analyse(implementation, path, first_signatures(records, look), meta, profiled,
                                    bootstrap_resamples=10)
             self.progress = self._last_look = look_summary(result, look)
             if leaks and self._replay is not None:
                 # The verdict is the exact check's leak: the board's test goes on until it has
                 # confirmed every finding it can label.
-                confirmations = self._replay.confirmations(_first(records, look), meta, self._findings(),
+                confirmations = self._replay.confirmations(first_signatures(records, look), meta, self._findings(),
                                                            len(self.looks))
                 if all_confirmed(confirmations):
                     self.decided_at = look
@@ -196,13 +206,23 @@ class CtCapture(Capture):
                 self.decided_at = look
                 return reason
         live = self._live.t
-        self.progress = (self._last_look + "; " if self._last_look else "") + (
+        self.progress = ("exact check beside; " if self._beside and not self._beside.taken else "") + (
+            self._last_look + "; " if self._last_look else "") + (
             "" if live is None else f"live raw |t| {abs(live):.1f}") + (
             f"; replayed {self._replay.replayed}" if self._replay is not None else "")
         return None
 
+    def _take_check_beside(self) -> None:
+        """The exact check's results, once it ended beside the statistics (waits until then)."""
+        if self._beside is None or self._beside.taken:
+            return
+        self._beside.wait()
+        self.taint, self.at_clocks = self._beside.checks.taint, self._beside.checks.at_clocks
+        if self.taint is not None:
+            self.looks = self._looks(self.taint.sign_cycles)
+
     def _exact_leaks(self) -> int:
-        """The exact check's leaks (it runs first): one decides the verdict, whatever the statistics say."""
+        """The exact check's leaks: one decides the verdict, whatever the statistics say."""
         return len(self.taint.leaks) if self.taint else 0
 
     def _arrive(self, record: CtSample) -> None:
@@ -270,7 +290,9 @@ class CtCapture(Capture):
         return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
                           key_refresh=self.key_refresh, random_keys=self.random_keys,
                           done={record.index for record in kept}, owns=shard.owns,
-                          on_key=self._keys_made.append, first_pool=first_pool(self.looks))
+                          on_key=self._keys_made.append, first_pool=first_pool(self.looks),
+                          before_signing=lambda index: self._beside is None or self._beside.hold(
+                              index, lambda: session.cancelled))
 
     def update(self, meta) -> None:
         """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
@@ -287,9 +309,10 @@ class CtCapture(Capture):
         run_dir.write_record(ct_record(record))
 
     def finish(self, implementation, path, records, meta, profiled) -> Finished:
+        self._take_check_beside()
         # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
         # stay in ct.csv, outside the verdict.
-        records = _first(records, self.decided_at or self.samples)
+        records = first_signatures(records, self.decided_at or self.samples)
         self._used = len(records)
         result = self._analyse(implementation, path, records, meta, profiled)
         statistics = result.statistics()
@@ -341,6 +364,9 @@ class ReplayCapture(CtCapture):
         # Profiled even on a probed image: the profile labels the findings the board's probes time.
         return target.profiles
 
+    def alongside(self, runner, implementation, elf, path):
+        return contextlib.nullcontext()  # its exact check runs first: the board's test waits for it
+
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         if code_digest(elf) != self.code:
             raise PqscopeError(f"the virtual board's image {elf} is not the board's: the replay needs the same code "
@@ -369,26 +395,3 @@ class ReplayCapture(CtCapture):
         if reason is not None:
             self.decided_at = self.feed.needed
         return reason
-
-
-def constant_time_test(board, samples: int, master_seed: bytes, msg_len: int, *, taint_check: bool | None = None,
-                       replay: bool = True, replay_flash_timing: str = "modelled",
-                       exact_signatures: int = EXACT_CHECK_SIGNATURES, at_other_clocks: bool = False,
-                       **options) -> CtCapture:
-    """A constant-time test on `board` (boards.Board): the exact check of `exact_signatures`
-    beside it on the virtual board (unless `taint_check` is False), there also at the board's
-    slowest and fastest clocks where the test runs at another (`at_other_clocks`: the benchmark's
-    and a product's), and on a real board the replay with its exact check (unless `replay` is
-    False); `options` are CtCapture's."""
-    replayed = ReplaySettings(replay_flash_timing) if replay and not target_kind(board).taints else None
-    exact = taint_check or (taint_check is None and (target_kind(board).taints or replayed is not None))
-    by_speed = sorted(board.clocks.values(), key=lambda clock: clock.hz)
-    others = tuple(dict.fromkeys(clock.name for clock in (by_speed[0], by_speed[-1]) if clock.name != board.clock.name))
-    return CtCapture(samples, master_seed, msg_len, exact_check=exact_signatures if exact else 0,
-                     replay=replayed, other_clocks=others if exact and at_other_clocks and replayed is None else (),
-                     **options)
-
-
-def _first(records: list[CtSample], count: int) -> list[CtSample]:
-    """The schedule's first `count` signatures, in its order."""
-    return sorted((record for record in records if record.index < count), key=lambda record: record.index)

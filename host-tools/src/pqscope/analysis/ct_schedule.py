@@ -13,7 +13,6 @@ other slots random keys, optionally regenerated every `key_refresh` uses.
 """
 
 import csv
-import itertools
 import random
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
@@ -105,15 +104,17 @@ def capture_ct(
     owns: Callable[[int], bool] = lambda index: True,
     on_key: Callable[[KeyMade], object] = lambda key: None,
     first_pool: int | None = None,
+    before_signing: Callable[[int], object] = lambda index: None,
 ) -> Iterator[CtSample]:
     """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
     resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses; the pool's
     first `random_keys` random slots are used (None: all). Keys are
     made before the signatures that use them, from their own seeds: the pool a resumed test or
     another shard builds holds the same keys. The pool is made before the shard's first signature,
-    or with `first_pool` in two steps: the slots its signatures before that index use, before the
-    first of them, and the whole pool before its first signature from there (a test that may stop
-    at its first look makes no key it would not use; SPHINCS+'s pool is 255 keys)."""
+    or with `first_pool` in two steps: before each signature below that index, the key it signs
+    with, and the whole pool before its first signature from there (a test that may stop at its
+    first look makes no key it would not use; SPHINCS+'s pool is 255 keys). `before_signing(index)`
+    runs before each signature's keys and signing (it may wait: for the exact check beside the test)."""
     if info.key_slots < 2:
         raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
     on_device: dict[int, int] = {}  # slot -> key id the device holds
@@ -126,20 +127,24 @@ def capture_ct(
         on_key(KeyMade(key_id, slot, sample.cycles))
 
     slots = info.key_slots if random_keys is None else min(info.key_slots, 1 + random_keys)
-    first_slots = None if first_pool is None else {
-        signing.slot for signing in itertools.islice(schedule(master_seed, samples, slots, key_refresh), first_pool)
-        if signing.index not in done and owns(signing.index)}
     for signing in schedule(master_seed, samples, slots, key_refresh):
         if signing.index in done or not owns(signing.index):
             continue
-        early = first_slots is not None and signing.index < first_pool
-        for slot, key_id in signing.slot_keys.items():
-            if (not early or slot in first_slots) and on_device.get(slot) != key_id:
+        before_signing(signing.index)
+        early = first_pool is not None and signing.index < first_pool
+        needed = {signing.slot: signing.slot_keys[signing.slot]} if early else signing.slot_keys
+        for slot, key_id in needed.items():
+            if on_device.get(slot) != key_id:
                 make_key(slot, key_id)
         seed = derive_seed(master_seed, "sign", signing.index)
         sample: Sample = session.sign_slot(signing.slot, seed, msg_len, signing.index)
         yield CtSample(signing.index, signing.key_class, signing.slot_keys[signing.slot], seed, sample.cycles,
                        sample.stack_bytes, sample.status, sample.probes, info.board_serial)
+
+
+def first_signatures(records: list[CtSample], count: int) -> list[CtSample]:
+    """The schedule's first `count` signatures, in its order."""
+    return sorted((record for record in records if record.index < count), key=lambda record: record.index)
 
 
 INTERVALS_FILE = "intervals.jsonl"

@@ -107,6 +107,13 @@ def public_code(findings: tuple[Finding, ...], declassify: tuple[Declassificatio
                  and any(finding.kind in LEAK_KINDS or finding.timed for finding in inside))
 
 
+def derives_public_code(declassify: tuple[Declassification, ...]) -> bool:
+    """Whether `public_code` can find any function of a row with these declassifications: only a
+    declassified value (a public part of the key, argument or result) makes a finding public; a
+    decision's findings are decided, a masked call's within."""
+    return any(item.kind not in ("decision", "within") for item in declassify)
+
+
 def _decides(item: Declassification, place: str, function: str) -> bool:
     """Whether a decision declassification covers a finding at `place` in `function`: at one of
     its lines (any function: a compiler may inline them), or at a line 0 it names (code a compiler

@@ -40,8 +40,8 @@ from .options import (CLOCK_OPTION, JSON_OPTION, MSG_LEN_OPTION, REPORT_OPTION, 
 @JSON_OPTION
 @click.option("--taint/--no-taint", "taint_check", default=None,
               help="Run the exact check (pqscope taint, 2 signatures; the first alone where it took over 1 G model "
-                   "cycles) before the statistics, and decide the verdict on both (default: on the virtual board, and "
-                   "in a real board's replay).")
+                   "cycles) before the statistics' first look (beside them where it changes nothing they record), and "
+                   "decide the verdict on both (default: on the virtual board, and in a real board's replay).")
 @click.option("--other-clocks/--no-other-clocks", default=True, show_default=True,
               help="With the exact check: run it at the board's slowest and fastest clocks too, where the test runs at "
                    "another, and give their verdicts beside the test's (a benchmark's clock and a product's).")
@@ -64,7 +64,7 @@ def ct_command(ctx: click.Context, board_name, scheme, impl, impl_dir, stack_byt
     signature is replayed on the virtual board beside it: the model's cycles leave the statistics,
     and each finding of the exact check is tested on the board. Exit status: 0 no leak, 4 a leak, 5 inconclusive."""
     from ..analysis.ct import CtCapture  # numpy/scipy statistics and matplotlib: loaded only for this test
-    from ..analysis.ct import constant_time_test
+    from ..analysis.ct_plan import constant_time_test
 
     root = repo_root()
     if resume_path is not None:

@@ -69,7 +69,7 @@ class RunnerSteps:
         return runs_document(path, [load_run(path)])
 
     def constant_time(self, implementation: Implementation, samples: int, path: Path) -> tuple[CtDocument, Sequence]:
-        from ..analysis.ct import constant_time_test  # numpy/scipy statistics: loaded only for this test
+        from ..analysis.ct_plan import constant_time_test  # numpy/scipy statistics: loaded only for this test
 
         # With the exact check on the virtual board, which decides every mode in a few signatures.
         what = constant_time_test(self.runner.target.board, samples, self.master_seed, MSG_LEN)

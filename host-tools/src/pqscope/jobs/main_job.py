@@ -95,7 +95,9 @@ def ct_capture(board: Board, run: Run, member: Member, signatures: int, master_s
     sized by the cycles its `run` measured (ct_size: at most `signatures`), with the exact check of
     `exact_signatures` beside it (None: as ct_size says) on the virtual board, also at the board's
     other clocks if `at_other_clocks`; on a board replayed or not (`replay`)."""
-    from ..analysis.ct import CtCapture, constant_time_test  # numpy/scipy statistics: loaded only for the test
+    # numpy/scipy statistics: loaded only for the test.
+    from ..analysis.ct import CtCapture
+    from ..analysis.ct_plan import constant_time_test
 
     if member.resume_from:
         return CtCapture.from_meta(member.resume_from)

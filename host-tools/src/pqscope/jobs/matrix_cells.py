@@ -61,7 +61,8 @@ def timing_test(root: Path, board: Board, row: Implementation, path: Path, signa
     where it stopped; a test that cannot go on (the emulator or the build changed since, say) is
     set aside and starts anew."""
     # numpy/scipy statistics: loaded only for a matrix that tests on timing.
-    from ..analysis.ct import CtCapture, constant_time_test
+    from ..analysis.ct import CtCapture
+    from ..analysis.ct_plan import constant_time_test
 
     if store.stored_kind(path) is None and (path / "meta.json").is_file():
         try:

@@ -133,6 +133,10 @@ class DeviceSession:
         self._cancelled.set()
 
     @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set()
+
+    @property
     def bad_frames(self) -> int:
         return self._decoder.bad_count
 

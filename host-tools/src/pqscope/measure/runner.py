@@ -30,7 +30,8 @@ from ..results.rundir import RunDirectory, resume_parameters, write_meta
 from ..results.runmeta import RunMeta, timestamp
 from ..results.store import save
 from ..targets.target import Connection, Image, Target
-from .capture import Capture, Shard, check_info, variant_json
+from .capture import Capture, Companion, Shard, check_info, variant_json
+from .halt import Halt
 from .measurement import Member
 
 
@@ -56,11 +57,12 @@ class Runner:
     reporting progress on `console`."""
 
     def __init__(self, targets: Target | list[Target], console: Console, capture: "Capture | None" = None, *,
-                 report: Callable[[Path], object] | None = None):
+                 report: Callable[[Path], object] | None = None, halt: Halt | None = None):
         """`capture`: what the runner will measure, if known now: a target that cannot take it is
         refused before any other check. `report`: writes the reports of a finished result kept in
-        a directory (the command that asks for reports gives it; measuring writes none itself)."""
-        self.report = report
+        a directory (the command that asks for reports gives it; measuring writes none itself).
+        `halt`: ends its measurements from another thread (it runs in one of its own)."""
+        self.report, self.halt = report, halt
         self.targets = targets if isinstance(targets, list) else [targets]
         if capture is not None:
             capture.instrumented(self.targets[0])
@@ -68,9 +70,10 @@ class Runner:
             target.check()
         self.target, self.console = self.targets[0], console
 
-    def beside(self, targets: list[Target], console: Console) -> "Runner":
-        """A runner on other targets that reports as this one does (a board's replay on virtual boards)."""
-        return Runner(targets, console, report=self.report)
+    def beside(self, targets: list[Target], console: Console, halt: Halt | None = None) -> "Runner":
+        """A runner on other targets that reports as this one does (a board's replay on virtual boards),
+        ended by `halt` (or by this one's)."""
+        return Runner(targets, console, report=self.report, halt=halt or self.halt)
 
     def measure(self, implementation: Implementation, path: Path, what: Capture,
                 resumed: RunMeta | None = None) -> Outcome:
@@ -128,7 +131,7 @@ class Runner:
             connections: list[Connection] = []
             try:
                 # First, so that what it finds can decide when the capture stops.
-                self._measure_companions(implementation, path, what)
+                self.measure_companions(implementation, path, what, what.companions(self.target.board))
                 with contextlib.ExitStack() as stack:
                     for shard, shard_target in zip(shards, targets):
                         directory = shard.directory(path)
@@ -138,6 +141,8 @@ class Runner:
                         connections.append(stack.enter_context(shard_target.for_samples(what.samples).connect(
                             image.elf, console, stats_dir=directory, on_receive=run_dir.raw_writer(directory),
                             profiling=what.profiling(implementation, directory) if profiled else None)))
+                        if self.halt is not None:
+                            self.halt.watch(connections[-1].session)
                     infos = self._start(connections, implementation, what)
                     info, probe_names = infos[0], connections[0].session.probe_names
                     meta.clock_hz, meta.info = info.clock_hz, asdict(info)
@@ -174,6 +179,8 @@ class Runner:
                             if meta.stopped_early:
                                 console.print(f"stopped early: {meta.stopped_early}")
                                 break
+                        if self.halt is not None:
+                            self.halt.check()
                 self._check_stack(implementation, image, records)
                 # Complete once its result is kept too: a failure before leaves it to resume.
                 finished = what.finish(implementation, path, records, meta, profiled)
@@ -183,6 +190,10 @@ class Runner:
                         save(path, what.view, finished.document, finished.evidence)
                 meta.status = "complete"
             except KeyboardInterrupt:
+                meta.status = "interrupted"
+            except Cancelled:  # halted while it waited for a board's answer outside the capture (its INFO)
+                if self.halt is None or not self.halt.halted:
+                    raise
                 meta.status = "interrupted"
             except OSError as error:
                 meta.status = "interrupted" if error.errno in DISK_FULL else f"failed: {error}"
@@ -205,10 +216,12 @@ class Runner:
                 self.report(path)
         return outcome
 
-    def _measure_companions(self, implementation: Implementation, path: Path, what: Capture) -> None:
-        """The capture's companions (each resumed where an earlier attempt left it; one at another
-        clock on this target at that clock); an interruption interrupts the capture too."""
-        for companion in what.companions(self.target.board):
+    def measure_companions(self, implementation: Implementation, path: Path, what: Capture,
+                           companions: Iterator[Companion]) -> None:
+        """The capture's `companions` (each resumed where an earlier attempt left it; one at another
+        clock on this target at that clock), each result taken by `what`; an interruption
+        interrupts the capture too."""
+        for companion in companions:
             sub = path / companion.directory
             resumed = resume_parameters(sub, kind=companion.capture.kind) if (sub / "meta.json").is_file() else None
             if resumed is not None and resumed.status == "complete":
