@@ -224,7 +224,7 @@ struct taint {
 		uint64_t start;          /* instructions before the call */
 		uint8_t decided;         /* recording: the labels that reached a decision */
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
-		bool long_callee;        /* recording: a callee ran a long call (LONG_CALL) */
+		uint64_t long_callees;   /* recording: the instructions its callees ran in calls of LONG_CALL or more */
 		struct summary rec;
 		/* summary_for's answer for `looked_up` in the block now beginning: the gate and the
 		 * block hook ask up to four times at a function's entry, and nothing between them
@@ -762,7 +762,8 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 		if (slot != TAINT_SP && slot != TAINT_LR)
 			t->r[slot] |= slot < 4 ? LABEL_ARGUMENT(slot) : LABEL_ENTRY;
 	t->memo.decided = 0;
-	t->memo.spoiled = t->memo.refused = t->memo.long_callee = false;
+	t->memo.spoiled = t->memo.refused = false;
+	t->memo.long_callees = 0;
 	t->memo.callee.end = 0;
 }
 
@@ -828,6 +829,23 @@ static void count_run(struct leaf *l, uint64_t instructions)
 		l->short_runs++;
 }
 
+/* The recorded call's callee has returned, to the call's own function or, tail-called (pqm4's
+ * crypto_hashblocks_sha512 branches to its assembly compression), with the call itself: its run
+ * counts for its own function, and a long one keeps the recording from being kept (gives_way). */
+static void callee_returned(struct taint *t)
+{
+	struct callee *callee = &t->memo.callee;
+	if (!callee->end)
+		return;
+	callee->end = 0;
+	uint64_t ran = t->instructions - callee->start;
+	struct leaf *c = leaf_at(t, callee->entry, true);
+	if (c)
+		count_run(c, ran);
+	if (ran >= LONG_CALL)
+		t->memo.long_callees += ran;
+}
+
 static void end_leaf_call(struct taint *t)
 {
 	const struct summary *s = t->memo.replay;
@@ -845,15 +863,16 @@ static void end_leaf_call(struct taint *t)
 	}
 	struct leaf *l = t->memo.leaf;
 	count_run(l, t->instructions - t->memo.start);
+	callee_returned(t);
 	/* a summary holds where no finding was made and nothing but SP, LR and the arguments'
-	 * values decided the path and the addresses; not with a long callee in it, which gives way
-	 * next time (gives_way) */
+	 * values decided the path and the addresses; not with long callees running most of it, which
+	 * give way next time (gives_way) */
 	bool keep = !t->memo.spoiled && !t->memo.refused && !(t->memo.decided & (LABEL_ENTRY | LABEL_MEMORY));
 	if (t->memo.refused)
 		l->failures = FAILURES;
 	else if (!keep)
 		l->failures++;
-	keep = keep && !t->memo.long_callee;
+	keep = keep && 2 * t->memo.long_callees < t->instructions - t->memo.start;
 	end_recording(t, keep);
 }
 
@@ -873,14 +892,9 @@ static void recorded_block(struct taint *t, uint32_t addr)
 	uint32_t sp = t->core.reg(t->core.core, 13), lr = t->core.reg(t->core.core, 14) & ~1u;
 	struct callee *callee = &t->memo.callee;
 	if (callee->end) {
-		if (addr == callee->ret && sp == callee->sp) { /* back in the call's own function */
-			callee->end = 0;
-			uint64_t ran = t->instructions - callee->start;
-			struct leaf *c = leaf_at(t, callee->entry, true);
-			if (c)
-				count_run(c, ran);
-			t->memo.long_callee |= ran >= LONG_CALL;
-		} else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
+		if (addr == callee->ret && sp == callee->sp) /* back in the call's own function */
+			callee_returned(t);
+		else if (addr - callee->entry >= callee->end - callee->entry || (addr == callee->entry && lr != callee->ret))
 			t->memo.refused = true;
 		if (callee->end)
 			return;
@@ -902,8 +916,11 @@ static void recorded_block(struct taint *t, uint32_t addr)
  * SPHINCS+'s SHA-256 compression, called by its thash and its finalisation): the recording ends
  * unsummarised, so that the callee's calls replay as leaf calls, and it is tried again at a later
  * call (until its function is left alone for replaying too seldom). A summary with the callee in
- * it would keep the callee's code hooked in its replays: a recording in which a callee ran that
- * long is not kept either, and gives way to it next time. A short call (its summary's, or most of
+ * it would keep the callee's code hooked in its replays: a recording in which long callees ran
+ * most of the call is not kept either, and gives way to them next time; one in which they ran a
+ * small part is (slhdsa-c's SHA-512 compression copies its 640 bytes of round constants with
+ * memcpy: giving way to the copy left the compression tracked, SLH-DSA-SHA2-192s's check 2.5 times
+ * as slow). A short call (its summary's, or most of
  * the function's calls if none fits) is recorded with its caller: slhdsa-c's SHA-256 compression
  * copies its round constants with memcpy, whose calls elsewhere give it summaries, and giving way
  * to each copy kept the compression from ever being summarised (SLH-DSA-SHA2-128s: 5 times

@@ -183,8 +183,8 @@ bool taint_insn(struct taint *t, uint32_t addr);
  * nor state no slot holds, and no value from memory or from a slot other than r0-r3, SP and LR
  * decided a branch, an address, a jump or a division: then a call with the same inputs runs the
  * same instructions at the same addresses with the same taints. A recording gives way to a call of
- * a function whose calls are long (it ends unsummarised, the callee replays); one in which a
- * callee ran that long is not kept. A function whose
+ * a function whose calls are long (it ends unsummarised, the callee replays); one in which such
+ * calls, tail calls included, ran most of it is not kept. A function whose
  * calls hit TAINT_SEAL_STREAK times in a row, however short they are, leaves the code hook
  * (taint_hooked_ranges): its replayed calls cost what untracked code costs; taint_gate() brings it
  * back before a call it cannot replay. An exception during a recording ends it unsummarised (and

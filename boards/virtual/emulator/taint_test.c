@@ -1445,6 +1445,58 @@ static void test_leaf_long_callee_found_inside_a_recording(void)
 	taint_free(t);
 }
 
+/* "test" tail-calls "add" (pqm4's crypto_hashblocks_sha512 branches to its assembly compression):
+ * `own` runs of its body, then a branch to "add" with LR unchanged, which runs `times` over and
+ * returns for both. */
+static void gated_test_tail_calls_add(struct taint *t, unsigned own, unsigned times)
+{
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	taint_gate(t, LEAF + 0x100);
+	taint_block(t, LEAF + 0x100);
+	code_base = LEAF + 0x100;
+	for (unsigned i = 0; i < own; i++)
+		run(t, leaf_add, 3, 0);
+	taint_gate(t, LEAF);
+	taint_block(t, LEAF);
+	code_base = LEAF;
+	for (unsigned i = 0; i < times; i++)
+		run(t, leaf_add, 4, 0);
+	taint_block(t, SCOPE + 0x10);
+	CHECK(taint_memory(t, BUF + 4) == S);
+}
+
+/* A long callee tail-called from a recording returns with the recorded call: its run counts for
+ * it as one returning to its caller would, the recording is not kept, the next call gives way to
+ * it, and the callee leaves the code hook on its own (the caller was summarised with it, its code
+ * kept hooked in every replay: SPHINCS+-SHA2-192s's check twice as slow). */
+static void test_leaf_long_tail_callee_summarised_on_its_own(void)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	for (int call = 0; call < 2 + TAINT_SEAL_STREAK; call++)
+		gated_test_tail_calls_add(t, 0, 75); /* "add": 300 instructions */
+	leaf_counts(t, 1, TAINT_SEAL_STREAK); /* "add" recorded at the second call, replayed after */
+	taint_gate(t, LEAF);
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
+	taint_free(t);
+}
+
+/* A long callee that runs a small part of its caller's call (slhdsa-c's SHA-512 compression copies
+ * its 640 bytes of round constants with memcpy, whose other calls are short) is summarised with
+ * its caller: the caller's calls replay whole and it leaves the code hook. */
+static void test_leaf_long_callee_in_a_longer_caller_summarised_with_it(void)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	for (int call = 0; call < 3; call++)
+		leaf_call(t, LEAF, leaf_add, 4, 5, 5); /* "add" alone: 20 instructions */
+	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++)
+		gated_test_calls_add(t, 250, 75, NULL); /* "test": 750 instructions of its own, then "add": 300 */
+	leaf_counts(t, 2, 2 + TAINT_SEAL_STREAK + 1);
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF + 0x100 - 1); /* "test" sealed */
+	taint_free(t);
+}
+
 /* A callee too short to leave the code hook (slhdsa-c's memcpy of its round constants) does not
  * end the recording of its caller, though summarised on its own: the caller is summarised with
  * it, its later calls replay whole, and a long caller leaves the code hook. */
@@ -1534,6 +1586,8 @@ int main(void)
 	test_leaf_callee_summarised_on_its_own();
 	test_leaf_short_callee_summarised_with_its_caller();
 	test_leaf_long_callee_found_inside_a_recording();
+	test_leaf_long_tail_callee_summarised_on_its_own();
+	test_leaf_long_callee_in_a_longer_caller_summarised_with_it();
 	test_idle_leaves_the_code_hook();
 	return check_summary("taint tests");
 }
