@@ -1385,9 +1385,11 @@ static void test_leaf_summaries_replaced_in_turn(void)
 }
 
 /* "test" called from the scope function as the emulator runs it, each block's gate first: `own`
- * runs of its 3-instruction body, then "add" called from LEAF + 0x104 running `times` over; whether
- * the gate before "add" changed the code hook (and, in `test_changed`, the one before "test"). */
-static bool gated_test_calls_add(struct taint *t, unsigned own, unsigned times, bool *test_changed)
+ * runs of its 3-instruction body, then "add" running `times` over, called from LEAF + 0x104 or,
+ * with `tail`, branched to with LR unchanged (pqm4's crypto_hashblocks_sha512 ends so), returning
+ * for both; whether the gate before "add" changed the code hook (and, in `test_changed`, the one
+ * before "test"). */
+static bool gated_test_calls_add(struct taint *t, unsigned own, unsigned times, bool *test_changed, bool tail)
 {
 	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
 	bool changed = taint_gate(t, LEAF + 0x100);
@@ -1397,13 +1399,15 @@ static bool gated_test_calls_add(struct taint *t, unsigned own, unsigned times, 
 	code_base = LEAF + 0x100;
 	for (unsigned i = 0; i < own; i++)
 		run(t, leaf_add, 3, 0);
-	regs[0] = BUF, regs[14] = LEAF + 0x104 + 1;
+	if (!tail)
+		regs[0] = BUF, regs[14] = LEAF + 0x104 + 1;
 	changed = taint_gate(t, LEAF);
 	taint_block(t, LEAF);
 	code_base = LEAF;
 	for (unsigned i = 0; i < times; i++)
 		run(t, leaf_add, 4, 0);
-	taint_block(t, LEAF + 0x104);
+	if (!tail)
+		taint_block(t, LEAF + 0x104);
 	taint_block(t, SCOPE + 0x10);
 	CHECK(taint_memory(t, BUF + 4) == S);
 	return changed;
@@ -1424,7 +1428,7 @@ static void test_leaf_callee_summarised_on_its_own(void)
 	for (int call = 0; call <= 2 * TAINT_SEAL_STREAK; call++) {
 		bool test_changed;
 		/* "test" calls "add" from another place: recorded there first */
-		bool changed = gated_test_calls_add(t, 0, 75, &test_changed);
+		bool changed = gated_test_calls_add(t, 0, 75, &test_changed, false);
 		CHECK(!test_changed && (call > 0 || changed));
 	}
 	leaf_counts(t, 2, 3 * TAINT_SEAL_STREAK + 1);
@@ -1437,32 +1441,12 @@ static void test_leaf_callee_summarised_on_its_own(void)
 static void test_leaf_long_callee_found_inside_a_recording(void)
 {
 	struct taint *t = leaf_tracker();
-	gated_test_calls_add(t, 0, 75, NULL); /* "add": 300 instructions */
+	gated_test_calls_add(t, 0, 75, NULL, false); /* "add": 300 instructions */
 	leaf_counts(t, 0, 0);
 	for (int call = 0; call < 4; call++)
-		gated_test_calls_add(t, 0, 75, NULL);
+		gated_test_calls_add(t, 0, 75, NULL, false);
 	leaf_counts(t, 1, 3);
 	taint_free(t);
-}
-
-/* "test" tail-calls "add" (pqm4's crypto_hashblocks_sha512 branches to its assembly compression):
- * `own` runs of its body, then a branch to "add" with LR unchanged, which runs `times` over and
- * returns for both. */
-static void gated_test_tail_calls_add(struct taint *t, unsigned own, unsigned times)
-{
-	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-	taint_gate(t, LEAF + 0x100);
-	taint_block(t, LEAF + 0x100);
-	code_base = LEAF + 0x100;
-	for (unsigned i = 0; i < own; i++)
-		run(t, leaf_add, 3, 0);
-	taint_gate(t, LEAF);
-	taint_block(t, LEAF);
-	code_base = LEAF;
-	for (unsigned i = 0; i < times; i++)
-		run(t, leaf_add, 4, 0);
-	taint_block(t, SCOPE + 0x10);
-	CHECK(taint_memory(t, BUF + 4) == S);
 }
 
 /* A long callee tail-called from a recording returns with the recorded call: its run counts for
@@ -1474,7 +1458,7 @@ static void test_leaf_long_tail_callee_summarised_on_its_own(void)
 	struct taint *t = leaf_tracker();
 	uint32_t ranges[65][2];
 	for (int call = 0; call < 2 + TAINT_SEAL_STREAK; call++)
-		gated_test_tail_calls_add(t, 0, 75); /* "add": 300 instructions */
+		gated_test_calls_add(t, 0, 75, NULL, true); /* "add": 300 instructions */
 	leaf_counts(t, 1, TAINT_SEAL_STREAK); /* "add" recorded at the second call, replayed after */
 	taint_gate(t, LEAF);
 	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
@@ -1491,7 +1475,7 @@ static void test_leaf_long_callee_in_a_longer_caller_summarised_with_it(void)
 	for (int call = 0; call < 3; call++)
 		leaf_call(t, LEAF, leaf_add, 4, 5, 5); /* "add" alone: 20 instructions */
 	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++)
-		gated_test_calls_add(t, 250, 75, NULL); /* "test": 750 instructions of its own, then "add": 300 */
+		gated_test_calls_add(t, 250, 75, NULL, false); /* "test": 750 instructions of its own, then "add": 300 */
 	leaf_counts(t, 2, 2 + TAINT_SEAL_STREAK + 1);
 	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF + 0x100 - 1); /* "test" sealed */
 	taint_free(t);
@@ -1506,7 +1490,7 @@ static void test_leaf_short_callee_summarised_with_its_caller(void)
 	uint32_t ranges[65][2];
 	leaf_call(t, LEAF, leaf_add, 4, 5, 5); /* "add" alone: 20 instructions */
 	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++)
-		gated_test_calls_add(t, 100, 5, NULL); /* "test": 300 instructions of its own, then "add" */
+		gated_test_calls_add(t, 100, 5, NULL, false); /* "test": 300 instructions of its own, then "add" */
 	leaf_counts(t, 2, TAINT_SEAL_STREAK + 1); /* "test" recorded once with "add" in it, then replayed */
 	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "test" sealed */
 	taint_free(t);
