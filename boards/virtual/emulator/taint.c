@@ -32,7 +32,12 @@
 #define SUMMARIES TAINT_LEAF_SUMMARIES   /* summaries per function (taint.h) ... */
 #define SUMMARY_BUCKETS 64               /* ... found by their call site (SP, LR) */
 #define FAILURES 4                       /* recordings without a summary before a function is left alone */
-#define RECORDINGS 16                    /* ... and recordings after which fewer replays than them leave it */
+#define RECORDINGS 16                    /* ... and recordings after which fewer replays than them leave it, */
+/* ... or, once one of its calls replayed, as many as it keeps summaries: slhdsa-c's memcpy, called
+ * from 17 places before its WOTS+ chains repeat their calls millions of times, was left alone
+ * (SLH-DSA-SHA2-192s's check 1.3 times as slow); a function never replayed records no more than
+ * RECORDINGS calls, each of which unseals the sealed leaves it calls (SPHINCS+-SHAKE's Keccak) */
+#define RECORDINGS_REPLAYED SUMMARIES
 #define UNSEALS 4                        /* misses while sealed before it stays hooked ... */
 #define REPLAYS_PER_UNSEAL 1024          /* ... unless it replayed this many calls for each */
 #define LONG_CALL 256                    /* instructions: a call worth replaying on its own, not in its caller's summary */
@@ -744,7 +749,8 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 		abort();
 	}
 	l->streak = 0;
-	if (++l->recordings > RECORDINGS && l->replays < l->recordings) { /* its inputs rarely repeat */
+	if (++l->recordings > (l->replays ? RECORDINGS_REPLAYED : RECORDINGS) && l->replays < l->recordings) {
+		/* its inputs rarely repeat */
 		l->failures = FAILURES;
 		t->memo.leaf = NULL;
 		return;

@@ -1384,6 +1384,53 @@ static void test_leaf_summaries_replaced_in_turn(void)
 	taint_free(t);
 }
 
+/* Calls of a function whose inputs do not repeat: it is left alone after 16 recordings, unless
+ * one of its calls replayed: then after as many as it keeps summaries (a repeated call, once
+ * found, replays again). Either way the calls' results are those of tracking them. */
+static void test_leaf_left_alone_once_its_calls_do_not_repeat(void)
+{
+	struct taint *t = leaf_tracker();
+	for (unsigned i = 0; i < 20; i++) {
+		regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		taint_block(t, LEAF);
+		code_base = LEAF;
+		run(t, leaf_add, 4, 0);
+		taint_block(t, SCOPE + 0x10);
+	}
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* r0 = BUF: recorded first, but no longer replayed */
+	leaf_counts(t, 16, 0);
+	CHECK(taint_memory(t, BUF + 4) == S);
+	taint_free(t);
+
+	t = leaf_tracker();
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 1, 1);
+	const unsigned patterns = TAINT_LEAF_SUMMARIES;
+	for (unsigned i = 1; i < patterns; i++) {
+		regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		taint_block(t, LEAF);
+		code_base = LEAF;
+		run(t, leaf_add, 4, 0);
+		taint_block(t, SCOPE + 0x10);
+	}
+	leaf_counts(t, patterns, 1);
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* r0 = BUF: the first pattern again */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, patterns, 3);
+	for (unsigned i = patterns; i < patterns + 2; i++) { /* new patterns: not recorded any more */
+		regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+		taint_block(t, LEAF);
+		code_base = LEAF;
+		run(t, leaf_add, 4, 0);
+		taint_block(t, SCOPE + 0x10);
+	}
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* ... nor replayed: tracked, with the same result */
+	leaf_counts(t, patterns, 3);
+	CHECK(taint_memory(t, BUF + 4) == S);
+	taint_free(t);
+}
+
 /* "test" called from the scope function as the emulator runs it, each block's gate first: `own`
  * runs of its 3-instruction body, then "add" running `times` over, called from LEAF + 0x104 or,
  * with `tail`, branched to with LR unchanged (pqm4's crypto_hashblocks_sha512 ends so), returning
@@ -1567,6 +1614,7 @@ int main(void)
 	test_leaf_sealed();
 	test_leaf_lookup_follows_inputs();
 	test_leaf_summaries_replaced_in_turn();
+	test_leaf_left_alone_once_its_calls_do_not_repeat();
 	test_leaf_callee_summarised_on_its_own();
 	test_leaf_short_callee_summarised_with_its_caller();
 	test_leaf_long_callee_found_inside_a_recording();
