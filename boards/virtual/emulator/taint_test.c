@@ -1142,6 +1142,16 @@ static void leaf_counts(struct taint *t, uint64_t recorded, uint64_t replayed)
 	CHECK(r == recorded && p == replayed);
 }
 
+/* A call of "add" with r0 = `word`, as leaf_call makes them. */
+static void add_call_on(struct taint *t, uint32_t word)
+{
+	regs[0] = word, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, LEAF);
+	code_base = LEAF;
+	run(t, leaf_add, 4, 0);
+	taint_block(t, SCOPE + 0x10);
+}
+
 /* A second call with the same inputs has the first one's effect, counted as its instructions,
  * without being tracked; a call whose input bytes have another taint is tracked again. */
 static void test_leaf_replayed(void)
@@ -1363,13 +1373,8 @@ static void test_leaf_summaries_replaced_in_turn(void)
 	struct taint *t = leaf_tracker();
 	const unsigned patterns = TAINT_LEAF_SUMMARIES + 8;
 	for (unsigned i = 0; i < patterns; i++)
-		for (int call = 0; call < 3; call++) {
-			regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-			taint_block(t, LEAF);
-			code_base = LEAF;
-			run(t, leaf_add, 4, 0);
-			taint_block(t, SCOPE + 0x10);
-		}
+		for (int call = 0; call < 3; call++)
+			add_call_on(t, BUF + 8 * i);
 	leaf_counts(t, patterns, 2 * patterns);
 	for (int call = 0; call < 2; call++) {
 		taint_mark(t, BUF + 4, 4, 0);
@@ -1390,42 +1395,27 @@ static void test_leaf_summaries_replaced_in_turn(void)
 static void test_leaf_left_alone_once_its_calls_do_not_repeat(void)
 {
 	struct taint *t = leaf_tracker();
-	for (unsigned i = 0; i < 20; i++) {
-		regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-		taint_block(t, LEAF);
-		code_base = LEAF;
-		run(t, leaf_add, 4, 0);
-		taint_block(t, SCOPE + 0x10);
-	}
-	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* r0 = BUF: recorded first, but no longer replayed */
+	for (unsigned i = 0; i < 20; i++)
+		add_call_on(t, BUF + 8 * i);
+	add_call_on(t, BUF); /* r0 = BUF: recorded first, but no longer replayed */
 	leaf_counts(t, 16, 0);
 	CHECK(taint_memory(t, BUF + 4) == S);
 	taint_free(t);
 
 	t = leaf_tracker();
-	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
-	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	add_call_on(t, BUF);
+	add_call_on(t, BUF);
 	leaf_counts(t, 1, 1);
 	const unsigned patterns = TAINT_LEAF_SUMMARIES;
-	for (unsigned i = 1; i < patterns; i++) {
-		regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-		taint_block(t, LEAF);
-		code_base = LEAF;
-		run(t, leaf_add, 4, 0);
-		taint_block(t, SCOPE + 0x10);
-	}
+	for (unsigned i = 1; i < patterns; i++)
+		add_call_on(t, BUF + 8 * i);
 	leaf_counts(t, patterns, 1);
-	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* r0 = BUF: the first pattern again */
-	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	add_call_on(t, BUF); /* r0 = BUF: the first pattern again */
+	add_call_on(t, BUF);
 	leaf_counts(t, patterns, 3);
-	for (unsigned i = patterns; i < patterns + 2; i++) { /* new patterns: not recorded any more */
-		regs[0] = BUF + 8 * i, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
-		taint_block(t, LEAF);
-		code_base = LEAF;
-		run(t, leaf_add, 4, 0);
-		taint_block(t, SCOPE + 0x10);
-	}
-	leaf_call(t, LEAF, leaf_add, 4, 1, 5); /* ... nor replayed: tracked, with the same result */
+	for (unsigned i = patterns; i < patterns + 2; i++) /* new patterns: not recorded any more */
+		add_call_on(t, BUF + 8 * i);
+	add_call_on(t, BUF); /* ... nor replayed: tracked, with the same result */
 	leaf_counts(t, patterns, 3);
 	CHECK(taint_memory(t, BUF + 4) == S);
 	taint_free(t);
