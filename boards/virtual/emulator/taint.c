@@ -40,7 +40,8 @@
 #define RECORDINGS_REPLAYED SUMMARIES
 #define UNSEALS 4                        /* misses while sealed before it stays hooked ... */
 #define REPLAYS_PER_UNSEAL 1024          /* ... unless it replayed this many calls for each */
-#define LONG_CALL 256                    /* instructions: a call worth replaying on its own, not in its caller's summary */
+#define LONG_CALL 256                    /* instructions: a callee that leaves the code hook for its caller's replays ... */
+#define SUMMARY_CALLEES 2                /* ... as many of them as a summary lists */
 #define SEEN_READ 1
 #define SEEN_WRITTEN 2
 
@@ -142,14 +143,14 @@ struct summary {
 	uint8_t touched;             /* the OR of every input's and output's taint */
 	uint64_t instructions;
 	uint16_t next;               /* the next summary (index + 1, 0: none) of its call site's bucket */
+	uint8_t ncallees;
+	struct leaf *callees[SUMMARY_CALLEES]; /* the functions it called in long calls */
 };
 
 struct leaf {
 	uint32_t entry, end;         /* its code, [entry, end) */
 	unsigned failures, unseals, streak;
-	uint64_t recordings, replays;
-	/* its calls, recorded, replayed or run inside another's recording: at least LONG_CALL long or not */
-	uint64_t long_runs, short_runs;
+	uint64_t recordings, replays; /* replays: its own, and those of summaries it is a long callee of */
 	bool sealed;                 /* its code is outside the code hook (taint_hooked_ranges) */
 	struct summary summaries[SUMMARIES];
 	unsigned n, next;
@@ -229,7 +230,6 @@ struct taint {
 		uint64_t start;          /* instructions before the call */
 		uint8_t decided;         /* recording: the labels that reached a decision */
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
-		uint64_t long_callees;   /* recording: the instructions its callees ran in calls of LONG_CALL or more */
 		struct summary rec;
 		/* summary_for's answer for `looked_up` in the block now beginning: the gate and the
 		 * block hook ask up to four times at a function's entry, and nothing between them
@@ -740,6 +740,8 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 	if ((t->memo.replay = summary_for(t, l))) {
 		l->streak++;
 		l->replays++;
+		for (unsigned i = 0; i < t->memo.replay->ncallees; i++)
+			t->memo.replay->callees[i]->replays++;
 		t->memo.replayed++;
 		return;
 	}
@@ -769,7 +771,7 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 			t->r[slot] |= slot < 4 ? LABEL_ARGUMENT(slot) : LABEL_ENTRY;
 	t->memo.decided = 0;
 	t->memo.spoiled = t->memo.refused = false;
-	t->memo.long_callees = 0;
+	rec->ncallees = 0;
 	t->memo.callee.end = 0;
 }
 
@@ -827,29 +829,25 @@ static void end_recording(struct taint *t, bool keep)
 	t->memo.leaf = NULL;
 }
 
-static void count_run(struct leaf *l, uint64_t instructions)
-{
-	if (instructions >= LONG_CALL)
-		l->long_runs++;
-	else
-		l->short_runs++;
-}
-
 /* The recorded call's callee has returned, to the call's own function or, tail-called (pqm4's
- * crypto_hashblocks_sha512 branches to its assembly compression), with the call itself: its run
- * counts for its own function, and a long one keeps the recording from being kept (gives_way). */
+ * crypto_hashblocks_sha512 branches to its assembly compression), with the call itself: a long
+ * run puts its function on the summary's list (the first SUMMARY_CALLEES), whose replays take it
+ * out of the code hook (taint_gate). */
 static void callee_returned(struct taint *t)
 {
 	struct callee *callee = &t->memo.callee;
 	if (!callee->end)
 		return;
 	callee->end = 0;
-	uint64_t ran = t->instructions - callee->start;
+	if (t->instructions - callee->start < LONG_CALL)
+		return;
+	struct summary *rec = &t->memo.rec;
 	struct leaf *c = leaf_at(t, callee->entry, true);
-	if (c)
-		count_run(c, ran);
-	if (ran >= LONG_CALL)
-		t->memo.long_callees += ran;
+	for (unsigned i = 0; i < rec->ncallees; i++)
+		if (rec->callees[i] == c)
+			return;
+	if (c && rec->ncallees < SUMMARY_CALLEES)
+		rec->callees[rec->ncallees++] = c;
 }
 
 static void end_leaf_call(struct taint *t)
@@ -857,7 +855,6 @@ static void end_leaf_call(struct taint *t)
 	const struct summary *s = t->memo.replay;
 	if (s) {
 		forget_lookup(t);
-		count_run(t->memo.leaf, s->instructions);
 		for (uint32_t k = 0; k < s->writes.n; k++)
 			*shadow(t, s->writes.at[k].addr) = s->writes.at[k].taint;
 		for (uint64_t m = s->set; m; m &= m - 1)
@@ -868,17 +865,14 @@ static void end_leaf_call(struct taint *t)
 		return;
 	}
 	struct leaf *l = t->memo.leaf;
-	count_run(l, t->instructions - t->memo.start);
 	callee_returned(t);
 	/* a summary holds where no finding was made and nothing but SP, LR and the arguments'
-	 * values decided the path and the addresses; not with long callees running most of it, which
-	 * give way next time (gives_way) */
+	 * values decided the path and the addresses */
 	bool keep = !t->memo.spoiled && !t->memo.refused && !(t->memo.decided & (LABEL_ENTRY | LABEL_MEMORY));
 	if (t->memo.refused)
 		l->failures = FAILURES;
 	else if (!keep)
 		l->failures++;
-	keep = keep && 2 * t->memo.long_callees < t->instructions - t->memo.start;
 	end_recording(t, keep);
 }
 
@@ -916,31 +910,6 @@ static void recorded_block(struct taint *t, uint32_t addr)
 		return;
 	}
 	*callee = (struct callee){addr, addr + f->size, lr, sp, t->instructions};
-}
-
-/* A recorded call gives way to a call it makes of a function whose calls are long (LONG_CALL:
- * SPHINCS+'s SHA-256 compression, called by its thash and its finalisation): the recording ends
- * unsummarised, so that the callee's calls replay as leaf calls, and it is tried again at a later
- * call (until its function is left alone for replaying too seldom). A summary with the callee in
- * it would keep the callee's code hooked in its replays: a recording in which long callees ran
- * most of the call is not kept either, and gives way to them next time; one in which they ran a
- * small part is (slhdsa-c's SHA-512 compression copies its 640 bytes of round constants with
- * memcpy: giving way to the copy left the compression tracked, SLH-DSA-SHA2-192s's check 2.5 times
- * as slow). A short call (its summary's, or most of
- * the function's calls if none fits) is recorded with its caller: slhdsa-c's SHA-256 compression
- * copies its round constants with memcpy, whose calls elsewhere give it summaries, and giving way
- * to each copy kept the compression from ever being summarised (SLH-DSA-SHA2-128s: 5 times
- * slower). */
-static bool gives_way(struct taint *t, uint32_t addr)
-{
-	if (!t->memo.leaf || t->memo.replay || in_leaf(t->memo.leaf, addr) || !is_function_entry(t, addr) ||
-	    is_watched(t, addr))
-		return false;
-	const struct leaf *l = leaf_at(t, addr, false);
-	if (!l || l->failures >= FAILURES)
-		return false;
-	const struct summary *hit = l->n ? summary_for(t, l) : NULL;
-	return hit ? hit->instructions >= LONG_CALL : l->long_runs > l->short_runs;
 }
 
 static void seal(struct taint *t, struct leaf *l, bool on)
@@ -990,14 +959,22 @@ bool taint_gate(struct taint *t, uint32_t addr)
 		}
 	}
 	struct leaf *l = entry ? leaf_at(t, addr, false) : NULL;
-	if (l && l->n && !idle) {
-		const struct summary *hit = (leaf_call_may_begin(t, addr) || gives_way(t, addr)) && l->failures < FAILURES ?
+	if (l && (l->n || l->sealed) && !idle) { /* sealed as a callee only, it has no summary of its own */
+		const struct summary *hit = leaf_call_may_begin(t, addr) && l->failures < FAILURES ?
 					    summary_for(t, l) : NULL;
 		bool sealed = hit && (l->sealed || l->streak >= TAINT_SEAL_STREAK) &&
 			      (l->unseals < UNSEALS || l->unseals * REPLAYS_PER_UNSEAL < l->replays);
 		if (sealed != l->sealed && (!sealed || t->memo.nsealed < SEALED)) {
 			seal(t, l, sealed);
 			changed = true;
+		}
+		for (unsigned i = 0; hit && i < hit->ncallees; i++) { /* its long callees, for its replay */
+			struct leaf *c = hit->callees[i];
+			if (!c->sealed && t->memo.nsealed < SEALED &&
+			    (c->unseals < UNSEALS || c->unseals * REPLAYS_PER_UNSEAL < c->replays)) {
+				seal(t, c, true);
+				changed = true;
+			}
 		}
 	}
 	t->memo.rehooks += changed;
@@ -1077,8 +1054,6 @@ void taint_block(struct taint *t, uint32_t addr)
 			end_leaf_call(t);
 		else if (t->memo.replay)
 			return;
-		else if (gives_way(t, addr))
-			end_recording(t, false);
 		else
 			recorded_block(t, addr);
 	}

@@ -182,12 +182,12 @@ bool taint_insn(struct taint *t, uint32_t addr);
  * and that of functions it called which call nothing (none of them watched), read no peripheral
  * nor state no slot holds, and no value from memory or from a slot other than r0-r3, SP and LR
  * decided a branch, an address, a jump or a division: then a call with the same inputs runs the
- * same instructions at the same addresses with the same taints. A recording gives way to a call of
- * a function whose calls are long (it ends unsummarised, the callee replays); one in which such
- * calls, tail calls included, ran most of it is not kept. A function whose
+ * same instructions at the same addresses with the same taints. A function whose
  * calls hit TAINT_SEAL_STREAK times in a row, however short they are, leaves the code hook
  * (taint_hooked_ranges): its replayed calls cost what untracked code costs; taint_gate() brings it
- * back before a call it cannot replay. An exception during a recording ends it unsummarised (and
+ * back before a call it cannot replay. A summary lists the functions its call called in long
+ * calls, tail calls included (the first two), and its replays take them out of
+ * the code hook too: SPHINCS+-SHA2's sha256_inc_finalize replays with the compression it calls. An exception during a recording ends it unsummarised (and
  * one that could not be summarised anyway fails as at its return); during a replay, its frame's
  * bytes take the OR of every taint the call touched. On by default. */
 #define TAINT_SEAL_STREAK 8

@@ -1450,9 +1450,9 @@ static bool gated_test_calls_add(struct taint *t, unsigned own, unsigned times, 
 	return changed;
 }
 
-/* A recorded call gives way to a callee summarised on its own: the callee's calls replay as leaf
- * calls, the caller is never summarised with it (so never leaves the code hook itself). */
-static void test_leaf_callee_summarised_on_its_own(void)
+/* A callee out of the code hook on its own, called in a call being recorded: hooked again before
+ * it runs (tracked in the recording), out again for the recorded call's replays. */
+static void test_leaf_sealed_callee_hooked_inside_a_recording(void)
 {
 	struct taint *t = leaf_tracker();
 	uint32_t ranges[65][2];
@@ -1461,50 +1461,63 @@ static void test_leaf_callee_summarised_on_its_own(void)
 		taint_gate(t, LEAF);
 		leaf_call(t, LEAF, leaf_add, 4, 75, 5);
 	}
-	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "add" sealed */
-	for (int call = 0; call <= 2 * TAINT_SEAL_STREAK; call++) {
-		bool test_changed;
-		/* "test" calls "add" from another place: recorded there first */
-		bool changed = gated_test_calls_add(t, 0, 75, &test_changed, false);
-		CHECK(!test_changed && (call > 0 || changed));
-	}
-	leaf_counts(t, 2, 3 * TAINT_SEAL_STREAK + 1);
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
+	bool test_changed;
+	CHECK(gated_test_calls_add(t, 0, 75, &test_changed, false) && !test_changed); /* "add" hooked */
+	CHECK(taint_hooked_ranges(t, ranges) == 1);
+	leaf_counts(t, 2, TAINT_SEAL_STREAK + 1); /* "test" recorded with "add" in it */
+	CHECK(!gated_test_calls_add(t, 0, 75, &test_changed, false) && test_changed); /* replayed: "add" out */
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1);
+	leaf_counts(t, 2, TAINT_SEAL_STREAK + 2);
 	taint_free(t);
 }
 
-/* A callee that runs long inside a recording, never called on its own before (SPHINCS+'s SHA-256
- * compression inside its finalisation): the recording is not kept, the caller's next call gives way
- * to it, and the callee is recorded and replayed on its own; the caller is never summarised. */
-static void test_leaf_long_callee_found_inside_a_recording(void)
-{
-	struct taint *t = leaf_tracker();
-	gated_test_calls_add(t, 0, 75, NULL, false); /* "add": 300 instructions */
-	leaf_counts(t, 0, 0);
-	for (int call = 0; call < 4; call++)
-		gated_test_calls_add(t, 0, 75, NULL, false);
-	leaf_counts(t, 1, 3);
-	taint_free(t);
-}
-
-/* A long callee tail-called from a recording returns with the recorded call: its run counts for
- * it as one returning to its caller would, the recording is not kept, the next call gives way to
- * it, and the callee leaves the code hook on its own (the caller was summarised with it, its code
- * kept hooked in every replay: SPHINCS+-SHA2-192s's check twice as slow). */
-static void test_leaf_long_tail_callee_summarised_on_its_own(void)
+/* A long callee never called on its own (SPHINCS+-SHA2's compression inside sha256_inc_finalize)
+ * is summarised with its caller and leaves the code hook for the caller's replays; the caller
+ * leaves it too once its calls replay in a row; a call of the callee on its own that cannot
+ * replay brings it back before it runs. */
+static void test_leaf_long_callee_sealed_for_its_callers_replays(void)
 {
 	struct taint *t = leaf_tracker();
 	uint32_t ranges[65][2];
-	for (int call = 0; call < 2 + TAINT_SEAL_STREAK; call++)
-		gated_test_calls_add(t, 0, 75, NULL, true); /* "add": 300 instructions */
-	leaf_counts(t, 1, TAINT_SEAL_STREAK); /* "add" recorded at the second call, replayed after */
-	taint_gate(t, LEAF);
+	gated_test_calls_add(t, 0, 75, NULL, false); /* "add": 300 instructions */
+	leaf_counts(t, 1, 0);
+	bool test_changed;
+	CHECK(!gated_test_calls_add(t, 0, 75, &test_changed, false) && test_changed);
+	leaf_counts(t, 1, 1);
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
+	for (int call = 0; call < TAINT_SEAL_STREAK; call++)
+		gated_test_calls_add(t, 0, 75, NULL, false);
+	leaf_counts(t, 1, 1 + TAINT_SEAL_STREAK);
+	CHECK(taint_hooked_ranges(t, ranges) == 3); /* "test" too */
+	regs[0] = BUF, regs[1] = 5, regs[14] = SCOPE + 0x10 + 1;
+	CHECK(taint_gate(t, LEAF)); /* "add" on its own: no summary of its own */
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF + 0x100 - 1);
+	leaf_call(t, LEAF, leaf_add, 4, 75, 5);
+	leaf_counts(t, 2, 1 + TAINT_SEAL_STREAK);
+	CHECK(taint_memory(t, BUF + 4) == S);
+	taint_free(t);
+}
+
+/* A long callee tail-called from a recorded call (pqm4's crypto_hashblocks_sha512 branches to its
+ * assembly compression) returns with it: it is the call's callee all the same, on its summary's
+ * list, and out of the code hook for its replays. */
+static void test_leaf_long_tail_callee_sealed_for_its_callers_replays(void)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	gated_test_calls_add(t, 0, 75, NULL, true); /* "add": 300 instructions */
+	leaf_counts(t, 1, 0);
+	bool test_changed;
+	CHECK(!gated_test_calls_add(t, 0, 75, &test_changed, true) && test_changed);
+	leaf_counts(t, 1, 1);
 	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
 	taint_free(t);
 }
 
 /* A long callee that runs a small part of its caller's call (slhdsa-c's SHA-512 compression copies
  * its 640 bytes of round constants with memcpy, whose other calls are short) is summarised with
- * its caller: the caller's calls replay whole and it leaves the code hook. */
+ * its caller: the caller's calls replay whole, the callee and then the caller leave the code hook. */
 static void test_leaf_long_callee_in_a_longer_caller_summarised_with_it(void)
 {
 	struct taint *t = leaf_tracker();
@@ -1514,7 +1527,8 @@ static void test_leaf_long_callee_in_a_longer_caller_summarised_with_it(void)
 	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++)
 		gated_test_calls_add(t, 250, 75, NULL, false); /* "test": 750 instructions of its own, then "add": 300 */
 	leaf_counts(t, 2, 2 + TAINT_SEAL_STREAK + 1);
-	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF + 0x100 - 1); /* "test" sealed */
+	CHECK(taint_hooked_ranges(t, ranges) == 3 && ranges[0][1] == LEAF - 1 &&
+	      ranges[1][1] == LEAF + 0x100 - 1); /* "add" and "test" sealed */
 	taint_free(t);
 }
 
@@ -1605,10 +1619,10 @@ int main(void)
 	test_leaf_lookup_follows_inputs();
 	test_leaf_summaries_replaced_in_turn();
 	test_leaf_left_alone_once_its_calls_do_not_repeat();
-	test_leaf_callee_summarised_on_its_own();
+	test_leaf_sealed_callee_hooked_inside_a_recording();
 	test_leaf_short_callee_summarised_with_its_caller();
-	test_leaf_long_callee_found_inside_a_recording();
-	test_leaf_long_tail_callee_summarised_on_its_own();
+	test_leaf_long_callee_sealed_for_its_callers_replays();
+	test_leaf_long_tail_callee_sealed_for_its_callers_replays();
 	test_leaf_long_callee_in_a_longer_caller_summarised_with_it();
 	test_idle_leaves_the_code_hook();
 	return check_summary("taint tests");
