@@ -959,7 +959,7 @@ bool taint_gate(struct taint *t, uint32_t addr)
 		}
 	}
 	struct leaf *l = entry ? leaf_at(t, addr, false) : NULL;
-	if (l && (l->n || l->sealed) && !idle) { /* sealed as a callee only, it has no summary of its own */
+	if (l && (l->n || l->sealed) && !idle) { /* (sealed as a callee only, it may have no summary) */
 		const struct summary *hit = leaf_call_may_begin(t, addr) && l->failures < FAILURES ?
 					    summary_for(t, l) : NULL;
 		bool sealed = hit && (l->sealed || l->streak >= TAINT_SEAL_STREAK) &&
