@@ -1472,20 +1472,29 @@ static void test_leaf_sealed_callee_hooked_inside_a_recording(void)
 	taint_free(t);
 }
 
+/* "test" calling "add" (300 instructions; with `tail`, branched to), recorded once, then replayed
+ * once: "add" is on the summary's list and out of the code hook for the replay. */
+static struct taint *tracker_replaying_test_with_add_sealed(bool tail)
+{
+	struct taint *t = leaf_tracker();
+	uint32_t ranges[65][2];
+	gated_test_calls_add(t, 0, 75, NULL, tail);
+	leaf_counts(t, 1, 0);
+	bool test_changed;
+	CHECK(!gated_test_calls_add(t, 0, 75, &test_changed, tail) && test_changed);
+	leaf_counts(t, 1, 1);
+	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
+	return t;
+}
+
 /* A long callee never called on its own (SPHINCS+-SHA2's compression inside sha256_inc_finalize)
  * is summarised with its caller and leaves the code hook for the caller's replays; the caller
  * leaves it too once its calls replay in a row; a call of the callee on its own that cannot
  * replay brings it back before it runs. */
 static void test_leaf_long_callee_sealed_for_its_callers_replays(void)
 {
-	struct taint *t = leaf_tracker();
+	struct taint *t = tracker_replaying_test_with_add_sealed(false);
 	uint32_t ranges[65][2];
-	gated_test_calls_add(t, 0, 75, NULL, false); /* "add": 300 instructions */
-	leaf_counts(t, 1, 0);
-	bool test_changed;
-	CHECK(!gated_test_calls_add(t, 0, 75, &test_changed, false) && test_changed);
-	leaf_counts(t, 1, 1);
-	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
 	for (int call = 0; call < TAINT_SEAL_STREAK; call++)
 		gated_test_calls_add(t, 0, 75, NULL, false);
 	leaf_counts(t, 1, 1 + TAINT_SEAL_STREAK);
@@ -1504,15 +1513,7 @@ static void test_leaf_long_callee_sealed_for_its_callers_replays(void)
  * list, and out of the code hook for its replays. */
 static void test_leaf_long_tail_callee_sealed_for_its_callers_replays(void)
 {
-	struct taint *t = leaf_tracker();
-	uint32_t ranges[65][2];
-	gated_test_calls_add(t, 0, 75, NULL, true); /* "add": 300 instructions */
-	leaf_counts(t, 1, 0);
-	bool test_changed;
-	CHECK(!gated_test_calls_add(t, 0, 75, &test_changed, true) && test_changed);
-	leaf_counts(t, 1, 1);
-	CHECK(taint_hooked_ranges(t, ranges) == 2 && ranges[0][1] == LEAF - 1); /* "add" sealed */
-	taint_free(t);
+	taint_free(tracker_replaying_test_with_add_sealed(true));
 }
 
 /* A long callee that runs a small part of its caller's call (slhdsa-c's SHA-512 compression copies
