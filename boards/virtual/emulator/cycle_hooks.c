@@ -130,6 +130,8 @@ static void block_slow(struct machine *m, uint32_t addr, uint32_t size)
 	struct block_timing *bt = m->bt;
 	uint8_t code[4096];
 
+	if (m->native_recording)
+		native_observe(m, addr);
 	if (m->signal) {
 		machine_stop(m, STOP_EVENT);
 		return;

@@ -37,7 +37,7 @@ void machine_schedule(struct machine *m)
 			next = tick;
 	}
 	m->flash_timed = !m->flash_free && art_wait_states(m->art) > 0;
-	if (m->resume || m->signal || (m->flash_timed && !m->flash_hooked))
+	if (m->resume || m->signal || m->native_recording || (m->flash_timed && !m->flash_hooked))
 		next = 0;
 	m->next_event = next;
 }
@@ -229,6 +229,7 @@ void machine_free(struct machine *m)
 	for (uint32_t i = 0; i < m->ndivs; i++)
 		free(m->divs[i]);
 	free(m->divs);
+	native_calls_free(m);
 	if (m->uc)
 		uc_close(m->uc);
 	board_free(m->board);

@@ -53,6 +53,7 @@ struct access_map {
 
 struct div_hook;
 struct guard_watch;
+struct natives;
 struct profile;
 struct taint;
 
@@ -67,6 +68,7 @@ struct machine {
 	struct cost_entry *cache;
 	bool flash_timed;      /* flash wait states > 0: fetches and loads go through the ART model */
 	bool flash_free;       /* --flash-timing free: flash costs nothing whatever FLASH_ACR says */
+	bool native_recording; /* a call that native_calls.c learns from is running: every block is seen */
 
 	uc_engine *uc;
 	csh cs;
@@ -122,6 +124,7 @@ struct machine {
 	struct taint *taint;          /* --taint: a code hook on every instruction, else NULL */
 	uc_hook taint_hooks[65];      /* ... on taint_hooked_ranges(): all but the sealed leaves' code */
 	unsigned ntaint_hooks;
+	struct natives *natives;      /* native_calls.c, NULL without --native-calls on */
 	struct guard_watch *guards;   /* the harness's guarded memory, NULL in an image without it */
 	/* the devices' windows as Unicorn maps them: each access carries its window */
 	struct mmio_window {
@@ -142,6 +145,11 @@ void machine_set_board_timing(struct machine *m, bool flash_free, uint32_t jitte
 /* Stops the board at a store by the implementation into the harness's guarded memory
  * (guard_watch.c); an image without the harness has none. */
 int machine_watch_guards(struct machine *m);
+/* Runs the calls of the Keccak-f[1600] permutation on the host once learnt (native_calls.c):
+ * after machine_init, so that its hooks run after every other block hook. */
+int machine_native_calls(struct machine *m);
+/* The stats file's "native_calls" member (a leading comma, then the member). */
+void native_calls_stats(const struct machine *m, char *out, size_t len);
 /* The board's HSE never starts (the firmware must boot on its HSI). */
 void machine_remove_hse(struct machine *m);
 /* Runs until halt, error, end of input or signal. Returns the process exit code. */

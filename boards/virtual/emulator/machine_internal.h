@@ -6,6 +6,7 @@
  *   memory_hooks.c    the memory's access rights and invalid accesses
  *   analysis_hooks.c  the profiler's and the taint tracker's view of the core, and their hooks
  *   guard_watch.c     stores by the implementation into the harness's guarded memory
+ *   native_calls.c    the permutation's calls run on the host
  * Unicorn facts each is built on (Unicorn 2.1.4, Cortex-M4 model, checked by experiment) are
  * stated at its top. */
 #ifndef VBOARD_MACHINE_INTERNAL_H
@@ -92,6 +93,10 @@ bool exception_due_at(struct machine *m, uint64_t now);
 int exception_entry(struct machine *m, uint32_t return_pc);
 int exception_return(struct machine *m);
 int wait_for_interrupt(struct machine *m, uint32_t pc);
+
+/* native_calls.c: the block at `addr` is about to be priced while a call is recorded. */
+void native_observe(struct machine *m, uint32_t addr);
+void native_calls_free(struct machine *m);
 
 /* memory_hooks.c */
 int hook_memory(struct machine *m);

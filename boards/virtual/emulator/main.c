@@ -57,7 +57,8 @@ static void usage(void)
 		"                       [--taint-public-argument NAME:INDEX:BYTES]...\n"
 		"                       [--taint-public-secret-bytes OFFSET:BYTES]...\n"
 		"                       [--taint-calls FILE.jsonl [--taint-id-symbol SYMBOL]]\n"
-		"                       [--taint-leaf-summaries on|off]]\n");
+		"                       [--taint-leaf-summaries on|off]]\n"
+		"                      [--native-calls on|off]\n");
 }
 
 static void on_signal(int sig)
@@ -70,7 +71,7 @@ static void on_signal(int sig)
  * emulator's. */
 static int write_stats(const char *path, const struct machine *m, double wall, double host_wait)
 {
-	char taint_line[200] = "";
+	char taint_line[200] = "", native_line[1024];
 	const struct art *art = m->art;
 	const struct art_counts *c = &art->counts;
 	FILE *f = fopen(path, "w");
@@ -79,6 +80,7 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 		return -1;
 	}
 	double run = wall - host_wait;
+	native_calls_stats(m, native_line, sizeof native_line);
 	if (m->taint) { /* instructions checked inside calls of the --taint-function; leaf calls */
 		uint64_t recorded, replayed, rehooks;
 		taint_leaf_counts(m->taint, &recorded, &replayed, &rehooks);
@@ -90,7 +92,7 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 	fprintf(f,
 		"{\"model_cycles\": %llu, \"instructions\": %llu, \"blocks\": %llu, "
 		"\"wall_seconds\": %.6f, \"host_wait_seconds\": %.6f, \"run_seconds\": %.6f, "
-		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu%s, "
+		"\"model_cycles_per_second\": %.0f, \"replayed_accesses\": %llu%s%s, "
 		"\"clock\": {\"hclk_hz\": %llu, \"flash_wait_states\": %u, \"prefetch\": %s, "
 		"\"icache\": %s, \"dcache\": %s, \"flash_timing\": \"%s\"}, "
 		"\"flash\": {\"fetch_current\": %llu, \"fetch_prefetched\": %llu, "
@@ -99,7 +101,7 @@ static int write_stats(const char *path, const struct machine *m, double wall, d
 		(unsigned long long)m->cycles, (unsigned long long)m->insns,
 		(unsigned long long)m->blocks, wall, host_wait, run,
 		run > 0 ? (double)m->cycles / run : 0.0, (unsigned long long)m->replayed_accesses,
-		taint_line, (unsigned long long)rcc_hclk(&m->board->rcc), art_wait_states(art),
+		taint_line, native_line, (unsigned long long)rcc_hclk(&m->board->rcc), art_wait_states(art),
 		art->acr & FLASH_ACR_PRFTEN ? "true" : "false",
 		art->acr & FLASH_ACR_ICEN ? "true" : "false",
 		art->acr & FLASH_ACR_DCEN ? "true" : "false",
@@ -204,7 +206,7 @@ int main(int argc, char **argv)
 	const char *public_functions[MAX_PUBLIC_FUNCTIONS];
 	int npublic = 0;
 	const char *taint_path = NULL, *taint_function = NULL, *taint_calls_path = NULL, *taint_id = NULL;
-	bool leaf_summaries = true;
+	bool leaf_summaries = true, native_calls = true;
 	const char *taint_returns[MAX_TAINT_OPTIONS], *taint_arguments[MAX_TAINT_OPTIONS];
 	const char *taint_withins[MAX_TAINT_OPTIONS];
 	const char *taint_secret_bytes[MAX_TAINT_OPTIONS];
@@ -279,6 +281,12 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			leaf_summaries = !strcmp(val, "on");
+		} else if (!strcmp(opt, "--native-calls")) {
+			if (strcmp(val, "on") && strcmp(val, "off")) {
+				usage();
+				return 2;
+			}
+			native_calls = !strcmp(val, "on");
 		} else if (!strcmp(opt, "--hse")) {
 			if (strcmp(val, "present") && strcmp(val, "absent")) {
 				usage();
@@ -408,7 +416,9 @@ int main(int argc, char **argv)
 	double t0 = monotonic_seconds();
 	if (machine_init(&machine, &elf, &uart, chip, max_cycles, prof, taint) == 0 &&
 	    machine_set_unique_id(&machine, unique_id) == 0 &&
-	    (!watch_guards || machine_watch_guards(&machine) == 0)) {
+	    (!watch_guards || machine_watch_guards(&machine) == 0) &&
+	    /* the guard watch sees the implementation's stores: all of them emulated */
+	    (!native_calls || watch_guards || machine_native_calls(&machine) == 0)) {
 		machine_set_board_timing(&machine, flash_free, cycle_jitter);
 		if (hse_absent)
 			machine_remove_hse(&machine);

@@ -1429,6 +1429,11 @@ int taint_write(const struct taint *t, const char *path)
 	return 0;
 }
 
+bool taint_call_untracked(const struct taint *t)
+{
+	return t->unhooked || (t->memo.replay && !t->in_handler);
+}
+
 uint64_t taint_instructions(const struct taint *t)
 {
 	return t->instructions;

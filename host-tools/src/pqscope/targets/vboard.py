@@ -30,6 +30,10 @@ CYCLE_LIMIT = re.compile(r"cycle limit (\d+) exceeded at address (0x[0-9a-f]+)")
 # crypto_sign_signature at address 0x080001b2" (a store into the harness's guarded memory).
 CODE_ADDRESS = re.compile(r" in \S+ at address (0x[0-9a-f]+)")
 STOP_SECONDS = 5.0
+# The emulator runs the Keccak permutation's calls on the host once it has learnt them, with the
+# same results (docs/pages/virtual-board.md, "Calls run on the host"); PQSCOPE_NATIVE_CALLS=off
+# emulates every call, to compare.
+NATIVE_CALLS_SWITCH = "PQSCOPE_NATIVE_CALLS"
 EXIT_GRACE_SECONDS = 2.0  # after a failed session, how long an emulator that is ending may take to exit
 
 
@@ -83,8 +87,9 @@ class VirtualBoard:
         serial: str = virtual_board_serial(0),
     ):
         self.elf = elf
+        emulated = ("--native-calls", "off") if os.environ.get(NATIVE_CALLS_SWITCH) == "off" else ()
         self.command = [str(emulator), "--elf", str(elf), "--uart", "pty", "--stats", str(stats_path),
-                        "--uid", serial, *extra_args]
+                        "--uid", serial, *emulated, *extra_args]
         if max_cycles is not None:
             self.command += ["--max-cycles", str(max_cycles)]
         self.stats_path = stats_path

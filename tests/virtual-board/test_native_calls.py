@@ -1,0 +1,95 @@
+"""The emulator's calls run on the host change no result (docs/pages/virtual-board.md, "Calls run
+on the host"): the same measurement with the Keccak permutation's calls run on the host once
+learnt and with every call emulated (PQSCOPE_NATIVE_CALLS=off) gives byte for byte the same
+device transcripts (every cycle count and stack depth), profiler intervals (per-function cycles,
+block counts, trace hashes) and exact-check documents, and the host did run calls, in each of the
+two state layouts. The quick tier runs SLH-DSA-SHAKE-128f's constant-time test (slhdsa-c's Keccak in
+C: 64-bit lanes; statistics with the profiler, and the exact check) and SPHINCS+-SHAKE-128f's
+measurement and exact check (pqm4's assembly: bit-interleaved words); the slow tier the same test of
+SPHINCS+-SHAKE-128f and one at 168 MHz, where flash wait states keep every call emulated."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+TAINT_OUTPUTS = ("vboard-taint.json", "taint-calls.jsonl", "taint.json", "raw.bin")
+
+
+def pqscope(args: list[str], out: Path, native_calls: str) -> dict:
+    env = {**os.environ, "PQSCOPE_ROOT": str(ROOT), "PQSCOPE_NATIVE_CALLS": native_calls}
+    result = subprocess.run([sys.executable, "-m", "pqscope", *args, "--seed", "c7", "--out", str(out), "--json"],
+                            capture_output=True, text=True, env=env, timeout=1800)
+    assert result.returncode in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def both_ways(args: list[str], tmp_path: Path) -> tuple[Path, Path]:
+    on, off = tmp_path / "on", tmp_path / "off"
+    documents = [pqscope(args, out, mode) for out, mode in ((on, "on"), (off, "off"))]
+    assert documents[0].get("verdict") == documents[1].get("verdict")
+    return on, off
+
+
+def host_runs(stats: Path) -> dict[str, int]:
+    """Calls the host ran per layout, from the emulator's stats."""
+    runs: dict[str, int] = {}
+    for function in json.loads(stats.read_text())["native_calls"]:
+        if function["layout"]:
+            runs[function["layout"]] = runs.get(function["layout"], 0) + function["run_on_host"]
+    return runs
+
+
+def same_prefix(on: Path, off: Path) -> int:
+    """The shards of a sequential test stop where the other shard's look says: the samples both
+    runs took must be the same, line for line and byte for byte."""
+    lines_on, lines_off = on.read_text().splitlines(), off.read_text().splitlines()
+    common = min(len(lines_on), len(lines_off))
+    assert lines_on[:common] == lines_off[:common]
+    return common
+
+
+def test_the_constant_time_test_is_the_same_with_calls_run_on_the_host(tmp_path):
+    on, off = both_ways(["ct", "--scheme", "slh-dsa-shake-128f", "--impl", "slhdsa-c"], tmp_path)
+    for name in TAINT_OUTPUTS:
+        assert (on / "taint" / name).read_bytes() == (off / "taint" / name).read_bytes(), name
+    for shard in sorted((on / "shards").iterdir()):
+        assert same_prefix(shard / "intervals.jsonl", off / "shards" / shard.name / "intervals.jsonl") >= 2
+        raw_on, raw_off = (shard / "raw.bin").read_bytes(), (off / "shards" / shard.name / "raw.bin").read_bytes()
+        assert raw_on.startswith(raw_off) or raw_off.startswith(raw_on)
+        assert host_runs(shard / "vboard-stats.json").get("lanes", 0) > 100_000
+        assert json.loads((off / "shards" / shard.name / "vboard-stats.json").read_text())["native_calls"] == []
+
+
+def test_a_measurement_and_its_exact_check_are_the_same_with_calls_run_on_the_host(tmp_path):
+    row = ["--scheme", "sphincs-shake-128f-simple", "--impl", "clean", "-n", "1"]
+    on, off = both_ways(["run", *row], tmp_path / "run")
+    assert (on / "raw.bin").read_bytes() == (off / "raw.bin").read_bytes()
+    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 100_000
+    on, off = both_ways(["taint", *row], tmp_path / "taint")
+    for name in TAINT_OUTPUTS:
+        assert (on / name).read_bytes() == (off / name).read_bytes(), name
+    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 100_000
+
+
+@pytest.mark.slow
+def test_the_constant_time_test_of_pqm4s_keccak_is_the_same_with_calls_run_on_the_host(tmp_path):
+    on, off = both_ways(["ct", "--scheme", "sphincs-shake-128f-simple", "--impl", "clean"], tmp_path)
+    for name in TAINT_OUTPUTS:
+        assert (on / "taint" / name).read_bytes() == (off / "taint" / name).read_bytes(), name
+    for shard in sorted((on / "shards").iterdir()):
+        assert same_prefix(shard / "intervals.jsonl", off / "shards" / shard.name / "intervals.jsonl") >= 2
+        assert host_runs(shard / "vboard-stats.json").get("interleaved", 0) > 100_000
+
+
+@pytest.mark.slow
+def test_flash_wait_states_keep_every_call_emulated(tmp_path):
+    on, off = both_ways(["run", "--scheme", "sphincs-shake-128f-simple", "--impl", "clean", "-n", "1",
+                         "--clock", "fast"], tmp_path)
+    assert (on / "raw.bin").read_bytes() == (off / "raw.bin").read_bytes()
+    assert host_runs(on / "vboard-stats.json") == {}
