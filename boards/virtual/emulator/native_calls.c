@@ -1,16 +1,17 @@
 /* Calls of the Keccak-f[1600] permutation run on the host (a speed-up that changes no result):
- * SPHINCS+ and SLH-DSA over SHAKE spend 90 % of their signing in it, and the host computes it a
- * few hundred times faster than Unicorn emulates it.
- * A function of NATIVE_FUNCTIONS is learnt first: NATIVE_RECORDINGS of its calls are emulated and
+ * SPHINCS+ and SLH-DSA over SHAKE spend 90 % of their signing in it, and the host computes a call
+ * in a tenth of the time Unicorn takes to emulate it.
+ * A function of native_functions is learnt first: NATIVE_RECORDINGS of its calls are emulated and
  * recorded (each block it runs, with the model time at the block's end, and its instruction count;
  * its frame; r0-r3, r12 and the flags at its return; the 200 bytes at r0 before and after). Once
  * every recording ran the same blocks in the same time, left the callee-saved registers as they
  * were, and agreed with one of the host's layouts of the state (permutation.h), a call is run on
  * the host: the state is permuted in place, the frame's words and the scratch registers are
- * written as the recordings had them (each word a copy of an entry register, or a constant, or,
- * dead by the calling convention, the last recording's value: pqm4's five theta temporaries),
- * model time, the instruction and block counts and the pipeline state move on by what the
- * recordings measured, the profiler sees the recorded blocks, and execution goes on at LR.
+ * written as the recordings had them (a copy of an entry register where every recording had one,
+ * else the last recording's value: a constant, or a word dead by the calling convention, such as
+ * pqm4's five theta temporaries), model time, the instruction and block counts and the pipeline
+ * state move on by what the recordings measured, the profiler sees the recorded blocks, and
+ * execution goes on at LR.
  * A call is emulated instead where anything could make it run otherwise: an exception due before
  * it would return, flash wait states (the ART's state decides fetch times), the guard watch, a
  * taint tracker that follows its instructions (one that replays its summary, or is idle, lets it
@@ -48,11 +49,10 @@ static const char *const layout_names[NLAYOUTS] = {"lanes", "interleaved"};
 static const int out_regs[OUT_REGS] = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2,
 				       UC_ARM_REG_R3, UC_ARM_REG_R12, UC_ARM_REG_APSR_NZCVQG};
 
-/* A word the call leaves (in its frame, or a scratch register), as every recording had it. */
+/* A word the call leaves (in its frame, or a scratch register), as the recordings had it. */
 struct word_model {
 	uint32_t value;     /* the last recording's */
 	uint16_t copies;    /* the entry registers it equalled in every recording (bit n: core_regs[n]) */
-	bool constant;      /* the same value in every recording */
 };
 
 struct native_block {
@@ -71,6 +71,7 @@ struct native {
 	uint64_t cycles, insns;
 	uint32_t nblocks;
 	struct native_block *blocks;
+	uint32_t *block_addrs; /* the blocks' addresses, for the profiler */
 	uint32_t last_addr, last_size, last_exit_refill;
 	struct pipe_state last_exit;
 	uint32_t frame_bytes;
@@ -112,7 +113,6 @@ static uint16_t copies_of(uint32_t value, const uint32_t regs[ENTRY_REGS])
 static void learn_word(struct word_model *w, uint32_t value, const uint32_t regs[ENTRY_REGS], bool first)
 {
 	uint16_t copies = copies_of(value, regs);
-	w->constant = first || (w->constant && w->value == value);
 	w->copies = first ? copies : w->copies & copies;
 	w->value = value;
 }
@@ -147,9 +147,13 @@ static bool same_run(struct machine *m, struct native *n, const struct recording
 {
 	uint64_t cycles = m->cycles - r->cycles, insns = m->insns - r->insns;
 	if (n->recordings == 0) {
-		if (!(n->blocks = malloc(r->nblocks * sizeof *n->blocks)))
+		n->blocks = malloc(r->nblocks * sizeof *n->blocks);
+		n->block_addrs = malloc(r->nblocks * sizeof *n->block_addrs);
+		if (!n->blocks || !n->block_addrs)
 			return false;
 		memcpy(n->blocks, r->blocks, r->nblocks * sizeof *n->blocks);
+		for (uint32_t i = 0; i < r->nblocks; i++)
+			n->block_addrs[i] = r->blocks[i].addr;
 		n->nblocks = r->nblocks;
 		n->cycles = cycles, n->insns = insns;
 		n->frame_bytes = frame_bytes;
@@ -212,9 +216,9 @@ void native_observe(struct machine *m, uint32_t addr)
 		finish_recording(m, r);
 		return;
 	}
-	/* anything but the function's own blocks, each once: an exception, a callee, a block stopped
-	 * and run again, too many blocks */
-	if (addr < r->n->entry || addr >= r->n->end || m->in_handler || m->resume ||
+	/* anything but the function's own blocks past its entry, each once: an exception, a callee, a
+	 * loop back to the entry, a block stopped and run again, too many blocks */
+	if (addr <= r->n->entry || addr >= r->n->end || m->in_handler || m->resume ||
 	    m->cycles == r->last_seen || r->nblocks == NATIVE_BLOCKS || m->flash_timed) {
 		end_recording(m);
 		return;
@@ -266,11 +270,9 @@ static void run_on_host(struct machine *m, struct native *n)
 	}
 	for (int i = 0; i < OUT_REGS; i++)
 		set_reg(m, out_regs[i], word_of(&n->out[i], regs));
-	uint64_t start = m->cycles;
-	if (m->prof)
-		for (uint32_t i = 0; i < n->nblocks; i++)
-			profile_block(m->prof, n->blocks[i].addr, start + n->blocks[i].end);
-	m->cycles = start + n->cycles;
+	m->cycles += n->cycles;
+	if (m->prof) /* the recorded blocks are the function's own (native_observe), none its entry */
+		profile_blocks_inside(m->prof, n->block_addrs, n->nblocks, m->cycles);
 	m->insns += n->insns;
 	m->blocks += n->nblocks;
 	m->cur_addr = n->last_addr, m->cur_size = n->last_size;
@@ -342,7 +344,7 @@ void native_calls_stats(const struct machine *m, char *out, size_t len)
 void native_calls_free(struct machine *m)
 {
 	for (size_t i = 0; m->natives && i < m->natives->n; i++)
-		free(m->natives->fn[i].blocks);
+		free(m->natives->fn[i].blocks), free(m->natives->fn[i].block_addrs);
 	if (m->natives)
 		free(m->natives->fn);
 	free(m->natives);

@@ -299,6 +299,16 @@ void profile_stall(struct profile *p, uint64_t now)
 	p->last_cycles = now;
 }
 
+void profile_blocks_inside(struct profile *p, const uint32_t *addrs, uint32_t n, uint64_t now)
+{
+	if (p->iv.frame) {
+		for (uint32_t i = 0; i < n; i++)
+			p->iv.hash = (p->iv.hash ^ addrs[i]) * FNV_PRIME;
+		p->iv.blocks += n;
+	}
+	profile_stall(p, now);
+}
+
 void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 {
 	uint64_t start = p->last_cycles;

@@ -60,6 +60,10 @@ int profile_interval_id_symbol(struct profile *p, const char *name);
 int profile_attach(struct profile *p, const struct profile_core *core);
 /* A block starting at `addr` ran; model time is `now` at its end. */
 void profile_block(struct profile *p, uint32_t addr, uint64_t now);
+/* Blocks at `addrs` ran, one after another, inside the function of the block before them and none
+ * at its entry (no call begins or returns); model time is `now` at the end of the last: as many
+ * profile_block calls, at once (native_calls.c's recorded blocks). */
+void profile_blocks_inside(struct profile *p, const uint32_t *addrs, uint32_t n, uint64_t now);
 /* The block running stalled until model time `now` (an operand-dependent division, a load waiting
  * for flash): its function's, not the next block's. */
 void profile_stall(struct profile *p, uint64_t now);

@@ -186,7 +186,8 @@ bool taint_insn(struct taint *t, uint32_t addr);
  * calls hit TAINT_SEAL_STREAK times in a row, however short they are, leaves the code hook
  * (taint_hooked_ranges): its replayed calls cost what untracked code costs; taint_gate() brings it
  * back before a call it cannot replay. A summary lists the functions its call called in long
- * calls, tail calls included (the first two), and its replays take them out of the code hook too:
+ * calls (32 instructions or more), tail calls included (the first six), and its replays take them
+ * out of the code hook too:
  * SPHINCS+-SHA2's sha256_inc_finalize replays with the compression it calls. An exception during
  * a recording ends it unsummarised (and one that could not be summarised anyway fails as at its
  * return); during a replay, its frame's bytes take the OR of every taint the call touched. On by
