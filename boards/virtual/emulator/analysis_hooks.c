@@ -122,7 +122,7 @@ int attach_analyses(struct machine *m)
 		}
 		m->ntaint_hooks = 1;
 		if (taint_attach(m->taint, &(struct taint_core){m, core_register, core_code,
-								 core_flash_load_timed}))
+								 core_flash_load_timed, core_read_word}))
 			return -1;
 	}
 	return 0;

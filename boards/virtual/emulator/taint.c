@@ -31,19 +31,24 @@
 #define SEALED 64                        /* functions out of the code hook at once (taint.h: 65 ranges) */
 #define SUMMARIES TAINT_LEAF_SUMMARIES   /* summaries per function (taint.h) ... */
 #define SUMMARY_BUCKETS 64               /* ... found by their call site (SP, LR) */
-#define FAILURES 4                       /* recordings without a summary before a function is left alone */
-#define RECORDINGS 16                    /* ... and recordings after which fewer replays than them leave it, */
+/* Recordings without a summary before a function is left alone; one with a finding does not
+ * count once the function replayed: slhdsa-c's shake_chain makes a finding in every chain WOTS+
+ * signs, and replays those of the next layer's tree. */
+#define FAILURES 4
+#define RECORDINGS TAINT_LEAF_RECORDINGS /* ... and recordings after which fewer replays than them leave it, */
 /* ... or, once one of its calls replayed, as many as it keeps summaries: slhdsa-c's memcpy, called
  * from 17 places before its WOTS+ chains repeat their calls millions of times, was left alone
- * (SLH-DSA-SHA2-192s's check 1.3 times as slow); a function never replayed records no more than
- * RECORDINGS calls, each of which unseals the sealed leaves it calls (SPHINCS+-SHAKE's Keccak) */
+ * (SLH-DSA-SHA2-192s's check 1.3 times as slow), and slhdsa-c's shake_chain, whose first calls
+ * compute 35 chains into as many buffers, would be; a function never replayed records no more
+ * than RECORDINGS calls, each of which unseals the sealed leaves it calls (SPHINCS+-SHAKE's Keccak) */
 #define RECORDINGS_REPLAYED SUMMARIES
 #define UNSEALS 4                        /* misses while sealed before it stays hooked ... */
 #define REPLAYS_PER_UNSEAL 1024          /* ... unless it replayed this many calls for each */
 /* A callee of this many instructions leaves the code hook for its caller's replays, as many of
  * them as a summary lists: SPHINCS+-SHAKE's shake256 replays with pqm4's state extraction and
- * newlib's memset (200 bytes) inside, and keeping them hooked cost its check a third of its time. */
-#define LONG_CALL 32
+ * newlib's memset inside, slhdsa-c's shake_chain with a 16-byte memcpy; kept hooked, they cost
+ * those checks a third of their time. Shorter ones stay (each rehook drops translated code). */
+#define LONG_CALL 16
 #define SUMMARY_CALLEES 6
 #define SEEN_READ 1
 #define SEEN_WRITTEN 2
@@ -131,9 +136,27 @@ struct byte_list {
 	uint32_t n, cap;
 };
 
+/* Memory whose value decided a recorded call's path or addresses (slhdsa-c's sha3_update: the
+ * context's position and rate): a summary keyed on it. A recording that found memory deciding
+ * names the words its deciding registers were loaded from; the next recording does not label
+ * them, and is summarised, keyed on their values at entry, if no other memory decided (the
+ * labels prove it). A word is found again relative to the register r0-r3 or SP it lay near at
+ * entry, else at its address; a loaded word the call stored and loaded again (a spill) is still
+ * the word first loaded. */
+#define MEMORY_KEYS 8
+struct memory_key {
+	uint32_t addr, value;        /* its value at entry */
+	uint8_t bytes;
+};
+struct key_rule {
+	int8_t base;                 /* r0..r3, 13 (SP), -1: none (the offset is the address) */
+	int32_t offset;
+	uint8_t bytes;
+};
+
 /* What one leaf call did to the taint, and what another call must share to do the same: SP, LR,
- * the values of the arguments that decided its path or addresses, and the taint of every slot and
- * of every byte it read before writing it. */
+ * the values of the arguments and of the memory that decided its path or addresses, and the taint
+ * of every slot and of every byte it read before writing it. */
 struct summary {
 	uint32_t sp, lr;
 	uint8_t keyed;               /* LABEL_ARGUMENTS bits: the r0..r3 whose values are part of the key */
@@ -148,6 +171,8 @@ struct summary {
 	uint16_t next;               /* the next summary (index + 1, 0: none) of its call site's bucket */
 	uint8_t ncallees;
 	struct leaf *callees[SUMMARY_CALLEES]; /* the functions it called in long calls */
+	uint8_t nkeys;
+	struct memory_key keys[MEMORY_KEYS];
 };
 
 struct leaf {
@@ -155,6 +180,8 @@ struct leaf {
 	unsigned failures, unseals, streak;
 	uint64_t recordings, replays; /* replays: its own, and those of summaries it is a long callee of */
 	bool sealed;                 /* its code is outside the code hook (taint_hooked_ranges) */
+	uint8_t nrules;              /* the memory its recordings are keyed on (MEMORY_KEYS) */
+	struct key_rule rules[MEMORY_KEYS];
 	struct summary summaries[SUMMARIES];
 	unsigned n, next;
 	uint16_t bucket[SUMMARY_BUCKETS]; /* the first summary (index + 1) of each call-site bucket */
@@ -232,6 +259,15 @@ struct taint {
 		struct callee callee;    /* recording: the function it called and is in */
 		uint64_t start;          /* instructions before the call */
 		uint8_t decided;         /* recording: the labels that reached a decision */
+		uint32_t from[SLOTS];    /* recording: the memory word (address + 1) a slot was loaded from */
+		uint8_t from_bytes[SLOTS];
+		/* recording: per word of memory the call wrote, the loaded word stored there (address
+		 * + 1, 0: none) and its size; indexed as `seen` by the word's first byte */
+		uint32_t *spilled;
+		uint8_t *spilled_bytes;
+		uint8_t nfound;          /* recording: the words whose loads reached a decision */
+		bool found_more;         /* ... and more than MEMORY_KEYS of them, or one not known */
+		struct key_rule found[MEMORY_KEYS];
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
 		struct summary rec;
 		/* summary_for's answer for `looked_up` in the block now beginning: the gate and the
@@ -462,10 +498,16 @@ uint64_t taint_branch_taken(const struct taint *t, uint32_t addr)
 
 /* ---- execution ---- */
 
-static uint8_t *seen_at(struct taint *t, const uint8_t *s)
+/* A shadow byte's index in the recording's per-byte arrays (SRAM, then CCM). */
+static size_t memory_index(const struct taint *t, const uint8_t *s)
 {
 	size_t sram = t->chip->sram_size;
-	return &t->memo.seen[s >= t->sram && s < t->sram + sram ? (size_t)(s - t->sram) : sram + (size_t)(s - t->ccm)];
+	return s >= t->sram && s < t->sram + sram ? (size_t)(s - t->sram) : sram + (size_t)(s - t->ccm);
+}
+
+static uint8_t *seen_at(struct taint *t, const uint8_t *s)
+{
+	return &t->memo.seen[memory_index(t, s)];
 }
 
 static void byte_list_add(struct byte_list *l, uint32_t addr, uint8_t taint)
@@ -477,8 +519,22 @@ static void byte_list_add(struct byte_list *l, uint32_t addr, uint8_t taint)
 	l->at[l->n++] = (struct byte_taint){addr, taint};
 }
 
+static uint32_t key_mask(uint8_t bytes)
+{
+	return bytes >= 4 ? UINT32_MAX : (1u << 8 * bytes) - 1;
+}
+
+static bool in_memory_keys(const struct summary *rec, uint32_t addr)
+{
+	for (unsigned k = 0; k < rec->nkeys; k++)
+		if (addr - rec->keys[k].addr < rec->keys[k].bytes)
+			return true;
+	return false;
+}
+
 /* A load of the byte at `addr` (shadow `s`) by a leaf call being recorded: its taint at entry is
- * an input, and what it loads is labelled as memory, unless the call wrote it first. */
+ * an input, and what it loads is labelled as memory, unless the call wrote it first or the
+ * recording is keyed on its value. */
 static uint8_t recorded_load(struct taint *t, uint32_t addr, const uint8_t *s)
 {
 	uint8_t *seen = seen_at(t, s);
@@ -488,7 +544,55 @@ static uint8_t recorded_load(struct taint *t, uint32_t addr, const uint8_t *s)
 		*seen |= SEEN_READ;
 		byte_list_add(&t->memo.rec.reads, addr, *s);
 	}
-	return *s | LABEL_MEMORY;
+	return in_memory_keys(&t->memo.rec, addr) ? *s : *s | LABEL_MEMORY;
+}
+
+/* The word at `addr` as a rule: among the arguments on the stack, near an argument's value, near
+ * SP, at the recorded call's entry. */
+static struct key_rule rule_for(const struct summary *rec, uint32_t addr, uint8_t bytes)
+{
+	if (addr - rec->sp < 256)
+		return (struct key_rule){13, (int32_t)(addr - rec->sp), bytes};
+	for (int r = 0; r < 4; r++)
+		if (addr - rec->args[r] < 4096)
+			return (struct key_rule){(int8_t)r, (int32_t)(addr - rec->args[r]), bytes};
+	if (addr - rec->sp < 4096)
+		return (struct key_rule){13, (int32_t)(addr - rec->sp), bytes};
+	return (struct key_rule){-1, (int32_t)addr, bytes};
+}
+
+/* Slots `m` reached a decision of a recorded call with memory among their labels: the words they
+ * were loaded from, found for its next recording. */
+static void found_deciding_memory(struct taint *t, uint64_t m)
+{
+	for (; m; m &= m - 1) {
+		int slot = __builtin_ctzll(m);
+		if (!(t->r[slot] & LABEL_MEMORY))
+			continue;
+		if (!t->memo.from[slot]) {
+			t->memo.found_more = true;
+			continue;
+		}
+		struct key_rule rule = rule_for(&t->memo.rec, t->memo.from[slot] - 1, t->memo.from_bytes[slot]);
+		bool known = false;
+		for (unsigned k = 0; k < t->memo.nfound; k++)
+			known |= t->memo.found[k].base == rule.base && t->memo.found[k].offset == rule.offset;
+		if (!known && t->memo.nfound == MEMORY_KEYS)
+			t->memo.found_more = true;
+		else if (!known)
+			t->memo.found[t->memo.nfound++] = rule;
+	}
+}
+
+/* A recorded instruction wrote slots `m` from slots `from`: the first memory word among them. */
+static void loaded_through(struct taint *t, uint64_t m, uint64_t from)
+{
+	uint32_t addr = 0;
+	uint8_t bytes = 0;
+	for (; from && !addr; from &= from - 1)
+		addr = t->memo.from[__builtin_ctzll(from)], bytes = t->memo.from_bytes[__builtin_ctzll(from)];
+	for (; m; m &= m - 1)
+		t->memo.from[__builtin_ctzll(m)] = addr, t->memo.from_bytes[__builtin_ctzll(m)] = bytes;
 }
 
 static void recorded_store(struct taint *t, uint32_t addr, const uint8_t *s)
@@ -518,6 +622,33 @@ static uint64_t transfer_slots(const struct insn *d)
 	return m;
 }
 
+/* A recorded store of `slot` at `addr`: a loaded word stored is followed to where it goes. */
+static void stored_from(struct taint *t, int slot, uint32_t addr)
+{
+	const uint8_t *s = shadow(t, addr);
+	if (s) {
+		t->memo.spilled[memory_index(t, s)] = t->memo.from[slot];
+		t->memo.spilled_bytes[memory_index(t, s)] = t->memo.from_bytes[slot];
+	}
+}
+
+/* A recorded load into `slot` from `addr`, labelled `loaded`, its address from slots `address`:
+ * memory the call read before writing it is the word itself; memory it wrote, the word stored
+ * there, if it was one; memory read through a loaded pointer, the pointer's word. */
+static void loaded_from(struct taint *t, int slot, uint32_t addr, uint8_t bytes, uint8_t loaded, uint64_t address)
+{
+	const uint8_t *s = shadow(t, addr);
+	if (!(loaded & LABEL_MEMORY)) {
+		loaded_through(t, BIT(slot), address);
+		return;
+	}
+	if (s && (*seen_at(t, s) & SEEN_WRITTEN))
+		t->memo.from[slot] = t->memo.spilled[memory_index(t, s)], bytes = t->memo.spilled_bytes[memory_index(t, s)];
+	else
+		t->memo.from[slot] = addr + 1;
+	t->memo.from_bytes[slot] = bytes;
+}
+
 static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 {
 	uint32_t addr = (uint32_t)d->offset;
@@ -533,11 +664,13 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 	uint8_t extra = at | or_slots(t, d->reads);
 	bool recording_leaf = t->memo.leaf != NULL; /* (a replayed call runs no instruction here) */
 	enum region region = region_of(t, addr);
+	uint64_t address = (d->base >= 0 ? BIT(d->base) : 0) | (d->index >= 0 ? BIT(d->index) : 0);
 	if (recording_leaf) {
-		uint64_t address = (d->base >= 0 ? BIT(d->base) : 0) | (d->index >= 0 ? BIT(d->index) : 0);
 		bool load = d->cls == CLASS_LOAD;
 		recorded_slots(t, address | d->reads | (load ? 0 : transfer_slots(d)), d->writes | (load ? transfer_slots(d) : 0));
 		t->memo.decided |= at;
+		if (at & LABEL_MEMORY)
+			found_deciding_memory(t, address);
 		t->memo.refused |= region == REGION_PERIPHERAL || d->unshadowed;
 	}
 	if ((at & TAINT_VALUE) && t->recording) {
@@ -548,15 +681,19 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 	for (unsigned k = 0; k < d->nxfer; k++) {
 		uint32_t a = addr + k * d->xbytes;
 		if (d->cls == CLASS_LOAD) {
-			uint8_t v = extra;
+			uint8_t v = extra, loaded = 0;
 			for (unsigned b = 0; b < d->xbytes; b++) {
 				const uint8_t *s = shadow(t, a + b);
-				v |= !s ? 0 : recording_leaf ? recorded_load(t, a + b, s) : *s;
+				loaded |= !s ? 0 : recording_leaf ? recorded_load(t, a + b, s) : *s;
 			}
+			v |= loaded;
 			if (d->xfer[k] != SLOT_PC) {
 				t->r[d->xfer[k]] = v;
+				if (recording_leaf)
+					loaded_from(t, d->xfer[k], a, (uint8_t)d->xbytes, loaded, address);
 			} else {
 				t->memo.decided |= v;
+				t->memo.found_more |= recording_leaf && (v & LABEL_MEMORY); /* a jump: not keyed */
 				if ((v & TAINT_VALUE) && t->recording)
 					record_jump(t, pc, v);
 			}
@@ -570,6 +707,8 @@ static void exec_memory(struct taint *t, const struct insn *d, uint32_t pc)
 					*s = v;
 				}
 			}
+			if (recording_leaf)
+				stored_from(t, d->xfer[k], a);
 		}
 	}
 	set_slots(t, d->writes, extra);
@@ -586,6 +725,8 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 		uint8_t c = or_slots(t, d->reads), lo = t->r[d->src[0]], hi = t->r[d->src[1]];
 		t->r[d->xfer[0]] = lo | c;
 		t->r[d->xfer[1]] = hi | c;
+		if (t->memo.leaf)
+			loaded_through(t, BIT(d->xfer[0]) | BIT(d->xfer[1]), 0);
 		return;
 	}
 	t->memo.refused |= d->unshadowed && t->memo.leaf;
@@ -593,6 +734,8 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 	if (d->finding && t->recording) {
 		uint8_t v = or_slots(t, d->decides);
 		t->memo.decided |= v;
+		if ((v & LABEL_MEMORY) && t->memo.leaf)
+			found_deciding_memory(t, d->decides);
 		v &= TAINT_VALUE;
 		enum taint_kind kind = (enum taint_kind)(d->finding - 1);
 		if (v && kind == TAINT_JUMP) {
@@ -609,6 +752,10 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 	set_slots(t, d->writes, v);
 	merge_slots(t, d->merges, v);
 	set_slots(t, d->zeroes, 0);
+	if (t->memo.leaf) {
+		loaded_through(t, d->writes | d->merges, d->reads | d->merges);
+		loaded_through(t, d->zeroes, 0);
+	}
 }
 
 /* Coverage: which instructions of the checked code ran, so that a report can say whether further
@@ -717,6 +864,11 @@ static const struct summary *summary_for(struct taint *t, const struct leaf *l)
 			same = !(s->keyed & LABEL_ARGUMENT(r)) || s->args[r] == args[r];
 		for (uint32_t k = 0; same && k < s->reads.n; k++)
 			same = *shadow(t, s->reads.at[k].addr) == s->reads.at[k].taint;
+		for (unsigned k = 0; same && k < s->nkeys; k++) {
+			uint32_t value;
+			same = t->core.read_word(t->core.core, s->keys[k].addr, &value) &&
+			       (value & key_mask(s->keys[k].bytes)) == s->keys[k].value;
+		}
 		if (same)
 			return t->memo.lookup = s;
 	}
@@ -769,6 +921,17 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 	memcpy(rec->entry, t->r, SLOTS);
 	rec->used = rec->set = 0;
 	rec->reads.n = rec->writes.n = 0;
+	rec->nkeys = 0;
+	for (unsigned k = 0; k < l->nrules && t->core.read_word; k++) {
+		const struct key_rule *r = &l->rules[k];
+		uint32_t addr = (uint32_t)r->offset + (r->base < 0 ? 0 : r->base == 13 ? rec->sp : rec->args[r->base]);
+		uint32_t value;
+		if (t->core.read_word(t->core.core, addr, &value))
+			rec->keys[rec->nkeys++] = (struct memory_key){addr, value & key_mask(r->bytes), r->bytes};
+	}
+	memset(t->memo.from, 0, sizeof t->memo.from);
+	t->memo.nfound = 0;
+	t->memo.found_more = false;
 	for (int slot = 0; slot < SLOTS; slot++)
 		if (slot != TAINT_SP && slot != TAINT_LR)
 			t->r[slot] |= slot < 4 ? LABEL_ARGUMENT(slot) : LABEL_ENTRY;
@@ -806,6 +969,7 @@ static void end_recording(struct taint *t, bool keep)
 	for (uint32_t k = 0; k < rec->writes.n; k++) {
 		uint8_t *s = shadow(t, rec->writes.at[k].addr);
 		*seen_at(t, s) = 0;
+		t->memo.spilled[memory_index(t, s)] = 0;
 		*s &= TAINT_VALUE;
 		rec->writes.at[k].taint = *s;
 		touched |= *s;
@@ -834,8 +998,8 @@ static void end_recording(struct taint *t, bool keep)
 
 /* The recorded call's callee has returned, to the call's own function or, tail-called (pqm4's
  * crypto_hashblocks_sha512 branches to its assembly compression), with the call itself: a long
- * run puts its function on the summary's list (the first SUMMARY_CALLEES), whose replays take it
- * out of the code hook (taint_gate). */
+ * run puts its function on the summary's list (the first SUMMARY_CALLEES), whose replays take it out of
+ * the code hook (taint_gate). */
 static void callee_returned(struct taint *t)
 {
 	struct callee *callee = &t->memo.callee;
@@ -874,8 +1038,13 @@ static void end_leaf_call(struct taint *t)
 	bool keep = !t->memo.spoiled && !t->memo.refused && !(t->memo.decided & (LABEL_ENTRY | LABEL_MEMORY));
 	if (t->memo.refused)
 		l->failures = FAILURES;
-	else if (!keep)
+	else if (!keep && (!t->memo.spoiled || !l->replays))
 		l->failures++;
+	if (!keep && !t->memo.spoiled && !t->memo.refused && !(t->memo.decided & LABEL_ENTRY) && !t->memo.found_more &&
+	    t->memo.nfound && l->nrules + t->memo.nfound <= MEMORY_KEYS) { /* keyed on them next */
+		memcpy(l->rules + l->nrules, t->memo.found, t->memo.nfound * sizeof *t->memo.found);
+		l->nrules += t->memo.nfound;
+	}
 	end_recording(t, keep);
 }
 
@@ -1185,6 +1354,8 @@ struct taint *taint_new(const struct elf_image *elf, const struct chip *chip)
 	t->memo.on = true;
 	t->memo.leaves = calloc(LEAVES, sizeof *t->memo.leaves);
 	t->memo.seen = calloc((size_t)chip->sram_size + chip->ccm_size, 1);
+	t->memo.spilled = calloc((size_t)chip->sram_size + chip->ccm_size, sizeof *t->memo.spilled);
+	t->memo.spilled_bytes = calloc((size_t)chip->sram_size + chip->ccm_size, 1);
 	if (!taint_decoder_open(&t->dec)) {
 		free(t);
 		return NULL;
@@ -1486,6 +1657,8 @@ void taint_free(struct taint *t)
 		free(t->memo.rec.writes.at);
 		free(t->memo.leaves);
 		free(t->memo.seen);
+		free(t->memo.spilled);
+		free(t->memo.spilled_bytes);
 		free(t->memo.entries);
 		if (t->chip->ccm_alias == CHIP_OWN_MEMORY)
 			free(t->ccm);

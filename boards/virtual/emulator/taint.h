@@ -150,6 +150,9 @@ struct taint_core {
 	/* Whether a load from flash now waits by its address: flash wait states priced and the ART's
 	 * data cache on, so which lines it holds decides the wait (flash_art.h). */
 	bool (*flash_load_timed)(void *core);
+	/* The 32-bit word at `addr` (any alignment); false where nothing is mapped. NULL: no leaf
+	 * summary is keyed on memory. */
+	bool (*read_word)(void *core, uint32_t addr, uint32_t *value);
 };
 
 /* `elf` may be NULL (unit tests): no functions then, and taint_record() decides recording. The
@@ -186,7 +189,7 @@ bool taint_insn(struct taint *t, uint32_t addr);
  * calls hit TAINT_SEAL_STREAK times in a row, however short they are, leaves the code hook
  * (taint_hooked_ranges): its replayed calls cost what untracked code costs; taint_gate() brings it
  * back before a call it cannot replay. A summary lists the functions its call called in long
- * calls (32 instructions or more), tail calls included (the first six), and its replays take them
+ * calls (16 instructions or more), tail calls included (the first six), and its replays take them
  * out of the code hook too:
  * SPHINCS+-SHA2's sha256_inc_finalize replays with the compression it calls. An exception during
  * a recording ends it unsummarised (and one that could not be summarised anyway fails as at its
@@ -196,6 +199,9 @@ bool taint_insn(struct taint *t, uint32_t addr);
 /* Summaries kept per function (its call sites and taint patterns: slhdsa-c calls memcpy from
  * dozens of places with a few hundred address pairs), replaced in turn. */
 #define TAINT_LEAF_SUMMARIES 256
+/* Recordings of a function none of whose calls replayed after which it is left alone (its inputs
+ * rarely repeat), and those after which one that ever made no summary is (taint.c). */
+#define TAINT_LEAF_RECORDINGS 64
 void taint_leaf_summaries(struct taint *t, bool on);
 /* Control reaches the block at `addr`, before anything else of it runs (before it is priced):
  * whether the code hook's ranges must change first. Then the caller stops before the block,

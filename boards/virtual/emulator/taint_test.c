@@ -47,7 +47,19 @@ static bool fake_flash_load_timed(void *core)
 	return flash_timed;
 }
 
-static const struct taint_core fake_core = {NULL, fake_reg, fake_code, fake_flash_load_timed};
+/* The values of the words from BUF (the taint tracker sees values only to key leaf summaries). */
+static uint32_t memory_words[64];
+
+static bool fake_read_word(void *core, uint32_t addr, uint32_t *value)
+{
+	(void)core;
+	if (addr - BUF > sizeof memory_words - 4)
+		return false;
+	memcpy(value, (const uint8_t *)memory_words + (addr - BUF), 4);
+	return true;
+}
+
+static const struct taint_core fake_core = {NULL, fake_reg, fake_code, fake_flash_load_timed, fake_read_word};
 
 /* A fresh tracker recording findings, as inside a call of the scope function. */
 static struct taint *fresh(void)
@@ -1184,22 +1196,24 @@ static void test_leaf_replayed(void)
 	taint_free(t);
 }
 
-/* What the summary may not cover: a value read from memory deciding a branch, a finding, a call
- * out of the function; and an argument that decides the path is part of the key by its value. */
+/* What the summary may not cover: a value read from memory deciding a branch (until its word is
+ * known: then it is keyed on it), a finding, a call out of the function; and an argument that
+ * decides the path is part of the key by its value. */
 static void test_leaf_not_summarised(void)
 {
 	struct taint *t = leaf_tracker();
 	/* ldr r2, [r0, #8]; cmp r2, #0; beq: a public word from memory decides */
 	static const uint16_t test[] = {0x6882, 0x2a00, 0xd000};
 	leaf_call(t, LEAF + 0x100, test, 3, 1, 0);
-	leaf_call(t, LEAF + 0x100, test, 3, 1, 0);
 	leaf_counts(t, 0, 0);
+	leaf_call(t, LEAF + 0x100, test, 3, 1, 0);
+	leaf_counts(t, 1, 0);
 
 	/* ldr r2, [r0]; ldr r3, [r2]: a secret address, found at every call */
 	static const uint16_t secret_address[] = {0x6802, 0x6813};
 	leaf_call(t, LEAF + 0x120, secret_address, 2, 1, 0);
 	leaf_call(t, LEAF + 0x120, secret_address, 2, 1, 0);
-	leaf_counts(t, 0, 0);
+	leaf_counts(t, 1, 0);
 	CHECK(finding(t, 2, TAINT_ADDRESS, false) == false &&
 	      taint_finding(t, LEAF + 0x122, TAINT_ADDRESS, NULL) == 2);
 
@@ -1207,9 +1221,9 @@ static void test_leaf_not_summarised(void)
 	static const uint16_t count[] = {0x3901, 0xd1fd};
 	leaf_call(t, LEAF + 0x200, count, 2, 3, 3);
 	leaf_call(t, LEAF + 0x200, count, 2, 3, 3);
-	leaf_counts(t, 1, 1);
-	leaf_call(t, LEAF + 0x200, count, 2, 3, 4);
 	leaf_counts(t, 2, 1);
+	leaf_call(t, LEAF + 0x200, count, 2, 3, 4);
+	leaf_counts(t, 3, 1);
 
 	/* the add leaf jumping into other code than a function's entry: not summarised, and never again */
 	regs[0] = BUF, regs[14] = SCOPE + 0x10 + 1;
@@ -1219,7 +1233,7 @@ static void test_leaf_not_summarised(void)
 	taint_block(t, LEAF + 0x104);
 	taint_block(t, SCOPE + 0x10);
 	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
-	leaf_counts(t, 2, 1);
+	leaf_counts(t, 3, 1);
 	taint_free(t);
 }
 
@@ -1389,16 +1403,54 @@ static void test_leaf_summaries_replaced_in_turn(void)
 	taint_free(t);
 }
 
-/* Calls of a function whose inputs do not repeat: it is left alone after 16 recordings, unless
+/* ldr r2, [r0, #8]; ldr r3, [r0, r2]; str r3, [r0, #12]; bx lr: the word at r0 + 8 (a position,
+ * as slhdsa-c's sha3_update keeps one in its context) decides the address of the second load. */
+static const uint16_t leaf_at_position[] = {0x6882, 0x5883, 0x60c3, 0x4770};
+
+/* A call of "count" reading at `position` from BUF, which BUF + 8 holds. */
+static void position_call(struct taint *t, uint32_t position)
+{
+	memory_words[2] = position;
+	regs[0] = BUF, regs[2] = position, regs[14] = SCOPE + 0x10 + 1;
+	taint_block(t, LEAF + 0x200);
+	code_base = LEAF + 0x200;
+	run(t, leaf_at_position, 4, 0);
+	taint_block(t, SCOPE + 0x10);
+}
+
+/* A call whose path or addresses memory decides is not summarised, but the word it was loaded from
+ * is found: the next call is summarised keyed on that word's value, a call with the same value
+ * replays, and one with another is tracked again, with the results of tracking. */
+static void test_leaf_keyed_on_the_memory_that_decides(void)
+{
+	struct taint *t = leaf_tracker();
+	position_call(t, 16);
+	leaf_counts(t, 0, 0);
+	position_call(t, 16);
+	leaf_counts(t, 1, 0);
+	position_call(t, 16);
+	leaf_counts(t, 1, 1);
+	CHECK(taint_memory(t, BUF + 12) == 0);
+	position_call(t, 0); /* reads the secret word at BUF */
+	leaf_counts(t, 2, 1);
+	CHECK(taint_memory(t, BUF + 12) == S);
+	taint_mark(t, BUF + 12, 4, 0);
+	position_call(t, 0);
+	leaf_counts(t, 2, 2);
+	CHECK(taint_memory(t, BUF + 12) == S);
+	taint_free(t);
+}
+
+/* Calls of a function whose inputs do not repeat: it is left alone after TAINT_LEAF_RECORDINGS, unless
  * one of its calls replayed: then after as many as it keeps summaries (a repeated call, once
  * found, replays again). Either way the calls' results are those of tracking them. */
 static void test_leaf_left_alone_once_its_calls_do_not_repeat(void)
 {
 	struct taint *t = leaf_tracker();
-	for (unsigned i = 0; i < 20; i++)
+	for (unsigned i = 0; i < TAINT_LEAF_RECORDINGS + 4; i++)
 		add_call_on(t, BUF + 8 * i);
 	add_call_on(t, BUF); /* r0 = BUF: recorded first, but no longer replayed */
-	leaf_counts(t, 16, 0);
+	leaf_counts(t, TAINT_LEAF_RECORDINGS, 0);
 	CHECK(taint_memory(t, BUF + 4) == S);
 	taint_free(t);
 
@@ -1533,16 +1585,16 @@ static void test_leaf_long_callee_in_a_longer_caller_summarised_with_it(void)
 	taint_free(t);
 }
 
-/* A callee too short to leave the code hook (slhdsa-c's memcpy of its round constants) does not
- * end the recording of its caller, though summarised on its own: the caller is summarised with
- * it, its later calls replay whole, and a long caller leaves the code hook. */
+/* A callee too short to leave the code hook (under 16 instructions) does not end the recording of
+ * its caller, though summarised on its own: the caller is summarised with it, its later calls
+ * replay whole, and the caller leaves the code hook. */
 static void test_leaf_short_callee_summarised_with_its_caller(void)
 {
 	struct taint *t = leaf_tracker();
 	uint32_t ranges[65][2];
 	leaf_call(t, LEAF, leaf_add, 4, 5, 5); /* "add" alone: 20 instructions */
 	for (int call = 0; call <= TAINT_SEAL_STREAK + 1; call++)
-		gated_test_calls_add(t, 100, 5, NULL, false); /* "test": 300 instructions of its own, then "add" */
+		gated_test_calls_add(t, 100, 3, NULL, false); /* "test": 300 instructions of its own, then "add": 12 */
 	leaf_counts(t, 2, TAINT_SEAL_STREAK + 1); /* "test" recorded once with "add" in it, then replayed */
 	CHECK(taint_hooked_ranges(t, ranges) == 2); /* "test" sealed */
 	taint_free(t);
@@ -1620,6 +1672,7 @@ int main(void)
 	test_leaf_lookup_follows_inputs();
 	test_leaf_summaries_replaced_in_turn();
 	test_leaf_left_alone_once_its_calls_do_not_repeat();
+	test_leaf_keyed_on_the_memory_that_decides();
 	test_leaf_sealed_callee_hooked_inside_a_recording();
 	test_leaf_short_callee_summarised_with_its_caller();
 	test_leaf_long_callee_sealed_for_its_callers_replays();
