@@ -6,12 +6,15 @@
  * its frame; r0-r3, r12 and the flags at its return; the 200 bytes at r0 before and after). Once
  * every recording ran the same blocks in the same time, left the callee-saved registers as they
  * were, and agreed with one of the host's layouts of the state (permutation.h), a call is run on
- * the host: the state is permuted in place, the frame's words and the scratch registers are
- * written as the recordings had them (a copy of an entry register where every recording had one,
- * else the last recording's value: a constant, or a word dead by the calling convention, such as
- * pqm4's five theta temporaries), model time, the instruction and block counts and the pipeline
+ * the host: the state is permuted in place, the frame's words the call writes and the scratch
+ * registers are written as the recordings had them (a copy of an entry register where every
+ * recording had one, else the last recording's value: a constant, or a word dead by the calling
+ * convention, such as pqm4's five theta temporaries), model time, the instruction and block counts and the pipeline
  * state move on by what the recordings measured, the profiler sees the recorded blocks, and
  * execution goes on at LR.
+ * Which of the frame's words a call writes (the stack meter sees the deepest one) is learnt by the
+ * recordings after the first, which knows the frame: each begins with the frame filled with its own
+ * sentinel, and ends with the words that still hold it given back their contents.
  * A call is emulated instead where anything could make it run otherwise: an exception due before
  * it would return, flash wait states (the ART's state decides fetch times), the guard watch, a
  * taint tracker that follows its instructions (one that replays its summary, or is idle, lets it
@@ -60,6 +63,8 @@ struct native_block {
 	uint64_t end;       /* model time at its end, from the end of the call's first block */
 };
 
+#define FRAME_MAP_WORDS (NATIVE_FRAME_WORDS / 32)
+
 struct native {
 	struct machine *m;
 	const char *name;
@@ -76,6 +81,7 @@ struct native {
 	struct pipe_state last_exit;
 	uint32_t frame_bytes;
 	struct word_model frame[NATIVE_FRAME_WORDS], out[OUT_REGS];
+	uint32_t written[FRAME_MAP_WORDS]; /* bit per frame word a recording wrote */
 	uint64_t runs;      /* calls run on the host */
 };
 
@@ -86,6 +92,8 @@ struct recording {
 	uint64_t cycles, insns, block_count; /* at the end of the first block */
 	uint64_t last_seen;  /* model time when the last block was seen */
 	uint8_t state[KECCAK_STATE_BYTES];
+	uint32_t sentinel;   /* the value filling the frame at entry, 0: the frame as it was */
+	uint32_t saved[NATIVE_FRAME_WORDS]; /* the frame's contents before the sentinel */
 	uint32_t nblocks;
 	struct native_block blocks[NATIVE_BLOCKS];
 };
@@ -122,6 +130,30 @@ static uint32_t word_of(const struct word_model *w, const uint32_t regs[ENTRY_RE
 	return w->copies ? regs[__builtin_ctz(w->copies)] : w->value;
 }
 
+/* The frame's words that still hold the recording's sentinel get their contents back; the others
+ * the call wrote (bits set in `written`). A recording cut short (an exception) gives back the words
+ * it has not written yet, which it will write after. */
+static void close_frame(struct machine *m, struct recording *r, uint32_t written[FRAME_MAP_WORDS])
+{
+	struct native *n = r->n;
+	uint32_t frame[NATIVE_FRAME_WORDS], base = r->regs[13] - n->frame_bytes, sentinel = r->sentinel;
+	if (!sentinel)
+		return;
+	r->sentinel = 0;
+	if (uc_mem_read(m->uc, base, frame, n->frame_bytes)) {
+		machine_fail(m, "internal: cannot read the frame of %s at address 0x%08x", n->name, base);
+		return;
+	}
+	for (uint32_t i = 0; i < n->frame_bytes / 4; i++) {
+		if (frame[i] == sentinel)
+			frame[i] = r->saved[i];
+		else
+			written[i / 32] |= 1u << (i % 32);
+	}
+	if (uc_mem_write(m->uc, base, frame, n->frame_bytes))
+		machine_fail(m, "internal: cannot write the frame of %s at address 0x%08x", n->name, base);
+}
+
 static void give_up(struct machine *m, struct native *n)
 {
 	n->off = true;
@@ -131,6 +163,8 @@ static void give_up(struct machine *m, struct native *n)
 
 static void end_recording(struct machine *m)
 {
+	uint32_t ignored[FRAME_MAP_WORDS] = {0};
+	close_frame(m, &m->natives->rec, ignored);
 	m->native_recording = false;
 	machine_schedule(m);
 }
@@ -177,7 +211,9 @@ static void finish_recording(struct machine *m, struct recording *r)
 	struct native *n = r->n;
 	uint32_t frame_bytes = r->regs[13] - r->min_sp;
 	uint8_t after[KECCAK_STATE_BYTES];
-	uint32_t frame[NATIVE_FRAME_WORDS];
+	uint32_t frame[NATIVE_FRAME_WORDS], written[FRAME_MAP_WORDS] = {0};
+	bool sentinel = r->sentinel;
+	close_frame(m, r, written);
 	bool conforms = r->nblocks && m->blocks - r->block_count == r->nblocks &&
 			frame_bytes <= sizeof frame && !(frame_bytes & 3);
 	for (int i = 4; conforms && i <= 13; i++) /* r4-r11 and SP kept (r12 is scratch) */
@@ -200,6 +236,8 @@ static void finish_recording(struct machine *m, struct recording *r)
 	bool first = n->recordings == 0;
 	for (uint32_t i = 0; i < frame_bytes / 4; i++)
 		learn_word(&n->frame[i], frame[i], r->regs, first);
+	for (int i = 0; sentinel && i < FRAME_MAP_WORDS; i++)
+		n->written[i] |= written[i];
 	for (int i = 0; i < OUT_REGS; i++)
 		learn_word(&n->out[i], reg(m, out_regs[i]), r->regs, first);
 	n->recordings++;
@@ -231,9 +269,18 @@ void native_observe(struct machine *m, uint32_t addr)
 	r->last_seen = m->cycles;
 }
 
+/* Distinct per recording: a word the call writes holds none of them after it but by chance. */
+static uint32_t sentinel_of(uint32_t recording)
+{
+	return 0x9E3779B9u * (recording + 1u) | 1u;
+}
+
 static void begin_recording(struct machine *m, struct native *n)
 {
 	struct recording *r = &m->natives->rec;
+	/* with the frame known, only where nothing (an exception) would write into it but the call */
+	if (n->recordings && m->cycles + n->cycles >= m->next_event)
+		return;
 	if (++n->attempts > NATIVE_ATTEMPTS) {
 		n->off = true;
 		return;
@@ -242,6 +289,16 @@ static void begin_recording(struct machine *m, struct native *n)
 	read_entry_regs(m, r->regs);
 	if (uc_mem_read(m->uc, r->regs[0], r->state, sizeof r->state))
 		return;
+	r->sentinel = 0;
+	if (n->recordings) {
+		uint32_t fill[NATIVE_FRAME_WORDS], base = r->regs[13] - n->frame_bytes;
+		for (uint32_t i = 0; i < n->frame_bytes / 4; i++)
+			fill[i] = sentinel_of(n->recordings);
+		if (uc_mem_read(m->uc, base, r->saved, n->frame_bytes) ||
+		    uc_mem_write(m->uc, base, fill, n->frame_bytes))
+			return; /* emulated as it is: a frame outside memory faults where the chip would */
+		r->sentinel = sentinel_of(n->recordings);
+	}
 	r->min_sp = r->regs[13];
 	r->cycles = m->cycles;
 	r->last_seen = UINT64_MAX;
@@ -261,10 +318,13 @@ static void run_on_host(struct machine *m, struct native *n)
 	if (uc_mem_read(m->uc, regs[0], state, sizeof state))
 		return; /* emulated: it faults where the chip would */
 	layouts[__builtin_ctz(n->layouts)](state);
+	uint32_t base = regs[13] - n->frame_bytes;
+	if (uc_mem_read(m->uc, base, frame, n->frame_bytes))
+		return;
 	for (uint32_t i = 0; i < n->frame_bytes / 4; i++)
-		frame[i] = word_of(&n->frame[i], regs);
-	if (uc_mem_write(m->uc, regs[0], state, sizeof state) ||
-	    uc_mem_write(m->uc, regs[13] - n->frame_bytes, frame, n->frame_bytes)) {
+		if (n->written[i / 32] >> (i % 32) & 1)
+			frame[i] = word_of(&n->frame[i], regs);
+	if (uc_mem_write(m->uc, regs[0], state, sizeof state) || uc_mem_write(m->uc, base, frame, n->frame_bytes)) {
 		machine_fail(m, "internal: cannot write the state of %s at address 0x%08x", n->name, regs[0]);
 		return;
 	}
