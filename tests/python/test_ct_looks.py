@@ -181,3 +181,40 @@ def test_the_early_look_is_sized_to_the_signing_the_exact_check_measured():
     fixed = capture(exact_check=2, fixed_n=True)
     fixed.take_companion(Companion(first.capture, "taint"), replace(exact_check(NOTE), sign_cycles=(7e9,)).to_json())
     assert fixed.looks == [2000] and first_pool(fixed.looks) is None
+
+
+
+@pytest.mark.parametrize("secret_latency", [0, 10_000])
+def test_beside_a_clean_check_a_rejection_loops_paths_are_regressed_out_but_not_a_secret_latency(secret_latency):
+    """A rejection loop repeats its attempts and rejects each at one of two checks (ML-DSA's z and
+    hint checks), so the total's bound stays wide for thousands of signatures; with each
+    signature's calls regressed out, 20 show no leak larger than 0.1 % of the mean time — unless
+    the fixed key's signatures take `secret_latency` cycles (0.3 %) more in the same calls."""
+    import numpy as np
+
+    from pqscope.analysis.ct_analysis import analyse
+    from pqscope.analysis.ct_looks import stop_at_look
+    from pqscope.analysis.ttests import FIXED
+    from pqscope.results.documents.profile import ProfiledInterval
+
+    rng = np.random.default_rng(5)
+    samples, intervals = [], []
+    for index in range(20):
+        key_class, attempts = index % 2, int(rng.integers(1, 6))
+        late = int(rng.integers(0, attempts))  # the rejected attempts that reached the hint check
+        cycles = (2_000_000 + 500_000 * attempts + 90_000 * late + secret_latency * (key_class == FIXED)
+                  + int(rng.integers(3)))
+        samples.append(CtSample(index, key_class, 0, bytes(32), cycles, 100, Status.OK))
+        calls = {"challenge": [1_000 * attempts, attempts], "make_hint": [3_000 * (late + 1), late + 1]}
+        intervals.append(ProfiledInterval.from_json({"cycles": cycles, "functions": {
+            **calls, "work": [cycles - sum(spent for spent, _ in calls.values()), 1]}}))
+    result = analyse(samples, intervals, "challenge")
+    assert result.total.bound.share > 0.01  # the paths' noise: the total alone decides nothing
+    reason = stop_at_look(result, 20, [20, 100], bound=None, exact_clean=True)
+    if secret_latency:
+        assert result.paths.bound.cycles > secret_latency and reason is None
+    else:
+        assert result.paths.bound.share <= 0.001
+        assert reason.startswith("no-leak: the exact check found nothing, and no leak larger than 0.10% of the mean "
+                                 "time shows at 20 signatures with the signing paths regressed out")
+    assert stop_at_look(result, 20, [20, 100], bound=None, exact_clean=False) is None

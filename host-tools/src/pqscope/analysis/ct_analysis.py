@@ -97,6 +97,39 @@ def control_variate(cycles: np.ndarray, predicted: np.ndarray) -> tuple[ControlV
 
 
 @dataclass(frozen=True)
+class PathFit:
+    """The signing paths regressed out of the (corrected) time, for a test beside a clean exact
+    check: least squares over both classes on every function's calls per signature (the virtual
+    board's profile). That check shows every branch on public values or declared public (a
+    rejection's), so the calls, and the time they explain, are public; a time that depends on a
+    secret by other means (a latency the check does not model) stays in the residuals, whose
+    classes' difference `bound` limits (their variance scaled up for the fit's freedom)."""
+
+    rank: int  # of the calls and the constant
+    variance_removed: float
+    bound: leakstats.LeakBound
+
+    def describe(self) -> str:
+        return f"the signing paths regressed out ({self.variance_removed:.4%} of the variance, rank {self.rank})"
+
+
+def path_fit(classes: np.ndarray, cycles: np.ndarray, calls: np.ndarray) -> PathFit | None:
+    """`cycles` regressed on `calls` (a row per signature, a column per function); None where the
+    calls do not vary or leave the residuals fewer signatures than the fit used."""
+    varying = calls[:, np.ptp(calls, axis=0) > 0] if calls.size else calls
+    if not varying.size or cycles.var() == 0:
+        return None
+    design = np.column_stack([np.ones(len(cycles)), varying])
+    coefficients, _, rank, _ = np.linalg.lstsq(design, cycles, rcond=None)
+    if len(cycles) - rank < max(rank, 4):
+        return None
+    residual = cycles - design @ coefficients
+    scaled = cycles.mean() + residual * math.sqrt((len(cycles) - 1) / (len(cycles) - rank))
+    return PathFit(int(rank), float(1 - residual.var() / cycles.var()),
+                   leakstats.leak_bound(scaled[classes == FIXED], scaled[classes == RANDOM]))
+
+
+@dataclass(frozen=True)
 class Evidence:
     """The values that decided the verdict, per usable signature in test order: the (corrected)
     total, or the function whose time decided it. The report plots them."""
@@ -127,6 +160,7 @@ class CtResult:
     # function) or the device's probes (inclusive cycles of the probed ones).
     localised_by: str | None = None
     evidence: Evidence | None = None  # not in ct.json: the report's plots
+    paths: PathFit | None = None  # the emulator's profile only; for the stop beside a clean check
 
     def statistics(self) -> CtStatistics:
         """The statistics part of ct.json."""
@@ -227,6 +261,7 @@ def analyse(samples: list, intervals: list[ProfiledInterval] | None, retry_funct
     if predicted is not None:
         fit, cycles = control_variate(cycles, np.array([predicted[i] for i in usable], dtype=np.float64))
     corrected = public_time is not None or attempt_correction is not None or fit is not None
+    paths = None if profile is None or probes is not None else path_fit(classes, cycles, _calls(profile, usable))
     total = leakstats.analyse(classes, cycles, seed=seed, looks=looks, bootstrap_resamples=bootstrap_resamples)
     series = _function_series(profile, usable, attempts) if profile is not None else None
     functions = None if series is None else tuple(localisation.rank_functions(
@@ -244,7 +279,7 @@ def analyse(samples: list, intervals: list[ProfiledInterval] | None, retry_funct
                                                   bootstrap_resamples=bootstrap_resamples) if corrected else None,
                     functions=functions,
                     localised_by=None if profile is None else PROBES if probes is not None else PROFILER,
-                    evidence=evidence)
+                    evidence=evidence, paths=paths)
 
 
 def _function_series(profile: list[ProfiledInterval], usable: list[int], attempts: np.ndarray | None
@@ -256,6 +291,12 @@ def _function_series(profile: list[ProfiledInterval], usable: list[int], attempt
         values = np.array([row.function(name).cycles for row in rows], dtype=float)
         series[name] = _without_attempts(attempts, values) if attempts is not None else values
     return series
+
+
+def _calls(profile: list[ProfiledInterval], usable: list[int]) -> np.ndarray:
+    """Every function's calls per usable signature: a row per signature, a column per function."""
+    names = sorted(set().union(*(profile[i].functions for i in usable)))
+    return np.array([[profile[i].function(name).calls for name in names] for i in usable], dtype=float)
 
 
 def _attempt_slope(attempts: np.ndarray, values: np.ndarray) -> float:
