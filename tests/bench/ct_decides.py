@@ -7,7 +7,9 @@ two cores would share), the load beside it, its verdict and how it was decided (
 the other clock, `taint-fast/`, unless derived from the first), the statistics' signatures and the
 key pool's generation in them.
 
-    tests/bench/ct_decides.py [--out DIR] [ROW ...]   (ROW: scheme/impl; a finished DIR/ROW is read back)
+    tests/bench/ct_decides.py [--out DIR] [--board BOARD] [ROW ...]
+      (ROW: scheme/impl; a finished DIR/ROW is read back; BOARD: a virtual board, default `virtual`,
+      e.g. nucleo-l4r5zi-virtual for the rows that fit only the L4R5ZI)
 """
 
 import argparse
@@ -65,13 +67,15 @@ def phases(out: Path) -> list[str]:
     return parts
 
 
-def run_row(row: str, out: Path) -> tuple[float | None, float | None]:
-    """`pqscope ct` with its defaults on `row` into `out` (wall and CPU seconds), unless done there."""
+def run_row(row: str, out: Path, board: str) -> tuple[float | None, float | None]:
+    """`pqscope ct` with its defaults on `row` on `board` into `out` (wall and CPU seconds), unless
+    done there."""
     if (out / "ct.json").is_file():
         return None, None
     scheme, impl = row.split("/")
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    result = subprocess.run([*PQSCOPE, "ct", "--scheme", scheme, "--impl", impl, "--out", str(out), "--json"],
+    result = subprocess.run([*PQSCOPE, "ct", "--scheme", scheme, "--impl", impl, "--board", board, "--out", str(out),
+                             "--json"],
                             capture_output=True, text=True, env=tool_environment())
     wall, after = time.monotonic() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -88,14 +92,16 @@ class Undecided(Exception):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "runs" / "ct-decides")
+    parser.add_argument("--board", default="virtual")
     parser.add_argument("rows", nargs="*", default=list(ROWS), metavar="ROW")
     arguments = parser.parse_args()
-    print(f"pqscope ct, defaults, virtual board; target {TARGET_SECONDS} s a row on 2 unloaded cores", flush=True)
+    print(f"pqscope ct, defaults, board {arguments.board}; target {TARGET_SECONDS} s a row on 2 unloaded cores",
+          flush=True)
     for row in arguments.rows:
         out = arguments.out / row.replace("/", "-")
         load = os.getloadavg()[0]
         try:
-            wall, cpu = run_row(row, out)
+            wall, cpu = run_row(row, out, arguments.board)
         except Undecided as undecided:
             print(f"{row:32} {'-':12} load {load:.1f}-{os.getloadavg()[0]:.1f}; {undecided}", flush=True)
             continue
