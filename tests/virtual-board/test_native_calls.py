@@ -5,8 +5,9 @@ device transcripts (every cycle count and stack depth), profiler intervals (per-
 block counts, trace hashes) and exact-check documents, and the host did run calls, in each of the
 two state layouts. The quick tier runs SLH-DSA-SHAKE-128f's constant-time test (slhdsa-c's Keccak in
 C: 64-bit lanes; statistics with the profiler, and the exact check) and SPHINCS+-SHAKE-128f's
-measurement and exact check (pqm4's assembly: bit-interleaved words), and the stack depths of a
-control whose calls leave part of their frame unwritten; the slow tier the same test of
+measurement and exact check (pqm4's assembly: bit-interleaved words), Falcon-512 fpnative's exact
+check (its variants' cycles), and the stack depths of a control whose calls leave part of their
+frame unwritten; the slow tier the same test of
 SPHINCS+-SHAKE-128f and one at 168 MHz, where flash wait states keep every call emulated."""
 
 import json
@@ -20,7 +21,7 @@ import pytest
 from conftest import ROOT
 
 TAINT_OUTPUTS = ("vboard-taint.json", "taint-calls.jsonl", "taint.json", "raw.bin")
-VERDICT_EXITS = (0, 1, 5)  # no leak, a leak, inconclusive
+VERDICT_EXITS = (0, 4, 5)  # no leak, a leak, inconclusive (cli/app.py)
 
 
 def pqscope(args: list[str], out: Path, native_calls: str) -> dict:
@@ -79,6 +80,16 @@ def test_the_stack_depth_is_the_same_when_the_call_leaves_part_of_its_frame_unwr
     assert host_runs(on / "vboard-stats.json").get("lanes", 0) > 50
 
 
+def test_the_exact_checks_signatures_cost_the_same_when_its_replays_meet_a_call_run_on_the_host(tmp_path):
+    """Falcon-512 fpnative's exact check replays its permutation's summary and signs confirming
+    variants: run on the host inside those replays, their cycles came out 18 to 144 short; the
+    check's device transcript must be the emulated one, cycle for cycle."""
+    on, off = both_ways(["taint", "--scheme", "falcon-512", "--impl", "fpnative", "-n", "1"], tmp_path)
+    for name in (*TAINT_OUTPUTS, "taint.csv"):
+        assert (on / name).read_bytes() == (off / name).read_bytes(), name
+    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 1_000
+
+
 def test_a_measurement_and_its_exact_check_are_the_same_with_calls_run_on_the_host(tmp_path):
     row = ["--scheme", "sphincs-shake-128f-simple", "--impl", "clean", "-n", "1"]
     on, off = both_ways(["run", *row], tmp_path / "run")
@@ -87,7 +98,7 @@ def test_a_measurement_and_its_exact_check_are_the_same_with_calls_run_on_the_ho
     on, off = both_ways(["taint", *row], tmp_path / "taint")
     for name in TAINT_OUTPUTS:
         assert (on / name).read_bytes() == (off / name).read_bytes(), name
-    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 100_000
+    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 10_000  # while the check is idle
 
 
 @pytest.mark.slow

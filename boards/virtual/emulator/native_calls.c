@@ -17,8 +17,7 @@
  * sentinel, and ends with the words that still hold it given back their contents.
  * A call is emulated instead where anything could make it run otherwise: an exception due before
  * it would return, flash wait states (the ART's state decides fetch times), the guard watch, a
- * taint tracker that follows its instructions (one that replays its summary, or is idle, lets it
- * run on the host), or an exact access being replayed.
+ * taint tracker that is not idle, or an exact access being replayed.
  * Unicorn facts this file is built on:
  * - A UC_HOOK_BLOCK bounded to one address runs only for blocks starting there, after the
  *   unbounded block hooks added before it (the timing hook has priced the block).
