@@ -81,9 +81,10 @@ def test_the_stack_depth_is_the_same_when_the_call_leaves_part_of_its_frame_unwr
 
 
 def test_the_exact_checks_signatures_cost_the_same_when_its_replays_meet_a_call_run_on_the_host(tmp_path):
-    """Falcon-512 fpnative's exact check replays its permutation's summary and signs confirming
-    variants: run on the host inside those replays, their cycles came out 18 to 144 short; the
-    check's device transcript must be the emulated one, cycle for cycle."""
+    """Falcon-512 fpnative's exact check replays its permutation's summary while it still follows
+    the permutation's instructions, whose code hook ends its entry block 72 bytes early: run on the
+    host from that block with the time recorded after the whole one, the confirming variants' calls
+    came out 18 cycles short each. The check's device transcript must be the emulated one."""
     on, off = both_ways(["taint", "--scheme", "falcon-512", "--impl", "fpnative", "-n", "1"], tmp_path)
     for name in (*TAINT_OUTPUTS, "taint.csv"):
         assert (on / name).read_bytes() == (off / name).read_bytes(), name
@@ -98,7 +99,7 @@ def test_a_measurement_and_its_exact_check_are_the_same_with_calls_run_on_the_ho
     on, off = both_ways(["taint", *row], tmp_path / "taint")
     for name in TAINT_OUTPUTS:
         assert (on / name).read_bytes() == (off / name).read_bytes(), name
-    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 10_000  # while the check is idle
+    assert host_runs(on / "vboard-stats.json").get("interleaved", 0) > 100_000
 
 
 @pytest.mark.slow

@@ -16,13 +16,18 @@
  * recordings after the first, which knows the frame: each begins with the frame filled with its own
  * sentinel, and ends with the words that still hold it given back their contents.
  * A call is emulated instead where anything could make it run otherwise: an exception due before
- * it would return, flash wait states (the ART's state decides fetch times), the guard watch, a
- * taint tracker that is not idle, or an exact access being replayed.
+ * it would return, an entry block the translator ended elsewhere than in the recordings, flash wait
+ * states (the ART's state decides fetch times), the guard watch, a taint tracker that follows its
+ * instructions (one that replays its summary, or is idle, lets it run on the host), or an exact
+ * access being replayed.
  * Unicorn facts this file is built on:
  * - A UC_HOOK_BLOCK bounded to one address runs only for blocks starting there, after the
  *   unbounded block hooks added before it (the timing hook has priced the block).
  * - Writing PC from a block hook abandons the block before its first instruction (no code hook of
- *   it runs) and execution continues at the new PC. */
+ *   it runs) and execution continues at the new PC.
+ * - Where the translator ends a block depends on the code hook's ranges: pqm4's permutation's
+ *   entry block is 1,024 bytes with the taint tracker idle, 952 while it follows the permutation's
+ *   instructions, so the recorded time, from the end of the entry block, holds for one size. */
 #include "machine_internal.h"
 
 #include <stdio.h>
@@ -73,6 +78,7 @@ struct native {
 	uint8_t layouts;    /* bit per layout every recording agreed with */
 	/* what the recordings measured, from the end of the first block to the start of the return's */
 	uint64_t cycles, insns;
+	uint32_t first_size; /* the entry block's bytes: the recorded time begins at its end */
 	uint32_t nblocks;
 	struct native_block *blocks;
 	uint32_t *block_addrs; /* the blocks' addresses, for the profiler */
@@ -86,6 +92,7 @@ struct native {
 
 struct recording {
 	struct native *n;
+	uint32_t first_size;
 	uint32_t regs[ENTRY_REGS];
 	uint32_t min_sp;
 	uint64_t cycles, insns, block_count; /* at the end of the first block */
@@ -189,6 +196,7 @@ static bool same_run(struct machine *m, struct native *n, const struct recording
 			n->block_addrs[i] = r->blocks[i].addr;
 		n->nblocks = r->nblocks;
 		n->cycles = cycles, n->insns = insns;
+		n->first_size = r->first_size;
 		n->frame_bytes = frame_bytes;
 		n->last_addr = m->cur_addr, n->last_size = m->cur_size;
 		n->last_exit_refill = m->cur_exit_refill, n->last_exit = m->cur_exit;
@@ -274,17 +282,19 @@ static uint32_t sentinel_of(uint32_t recording)
 	return 0x9E3779B9u * (recording + 1u) | 1u;
 }
 
-static void begin_recording(struct machine *m, struct native *n)
+static void begin_recording(struct machine *m, struct native *n, uint32_t first_size)
 {
 	struct recording *r = &m->natives->rec;
-	/* with the frame known, only where nothing (an exception) would write into it but the call */
-	if (n->recordings && m->cycles + n->cycles >= m->next_event)
+	/* with the frame known, only where nothing (an exception) would write into it but the call,
+	 * and from an entry block as the first recording's */
+	if (n->recordings && (m->cycles + n->cycles >= m->next_event || first_size != n->first_size))
 		return;
 	if (++n->attempts > NATIVE_ATTEMPTS) {
 		n->off = true;
 		return;
 	}
 	r->n = n;
+	r->first_size = first_size;
 	read_entry_regs(m, r->regs);
 	if (uc_mem_read(m->uc, r->regs[0], r->state, sizeof r->state))
 		return;
@@ -344,16 +354,16 @@ static void on_native_entry(uc_engine *uc, uint64_t address, uint32_t size, void
 {
 	struct native *n = user;
 	struct machine *m = n->m;
-	(void)uc, (void)size;
+	(void)uc;
 	/* the timing hook priced this block (it is the current one) and nothing is pending */
 	if (n->off || m->native_recording || m->cur_addr != (uint32_t)address || m->in_handler ||
 	    m->resume || m->flash_timed || m->stop != STOP_NONE ||
 	    (m->taint && !taint_call_untracked(m->taint)))
 		return;
 	if (!n->on)
-		begin_recording(m, n);
-	else if (m->cycles + n->cycles < m->next_event)
-		run_on_host(m, n);
+		begin_recording(m, n, size);
+	else if (m->cycles + n->cycles < m->next_event && size == n->first_size)
+		run_on_host(m, n); /* not where the translator ended the entry block elsewhere (a code hook) */
 }
 
 static bool is_native_function(const char *name)

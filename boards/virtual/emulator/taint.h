@@ -216,8 +216,8 @@ bool taint_changed_code(struct taint *t, uint32_t *lo, uint32_t *hi);
  * tracker is idle (nothing tainted, no checked call open), until a block that can begin one or
  * mark a secret. */
 unsigned taint_hooked_ranges(const struct taint *t, uint32_t (*ranges)[2]);
-/* Whether the instructions now beginning are none of the tracker's business: it is idle
- * (native_calls.c runs a call on the host only then). */
+/* Whether the instructions now beginning are none of the tracker's business: it is idle, or a leaf
+ * call whose summary it applies at the return is open (native_calls.c runs such a call on the host). */
 bool taint_call_untracked(const struct taint *t);
 void taint_leaf_counts(const struct taint *t, uint64_t *recorded, uint64_t *replayed, uint64_t *rehooks);
 /* SysTick exception entry with its frame at `frame` (extended FP frame if `fp`), and return. */
