@@ -9,9 +9,9 @@
  * the host: the state is permuted in place, the frame's words the call writes and the scratch
  * registers are written as the recordings had them (a copy of an entry register where every
  * recording had one, else the last recording's value: a constant, or a word dead by the calling
- * convention, such as pqm4's five theta temporaries), model time, the instruction and block counts and the pipeline
- * state move on by what the recordings measured, the profiler sees the recorded blocks, and
- * execution goes on at LR.
+ * convention, such as pqm4's five theta temporaries), model time, the instruction and block
+ * counts and the pipeline state move on by what the recordings measured, the profiler sees the
+ * recorded blocks, and execution goes on at LR.
  * Which of the frame's words a call writes (the stack meter sees the deepest one) is learnt by the
  * recordings after the first, which knows the frame: each begins with the frame filled with its own
  * sentinel, and ends with the words that still hold it given back their contents.
