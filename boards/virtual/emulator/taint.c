@@ -222,6 +222,7 @@ struct taint {
 	struct public_range public_ranges[MAX_PUBLIC_RANGES];
 	unsigned npublic_ranges;
 	uint32_t watch_lo, watch_hi;
+	uint8_t *watched;        /* a bit per flash halfword: a watched function's entry (watch_lo..hi elsewhere) */
 	bool record_always;      /* taint_record(): the tests, without functions */
 	struct frame stack[MAX_FRAMES];
 	unsigned depth, scope_depth;
@@ -802,10 +803,21 @@ static bool is_function_entry(const struct taint *t, uint32_t addr)
 	return t->memo.entries && half < t->chip->flash_size / 2 && (t->memo.entries[half >> 3] >> (half & 7) & 1);
 }
 
+/* Whether a watched function may begin at `addr`: asked at every block, so a bit lookup in flash
+ * (a row's declassifications watch functions all over the code: a search of them cost a sixth of
+ * the key generation's time), the range of the entries elsewhere. */
+static bool may_be_watched(const struct taint *t, uint32_t addr)
+{
+	uint32_t half = (addr - FLASH_BASE) >> 1;
+	if (half < t->chip->flash_size / 2)
+		return t->watched[half >> 3] >> (half & 7) & 1;
+	return addr >= t->watch_lo && addr <= t->watch_hi;
+}
+
 static unsigned watched_roles(const struct taint *t, uint32_t addr)
 {
 	unsigned roles = 0;
-	if (addr < t->watch_lo || addr > t->watch_hi)
+	if (!may_be_watched(t, addr))
 		return 0;
 	for (unsigned i = 0; i < t->nwatch; i++)
 		if (t->watch[i].entry == addr)
@@ -1237,7 +1249,7 @@ void taint_block(struct taint *t, uint32_t addr)
 		t->depth--;
 		call_returned(t, &t->stack[t->depth]);
 	}
-	if (addr >= t->watch_lo && addr <= t->watch_hi) {
+	if (may_be_watched(t, addr)) {
 		unsigned roles = 0, within = 0;
 		uint32_t lr = t->core.reg(t->core.core, 14);
 		for (unsigned i = 0; i < t->nwatch; i++) {
@@ -1348,6 +1360,7 @@ struct taint *taint_new(const struct elf_image *elf, const struct chip *chip)
 	t->sram = calloc(chip->sram_size, 1);
 	t->ccm = chip->ccm_alias == CHIP_OWN_MEMORY ? calloc(chip->ccm_size, 1) : t->sram + chip->ccm_alias;
 	t->covered = calloc(chip->flash_size / 16, 1);
+	t->watched = calloc(chip->flash_size / 16, 1);
 	t->finding_mask = 63;
 	t->findings = calloc(t->finding_mask + 1, sizeof *t->findings);
 	t->watch_lo = UINT32_MAX;
@@ -1382,10 +1395,15 @@ static int add_watch(struct taint *t, const char *name, unsigned roles, unsigned
 	}
 	uint32_t entry = t->elf->funcs[f].addr;
 	t->watch[t->nwatch++] = (struct watch){.entry = entry, .roles = roles, .index = index, .bytes = bytes};
-	if (entry < t->watch_lo)
-		t->watch_lo = entry;
-	if (entry > t->watch_hi)
-		t->watch_hi = entry;
+	uint32_t half = (entry - FLASH_BASE) >> 1;
+	if (half < t->chip->flash_size / 2) {
+		t->watched[half >> 3] |= (uint8_t)(1u << (half & 7));
+	} else {
+		if (entry < t->watch_lo)
+			t->watch_lo = entry;
+		if (entry > t->watch_hi)
+			t->watch_hi = entry;
+	}
 	return 0;
 }
 
@@ -1646,6 +1664,7 @@ void taint_free(struct taint *t)
 			fclose(t->calls_out);
 		free(t->first_run);
 		free(t->covered);
+		free(t->watched);
 		free(t->coverage);
 		free(t->findings);
 		for (unsigned i = 0; i < LEAVES; i++)

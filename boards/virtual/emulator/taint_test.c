@@ -907,6 +907,30 @@ static void test_within(void)
 	taint_free(t);
 }
 
+/* A watched function begins its call wherever its code is: at a flash entry (looked up by bit)
+ * and at one in SRAM (code copied to RAM), but not at a block inside either. */
+static void test_watched_anywhere(void)
+{
+	const uint32_t ram_sign = SRAM_BASE + 0x2000;
+	struct elf_func funcs[] = {{CODE, 0x40, "code"}, {SCOPE, 0x40, "sign"}, {ram_sign, 0x40, "ram_sign"}};
+	struct elf_image elf = {.funcs = funcs, .nfuncs = 3};
+	const uint32_t entries[] = {SCOPE + 0x10, SCOPE, ram_sign + 0x10, ram_sign};
+	for (unsigned i = 0; i < 4; i++) {
+		struct taint *t = taint_new(&elf, &chip_stm32f407);
+		code_base = CODE;
+		CHECK(taint_scope_function(t, i < 2 ? "sign" : "ram_sign") == 0);
+		taint_attach(t, &fake_core);
+		memset(regs, 0, sizeof regs);
+		regs[14] = CALLER + 1;
+		taint_block(t, entries[i]);
+		taint_set(t, 1, S);
+		RUN(t, 0, 0xfbb1, 0xf0f2); /* udiv on a secret: found only inside a checked call */
+		bool declassified = true;
+		CHECK(taint_finding(t, CODE, TAINT_DIVISION, &declassified) == (i % 2 ? 1u : 0u));
+		taint_free(t);
+	}
+}
+
 /* Coverage: per call of the scope function, the instructions no earlier call ran. */
 static void test_coverage_per_call(void)
 {
@@ -1660,6 +1684,7 @@ int main(void)
 	test_the_l4r5s_sram2_alias_shares_its_taint();
 	test_scope_marks_and_returns();
 	test_within();
+	test_watched_anywhere();
 	test_coverage_per_call();
 	test_call_lines();
 	test_call_outcomes();
