@@ -47,22 +47,30 @@ def emulator(directory: Path) -> dict:
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def shard_stats(run: Path) -> list[dict]:
+    """The emulator statistics of each shard of a capture (the capture's own if it had one shard)."""
+    return [emulator(shard) for shard in sorted((run / "shards").glob("*"))] or [emulator(run)]
+
+
+def emulators(stats: list[dict]) -> str:
+    """Their slowest run's seconds, on how many, and their mean model cycles a second."""
+    run = max((s.get("run_seconds", 0) for s in stats), default=0)
+    rate = sum(s.get("model_cycles_per_second", 0) for s in stats) / max(len(stats), 1)
+    return f"on {len(stats)} {run:.1f} s ({rate / 1e6:.0f} M/s"
+
+
 def phases(out: Path) -> list[str]:
     """Each part of the test: its exact checks, then the statistics (emulator run seconds, model cycles/s)."""
     parts = []
     for check in sorted(out.glob("taint*")):
-        stats, meta = emulator(check), json.loads((check / "meta.json").read_text())
-        clock = (meta.get("result") or {}).get("clock", {}).get("hz") or stats.get("clock", {}).get("hclk_hz", 0)
-        parts.append(f"exact check {clock / 1e6:.0f} MHz {meta.get('samples_completed')} sig "
-                     f"{stats.get('run_seconds', 0):.1f} s ({stats.get('model_cycles_per_second', 0) / 1e6:.0f} M/s)")
+        stats, meta = shard_stats(check), json.loads((check / "meta.json").read_text())
+        clock = (meta.get("result") or {}).get("clock", {}).get("hz") or stats[0].get("clock", {}).get("hclk_hz", 0)
+        parts.append(f"exact check {clock / 1e6:.0f} MHz {meta.get('samples_completed')} sig {emulators(stats)})")
     meta = json.loads((out / "meta.json").read_text())
-    shards = [emulator(shard) for shard in sorted((out / "shards").glob("*"))] or [emulator(out)]
-    run = max((s.get("run_seconds", 0) for s in shards), default=0)
-    rate = sum(s.get("model_cycles_per_second", 0) for s in shards) / max(len(shards), 1)
     keygen = sum(key["cycles"] for key in meta.get("keys") or [])
     rows = (out / "ct.csv").read_text().splitlines()[1:]
     signing = sum(int(row.split(",")[4]) for row in rows)
-    parts.append(f"statistics {len(rows)} sig on {len(shards)} {run:.1f} s ({rate / 1e6:.0f} M/s; "
+    parts.append(f"statistics {len(rows)} sig {emulators(shard_stats(out))}; "
                  f"{len(meta.get('keys') or [])} keys {keygen / 1e9:.2f} G cycles, signing {signing / 1e9:.2f} G)")
     return parts
 

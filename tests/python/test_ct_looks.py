@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from fakedevice import make_info
-from test_ct import NOTE, FakeSession, exact_check
+from test_ct import LEAKING_FINDING, NOTE, FakeSession, exact_check
 from pqscope.analysis import sequential
 from pqscope.analysis.ct_schedule import CtSample, capture_ct
 from pqscope.analysis.ttests import adjusted_threshold
@@ -218,3 +218,23 @@ def test_beside_a_clean_check_a_rejection_loops_paths_are_regressed_out_but_not_
         assert reason.startswith("no-leak: the exact check found nothing, and no leak larger than 0.10% of the mean "
                                  "time shows at 20 signatures with the signing paths regressed out")
     assert stop_at_look(result, 20, [20, 100], bound=None, exact_clean=False) is None
+
+
+@pytest.mark.parametrize("finding, options, random_keys", [
+    (LEAKING_FINDING, {}, 2), (NOTE, {}, None), (LEAKING_FINDING, {"random_keys": 1}, 1),
+    (LEAKING_FINDING, {"random_keys": 9}, 2), (LEAKING_FINDING, {"fixed_n": True}, None)])
+def test_a_leak_the_check_found_before_the_statistics_leaves_them_two_random_keys(finding, options, random_keys):
+    """Run before the statistics (a row whose check derives public code: RSA-2048, whose keys take
+    2-5 G cycles each), a check that found a leak leaves the 20 signatures that picture the classes
+    two random keys, recorded in meta.json for a resume; a clean one, a -n test's or the fewer keys
+    asked for, as they were."""
+    from pqscope.measure.capture import Companion
+    from pqscope.results.runmeta import RunMeta
+
+    test = capture(exact_check=2, **options)
+    first = next(test.companions(None))
+    test.take_companion(Companion(first.capture, "taint"), exact_check(finding).to_json())
+    assert test.random_keys == random_keys
+    meta = RunMeta(kind="ct", samples=2000, master_seed=b"s".hex(), msg_len=32)
+    test.update(meta)
+    assert meta.random_keys == random_keys

@@ -2,6 +2,8 @@
 decide which findings are declassified, and why."""
 
 import subprocess
+import threading
+import time
 from dataclasses import replace
 from types import SimpleNamespace
 
@@ -236,25 +238,70 @@ def test_the_view_gives_a_timed_flash_leak_its_reason():
 
 class _Signing:
     """A device session whose signature `tolerant` also had its corrupted copy accepted, and whose
-    signature `failing` failed."""
+    signature `failing` failed; each signature takes `seconds[index]` (default none)."""
 
-    def __init__(self, tolerant: int, failing: int | None = None):
-        self.tolerant, self.failing = tolerant, failing
+    def __init__(self, tolerant: int, failing: int | None = None, seconds: dict | None = None):
+        self.tolerant, self.failing, self.seconds = tolerant, failing, seconds or {}
+        self.cancelled = False
 
     def keygen_slot(self, slot, seed, key_id):
         return SimpleNamespace(status=Status.OK)
 
     def sign_slot(self, slot, seed, msg_len, index, message_seed):
+        time.sleep(self.seconds.get(index, 0))
         status = (Status.OP_FAILED if index == self.failing else
                   Status.CORRUPT_ACCEPTED if index == self.tolerant else Status.OK)
         return SimpleNamespace(status=status, cycles=1000 + index)
 
 
-def _signatures(session, capture=None, kept=()) -> list:
+def _no_finding_to_confirm(lines, cycles, end):
+    return 0  # the -n signatures only
+
+
+def _signatures(session, capture=None, kept=(), shard=SimpleNamespace(index=0, count=1),
+                variants_end=_no_finding_to_confirm) -> list:
     capture = capture or TaintCapture(2, b"seed", 32)
-    capture._wants_variant = lambda made, spent: False  # the -n signatures only: no finding to confirm
-    every = SimpleNamespace(owns=lambda index: True)
-    return list(capture.records(session, SimpleNamespace(board_serial="VIRTUAL"), list(kept), every))
+    capture.variants_end = variants_end
+    return list(capture.records(session, SimpleNamespace(board_serial="VIRTUAL"), list(kept), shard))
+
+
+def _confirmed_by(last: int):
+    """A check's variants end (`variants_end`) once variant `last` has signed: before, each one
+    signed leaves a finding unconfirmed, as does each missing."""
+    def variants_end(lines, cycles, end):
+        for made in range(end - 2 + 1):
+            if made > 0 and 2 + made - 1 == last and last in cycles:
+                return made
+        return None
+    return variants_end
+
+
+@pytest.mark.parametrize("last", [2, 3, 6])
+def test_shards_sign_the_variants_side_by_side_and_the_check_keeps_those_one_would(last):
+    """Two shards sign one -n signature each, then take the variants in turn, the second signing
+    while the first's variant may still decide the end (each of its variants slow): the signatures
+    one shard would sign are all among theirs, and any other is one a shard took before the end was
+    known (at most one a shard)."""
+    alone = [s.index for s in _signatures(_Signing(tolerant=-1), variants_end=_confirmed_by(last))]
+    assert alone == list(range(last + 1))
+    two = TaintCapture(2, b"seed", 32)
+    session = _Signing(tolerant=-1, seconds={index: 0.05 * (index % 2) for index in range(40)})
+    signed: list[list[int]] = [[], []]
+
+    def shard(number):
+        signed[number] = [s.index for s in _signatures(session, two, shard=SimpleNamespace(index=number, count=2),
+                                                       variants_end=_confirmed_by(last))]
+
+    threads = [threading.Thread(target=shard, args=(number,)) for number in (0, 1)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert signed[0][0] == 0 and signed[1][0] == 1
+    both = sorted(signed[0] + signed[1])
+    assert both[:len(alone)] == alone and len(both) <= len(alone) + 2, signed
+    end = two.variants_end({}, {s: 0 for s in both}, max(both) + 1)
+    assert [index for index in both if index < 2 + end] == alone
 
 
 @pytest.mark.parametrize("above, signed", [(None, [0, 1]), (999, [0]), (1000, [0, 1])])

@@ -28,7 +28,7 @@ from . import sequential
 from .confirmation import all_confirmed
 from .ct_beside import BEFORE_THE_CHECK, ExactCheckBeside
 from .ct_analysis import PUBLIC_TIME, CtResult, analyse, look_summary
-from .ct_looks import AFTER_EXACT_LEAK, bound_shown, first_pool, looks_of, stop_at_look
+from .ct_looks import AFTER_EXACT_LEAK, bound_shown, first_pool, looks_of, random_keys_after, stop_at_look
 from .ct_schedule import (CT_FIELDS, INTERVALS_FILE, CtSample, KeyMade, capture_ct, ct_record, first_signatures,
                           keep_captured, load_intervals)
 from .ct_verdict import board_summaries, headline, taint_beside
@@ -45,6 +45,8 @@ class CtCapture(Capture):
 
     kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
     view = "ct"
+    # Beside the statistics the exact check's first signature is alone above this (before them, never).
+    exact_check_alone_above: float | None = None
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, key_refresh: int = 0, *,
                  variant: Variant = PLAIN, fixed_n: bool = False, bound: float | None = None, exact_check: int = 0,
@@ -96,10 +98,9 @@ class CtCapture(Capture):
                 "random_keys": self.random_keys, "other_clocks": list(self.other_clocks) or None}
 
     def companions(self, board: Board) -> Iterator[Companion]:
-        """The exact check beside the test, into its "taint" subdirectory, and at each of the
-        board's other clocks into "taint-<clock>", unless the first is the same at every clock: its
-        verdict there is then derived (a replayed test's run in the replay, on the virtual board; one
-        beside the statistics runs from `alongside`)."""
+        """The exact check beside the test, into its "taint" subdirectory, and at each of the board's other
+        clocks into "taint-<clock>", unless the first is the same at every clock: its verdict there is then
+        derived (a replayed test's run in the replay; one beside the statistics runs from `alongside`)."""
         if not self.exact_check or self.replay is not None or self._beside is not None:
             return
         yield Companion(self._exact_check_capture(), EXACT_CHECK_DIRECTORY)
@@ -112,7 +113,7 @@ class CtCapture(Capture):
                 yield Companion(self._exact_check_capture(), f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
 
     def _exact_check_capture(self) -> TaintCapture:
-        return TaintCapture(self.exact_check, self.master_seed, self.msg_len, one_signature_above=ONE_SIGNATURE_ABOVE)
+        return TaintCapture(self.exact_check, self.master_seed, self.msg_len, one_signature_above=self.exact_check_alone_above)
 
     @contextlib.contextmanager
     def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):
@@ -125,6 +126,7 @@ class CtCapture(Capture):
                 return
             checks = CtCapture(self.samples, self.master_seed, self.msg_len, exact_check=self.exact_check,
                                other_clocks=self.other_clocks)  # the checks alone, their results its own
+            checks.exact_check_alone_above = ONE_SIGNATURE_ABOVE
             with ExactCheckBeside(checks, lambda halt: runner.beside([runner.target], quiet_console(), halt)
                                   .measure_companions(implementation, path, checks,
                                                       checks.companions(runner.target.board))) as self._beside:
@@ -156,8 +158,9 @@ class CtCapture(Capture):
         taint = None if document is None else TaintDocument.from_json(document)
         if companion is None or companion.clock is None:
             self.taint = taint
-            if taint is not None:  # the early look sized to its signing
+            if taint is not None:  # the early look sized to its signing; a leak found leaves fewer keys to make
                 self.looks = self._looks(taint.sign_cycles)
+                self.random_keys = random_keys_after(bool(taint.leaks) and not self.fixed_n, self.random_keys)
         elif taint is not None:
             self.at_clocks[companion.clock] = VerdictAtClock.of(taint, companion.directory)
 
@@ -257,8 +260,7 @@ class CtCapture(Capture):
                        looks=len(self.looks), predicted=predicted, public_by_exact_check=derived, **options)
 
     def _public_code(self, implementation: Implementation) -> tuple[str, ...]:
-        """The functions the exact check beside the virtual board's test shows to run on declared-public
-        values only (a board's probes time the catalogue's only; its replay regresses the model out)."""
+        """What the virtual board's own exact check shows to run on declared-public values only (a board's test: none)."""
         found = () if self.taint is None or self.replay is not None else public_code(
             self.taint.findings, implementation.declassify, (implementation.retry_function, INTERVAL_FUNCTION))
         return tuple(name for name in found if name not in implementation.public_functions)
@@ -296,6 +298,7 @@ class CtCapture(Capture):
 
     def update(self, meta) -> None:
         """The keys the shards made, each once (a resumed test and every shard make their pool again)."""
+        meta.random_keys = self.random_keys
         if not self._keys_made:
             return
         known = meta.key_ids

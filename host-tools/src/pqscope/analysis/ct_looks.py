@@ -9,6 +9,9 @@ from .ttests import LEAK_EVIDENCE_T
 # Once the exact check has found a leak, nothing the statistics find can clear it: they stop at
 # this many signatures (ct's least -n), enough for the cycles and the per-class picture.
 AFTER_EXACT_LEAK = 20
+# A leak the exact check found before the statistics began leaves them this many random keys: they
+# only picture the classes, and each key is a key generation (RSA-2048's: 2-5 G cycles, 10-20 s).
+KEYS_AFTER_EXACT_LEAK = 2
 # Once the virtual board's own exact check has found nothing, the statistics stop at the first look
 # that shows no leak larger than this share of the mean signing time (95 % confidence): deterministic
 # code's classes differ by nothing at once, and only a public rejection loop's noise needs more.
@@ -43,6 +46,11 @@ def looks_of(samples: int, *, fixed_n: bool, beside_exact_check: bool,
     resumed test looks where an uninterrupted one does."""
     early = early_look(sign_cycles) if beside_exact_check else None
     return [samples] if fixed_n else sequential.sequential_looks(samples, early=early)
+
+
+def random_keys_after(exact_leak: bool, random_keys: int | None) -> int | None:
+    """The random keys of a test whose exact check's result is known before its first signature."""
+    return min(random_keys or KEYS_AFTER_EXACT_LEAK, KEYS_AFTER_EXACT_LEAK) if exact_leak else random_keys
 
 
 def first_pool(looks: list[int]) -> int | None:

@@ -8,10 +8,12 @@ comparing what it did across signatures with other secrets, `taint_relational`: 
 each with a key of its own, while some finding is not yet confirmed)."""
 
 import csv
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..link.device import Cancelled
 from ..link.protocol import Status
 from ..measure.capture import Capture, Finished, shard_directories
 from ..project.catalogue import Declassification, Implementation
@@ -113,6 +115,11 @@ class TaintCapture(Capture):
         """`one_signature_above`: the first signature alone where its signing took more model cycles."""
         super().__init__(samples, master_seed, msg_len)
         self.one_signature_above = one_signature_above
+        self._calls_files: set[Path] = set()
+        # Every shard's signatures so far (kept or signed), index -> signing cycles: what a round waits for.
+        self._signed: dict[int, int | None] = {}
+        self._signing = threading.Condition()
+        self._next_variant = 0  # the variant index the next shard to ask takes
 
     @classmethod
     def from_meta(cls, meta) -> "TaintCapture":
@@ -129,6 +136,10 @@ class TaintCapture(Capture):
         return super().count_text(min(records, self.samples)) + (
             f" and {variants} confirming variant{'' if variants == 1 else 's'}" if variants > 0 else "")
 
+    def most_shards(self) -> int:
+        """The -n signatures at once, then variants side by side."""
+        return self.samples + CONFIRMING_VARIANTS
+
     def instrumented(self, target) -> bool:
         if not target.taints:
             raise PqscopeError(f"board {target.board.name} cannot track the key through its instructions: taint runs "
@@ -138,33 +149,40 @@ class TaintCapture(Capture):
     def check_image(self, implementation: Implementation, elf: Path) -> None:
         check_decisions(implementation.declassify, elf)
         self._emulator_options = emulator_options(implementation.declassify, elf)
-        self._elf, self._declassify, self._calls_files = elf, implementation.declassify, []
+        self._elf, self._declassify = elf, implementation.declassify
 
     def profiling(self, implementation: Implementation, directory: Path) -> Tainting:
-        self._calls_files.append(directory / CALLS_FILE)
+        self._calls_files.add(directory / CALLS_FILE)
         return Tainting(directory / CALLS_FILE, INTERVAL_FUNCTION, self._emulator_options)
 
     def keep(self, path: Path, profiled: bool) -> list[TaintSignature]:
-        return _keep_signatures(path, self.samples_name, self.master_seed, self.samples)
+        kept = _keep_signatures(path, self.samples_name, self.master_seed, self.samples)
+        self._calls_files |= {directory / CALLS_FILE for directory in shard_directories(path)}
+        return kept
 
     def records(self, session, info, kept, shard) -> Iterator[TaintSignature]:
-        """The -n signatures (the first alone if its signing took over `one_signature_above`
-        cycles: it and the second are one shard's), then confirming variants (signatures made
-        alike, not merged into the findings) while a finding that would convict is unchanged by the
-        secrets so far."""
+        """The shard's part of the -n signatures (the first alone if its signing took over
+        `one_signature_above` cycles: it and the second are then one shard's), then confirming
+        variants (signatures made alike, not merged into the findings), each shard taking the next
+        one while a finding that would convict may be unchanged by the secrets so far
+        (`variants_end`). A shard may sign a variant the others' signatures then show was not
+        needed: `finish` leaves such out, so the result is the same on any number of shards."""
         done = {signature.index for signature in kept}
-        spent = sum(signature.cycles or 0 for signature in kept if signature.index >= self.samples)
-        first = next((signature.cycles for signature in kept if signature.index == 0), None)
-        for index in range(self.samples + MOST_VARIANTS):
-            if index in done or not shard.owns(index):
-                continue
-            if 0 < index < self.samples and self._first_is_enough(first):
-                continue
-            if index >= self.samples and not self._wants_variant(index - self.samples, spent):
+        with self._signing:
+            self._signed.update((signature.index, signature.cycles) for signature in kept)
+        for index in self._signatures_of(shard, done):
+            variant = index >= self.samples
+            # Fewer variants than the signatures below `index` can show the variants end (they confirm
+            # fewer findings and cost less), never that they go on: the -n ones' findings are needed.
+            if variant and self._signed_below(self.samples) and self._variants_ended(index):
                 break
-            made = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
-            if made.status != Status.OK:
-                raise PqscopeError(f"key generation {index} failed on the device ({made.status.label})")
+            key = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
+            if key.status != Status.OK:
+                raise PqscopeError(f"key generation {index} failed on the device ({key.status.label})")
+            if variant and not self._signed_below(self.samples):  # its key made while the -n ones are signed
+                self._wait_for_signatures_below(self.samples, session)
+                if self._variants_ended(index):
+                    break
             seed = derive_seed(self.master_seed, "sign", index)
             # One message for every signature: what differs between them is the key and the signing randomness.
             signed = session.sign_slot(0, seed, self.msg_len, index, derive_seed(self.master_seed, "message", 0))
@@ -172,24 +190,70 @@ class TaintCapture(Capture):
             # path what it was: checked, its status kept in taint.csv, as `ct` keeps its time.
             if not signed.status.timed:
                 raise PqscopeError(f"signature {index} failed on the device ({signed.status.label})")
-            if index >= self.samples:
-                spent += signed.cycles
+            if variant:
                 self.progress = f"confirming the findings: variant {index - self.samples + 1}"
-            first = signed.cycles if index == 0 else first
+            with self._signing:
+                self._signed[index] = signed.cycles
+                self._signing.notify_all()
             yield TaintSignature(index, seed, signed.status, info.board_serial, signed.cycles)
+
+    def _signatures_of(self, shard, done: set[int]) -> Iterator[int]:
+        """The shard's -n signatures (each shard its own, all the first's where it may be alone), then
+        each variant no shard has taken yet, in order."""
+        for index in range(self.samples):
+            alone = 0 < index and self._first_is_enough(self._signed.get(0))
+            mine = (0 if self.one_signature_above is not None else index % shard.count) == shard.index
+            if mine and index not in done and not alone:
+                yield index
+        while True:
+            with self._signing:
+                index = self._next_variant = max(self._next_variant, self.samples)
+                while index in done:
+                    index += 1
+                self._next_variant = index + 1
+            if index >= self.samples + MOST_VARIANTS:
+                return
+            yield index
+
+    def _signed_below(self, end: int) -> bool:
+        """Every signature below `end` that will be signed is."""
+        return all(index in self._signed or (0 < index < self.samples and self._first_is_enough(self._signed.get(0)))
+                   for index in range(end))
+
+    def _wait_for_signatures_below(self, end: int, session) -> None:
+        """Until `_signed_below(end)`, or the session is cancelled."""
+        with self._signing:
+            while not self._signed_below(end):
+                if session.cancelled:
+                    raise Cancelled
+                self._signing.wait(0.5)
+
+    def _variants_ended(self, before: int) -> bool:
+        """The variants end below index `before`, by the signatures signed so far."""
+        lines = {index: line for index, line in self._lines().items() if index < before}
+        return self.variants_end(lines, self._signed, before) is not None
 
     def _first_is_enough(self, first: int | None) -> bool:
         return self.one_signature_above is not None and first is not None and first > self.one_signature_above
 
-    def _wants_variant(self, made: int, spent: int) -> bool:
-        """Whether to sign one more variant after `made` of them, whose signing cost `spent` cycles."""
-        within = made < CONFIRMING_VARIANTS or spent < CHEAP_VARIANT_CYCLES
-        return within and bool(self._unconfirmed())
+    def variants_end(self, lines: dict[int, CheckedSignature], cycles: dict[int, int | None], end: int) -> int | None:
+        """The variants one shard would sign, where the signatures below index `end` decide it (None:
+        one more is needed to know): it signs variant `made` while a finding that would convict is
+        unchanged by the signatures before it, up to CONFIRMING_VARIANTS whatever they cost, then
+        while the variants' signing has cost less than CHEAP_VARIANT_CYCLES, up to MOST_VARIANTS."""
+        spent = 0
+        for made in range(end - self.samples + 1):
+            within = made < CONFIRMING_VARIANTS or spent < CHEAP_VARIANT_CYCLES
+            before = {index: line for index, line in lines.items() if index < self.samples + made}
+            if made == MOST_VARIANTS or not within or not unconfirmed(self._findings(before, self._elf,
+                                                                                       self._declassify)):
+                return made
+            spent += cycles.get(self.samples + made) or 0
+        return None
 
-    def _unconfirmed(self) -> list[Finding]:
-        """The findings no secret has changed yet, from every shard's lines written so far."""
-        lines = {line.sample_id: line for calls in self._calls_files if calls.exists() for _, line in _lines(calls)}
-        return unconfirmed(self._findings(lines, self._elf, self._declassify))
+    def _lines(self) -> dict[int, CheckedSignature]:
+        """Every shard's per-signature lines written so far, by sample id."""
+        return {line.sample_id: line for calls in self._calls_files if calls.exists() for _, line in _lines(calls)}
 
     def _findings(self, lines: dict[int, CheckedSignature], elf: Path,
                   declassify: tuple[Declassification, ...]) -> list[Finding]:
@@ -209,6 +273,10 @@ class TaintCapture(Capture):
 
     def finish(self, implementation, path, records, meta, profiled) -> Finished:
         calls = _calls(path)
+        self._elf, self._declassify = Path(meta.elf), implementation.declassify
+        end = self.variants_end(calls, {record.index: record.cycles for record in records},
+                                max(record.index for record in records) + 1)
+        records = [record for record in records if end is None or record.index < self.samples + end]
         missing = [record.index for record in records if record.index not in calls]
         if missing:
             raise PqscopeError(f"the emulator wrote no findings for signature {missing[0]}: its check would be lost")
@@ -216,8 +284,8 @@ class TaintCapture(Capture):
         lines = [calls[record.index] for record in ordered]
         # A check resumed from before runs recorded their clock ran at the board's default, the benchmark clock.
         clock = CheckedClock(meta.clock, meta.clock_hz, meta.flash_wait_states) if meta.clock else BENCHMARK_CLOCK
-        findings = self._findings({record.index: calls[record.index] for record in records}, Path(meta.elf),
-                                  implementation.declassify)
+        findings = self._findings({record.index: calls[record.index] for record in records}, self._elf,
+                                  self._declassify)
         sort_by_sample(path / self.samples_name)
         document = TaintDocument(
             implementation.scheme, implementation.impl, meta.board, signatures=len(lines),

@@ -93,6 +93,10 @@ class Capture:
         """How far `records` records are: "5 of 12 samples"."""
         return f"{records} of {self.samples} {self.unit}"
 
+    def most_shards(self) -> int:
+        """The shards that can each have a sample: one per pair (a board without samples would only be started)."""
+        return max(1, (self.samples + 1) // 2)
+
     def keep(self, path: Path, profiled: bool) -> list:
         """Resuming: the records of `path` to keep (files rewritten to hold just those)."""
         raise NotImplementedError

@@ -107,8 +107,7 @@ class Runner:
             raise PqscopeError(f"cannot resume {path}: the code of {image.elf.name} changed since the run started, "
                                f"and its samples would mix two builds; start a new run (or rebuild the code it "
                                f"began with)")
-        # A shard per pair of samples at most: a board without samples would only be started.
-        targets = self.targets[:max(1, (what.samples + 1) // 2)]
+        targets = self.targets[:what.most_shards()]
         for each in targets:
             each.prepare(console)
         model = target.timing_model()
