@@ -116,7 +116,7 @@ class TaintCapture(Capture):
         super().__init__(samples, master_seed, msg_len)
         self.one_signature_above = one_signature_above
         self._calls_files: set[Path] = set()
-        # Every shard's signatures so far (kept or signed), index -> signing cycles: what a round waits for.
+        # Every shard's signatures so far (kept or signed), index -> signing cycles: what variants are decided by.
         self._signed: dict[int, int | None] = {}
         self._signing = threading.Condition()
         self._next_variant = 0  # the variant index the next shard to ask takes
