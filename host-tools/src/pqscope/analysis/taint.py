@@ -166,7 +166,8 @@ class TaintCapture(Capture):
         variants (signatures made alike, not merged into the findings), each shard taking the next
         one while a finding that would convict may be unchanged by the secrets so far
         (`variants_end`). A shard may sign a variant the others' signatures then show was not
-        needed: `finish` leaves such out, so the result is the same on any number of shards."""
+        needed (at most shards - 1 such): `finish` leaves them out, so the result is the same on
+        any number of shards."""
         done = {signature.index for signature in kept}
         with self._signing:
             self._signed.update((signature.index, signature.cycles) for signature in kept)
@@ -179,8 +180,11 @@ class TaintCapture(Capture):
             key = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
             if key.status != Status.OK:
                 raise PqscopeError(f"key generation {index} failed on the device ({key.status.label})")
-            if variant and not self._signed_below(self.samples):  # its key made while the -n ones are signed
-                self._wait_for_signatures_below(self.samples, session)
+            # Its key made meanwhile, a variant waits for all but the other shards' latest: at most
+            # one variant fewer than the shards can be signed beyond those one shard would sign.
+            settled = max(self.samples, index - shard.count + 1)
+            if variant and not self._signed_below(settled):
+                self._wait_for_signatures_below(settled, session)
                 if self._variants_ended(index):
                     break
             seed = derive_seed(self.master_seed, "sign", index)
