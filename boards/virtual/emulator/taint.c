@@ -759,13 +759,33 @@ static void exec(struct taint *t, const struct insn *d, uint32_t pc)
 	}
 }
 
+/* Sets of flash addresses (instructions run, function entries, watched entries): a bit per halfword. */
+static inline bool in_flash(const struct taint *t, uint32_t addr)
+{
+	return addr - FLASH_BASE < t->chip->flash_size;
+}
+
+static inline bool flash_bit(const struct taint *t, const uint8_t *bits, uint32_t addr)
+{
+	uint32_t half = (addr - FLASH_BASE) >> 1;
+	return in_flash(t, addr) && (bits[half >> 3] >> (half & 7) & 1);
+}
+
+/* Whether it was clear (outside flash: nothing set). */
+static inline bool set_flash_bit(const struct taint *t, uint8_t *bits, uint32_t addr)
+{
+	uint32_t half = (addr - FLASH_BASE) >> 1;
+	if (!in_flash(t, addr) || (bits[half >> 3] >> (half & 7) & 1))
+		return false;
+	bits[half >> 3] |= (uint8_t)(1u << (half & 7));
+	return true;
+}
+
 /* Coverage: which instructions of the checked code ran, so that a report can say whether further
  * calls still reach new code (taint follows one path per call). */
 static inline void cover(struct taint *t, uint32_t addr)
 {
-	uint32_t half = (addr - FLASH_BASE) >> 1;
-	if (half < t->chip->flash_size / 2 && !(t->covered[half >> 3] & (1u << (half & 7)))) {
-		t->covered[half >> 3] |= (uint8_t)(1u << (half & 7));
+	if (set_flash_bit(t, t->covered, addr)) {
 		t->newly_covered++;
 		if (t->calls_out) {
 			if (t->first_used == t->first_cap) {
@@ -799,8 +819,7 @@ bool taint_insn(struct taint *t, uint32_t addr)
 
 static bool is_function_entry(const struct taint *t, uint32_t addr)
 {
-	uint32_t half = (addr - FLASH_BASE) >> 1;
-	return t->memo.entries && half < t->chip->flash_size / 2 && (t->memo.entries[half >> 3] >> (half & 7) & 1);
+	return t->memo.entries && flash_bit(t, t->memo.entries, addr);
 }
 
 /* Whether a watched function may begin at `addr`: asked at every block, so a bit lookup in flash
@@ -808,10 +827,7 @@ static bool is_function_entry(const struct taint *t, uint32_t addr)
  * the key generation's time), the range of the entries elsewhere. */
 static bool may_be_watched(const struct taint *t, uint32_t addr)
 {
-	uint32_t half = (addr - FLASH_BASE) >> 1;
-	if (half < t->chip->flash_size / 2)
-		return t->watched[half >> 3] >> (half & 7) & 1;
-	return addr >= t->watch_lo && addr <= t->watch_hi;
+	return in_flash(t, addr) ? flash_bit(t, t->watched, addr) : addr >= t->watch_lo && addr <= t->watch_hi;
 }
 
 static unsigned watched_roles(const struct taint *t, uint32_t addr)
@@ -1395,9 +1411,8 @@ static int add_watch(struct taint *t, const char *name, unsigned roles, unsigned
 	}
 	uint32_t entry = t->elf->funcs[f].addr;
 	t->watch[t->nwatch++] = (struct watch){.entry = entry, .roles = roles, .index = index, .bytes = bytes};
-	uint32_t half = (entry - FLASH_BASE) >> 1;
-	if (half < t->chip->flash_size / 2) {
-		t->watched[half >> 3] |= (uint8_t)(1u << (half & 7));
+	if (in_flash(t, entry)) {
+		set_flash_bit(t, t->watched, entry);
 	} else {
 		if (entry < t->watch_lo)
 			t->watch_lo = entry;
@@ -1462,9 +1477,8 @@ int taint_attach(struct taint *t, const struct taint_core *core)
 	if (t->elf) {
 		t->memo.entries = calloc(t->chip->flash_size / 16, 1);
 		for (size_t i = 0; i < t->elf->nfuncs; i++) {
-			uint32_t half = (t->elf->funcs[i].addr - FLASH_BASE) >> 1;
-			if (half < t->chip->flash_size / 2 && t->elf->funcs[i].size)
-				t->memo.entries[half >> 3] |= (uint8_t)(1u << (half & 7));
+			if (t->elf->funcs[i].size)
+				set_flash_bit(t, t->memo.entries, t->elf->funcs[i].addr);
 		}
 	}
 	update_recording(t);
