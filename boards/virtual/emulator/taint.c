@@ -136,6 +136,18 @@ struct byte_list {
 	uint32_t n, cap;
 };
 
+/* Consecutive bytes of one taint: a summary's inputs and outputs, compared and applied at each
+ * replay (a SHA-2 compression's message schedule on the stack is hundreds of bytes). */
+struct taint_run {
+	uint32_t addr, len;
+	uint8_t taint;
+};
+
+struct run_list {
+	struct taint_run *at;
+	uint32_t n, cap;
+};
+
 /* Memory whose value decided a recorded call's path or addresses (slhdsa-c's sha3_update: the
  * context's position and rate): a summary keyed on it. A recording that found memory deciding
  * names the words its deciding registers were loaded from; the next recording does not label
@@ -163,8 +175,8 @@ struct summary {
 	uint32_t args[4];
 	uint64_t used, set;          /* the slots it read before writing them, and those it wrote */
 	uint8_t entry[SLOTS];        /* the used slots' taint at entry */
-	struct byte_list reads;      /* taint at entry */
-	struct byte_list writes;     /* taint at return */
+	struct run_list reads;       /* taint at entry */
+	struct run_list writes;      /* taint at return */
 	uint8_t exit[SLOTS];         /* the set slots' taint at return */
 	uint8_t touched;             /* the OR of every input's and output's taint */
 	uint64_t instructions;
@@ -271,6 +283,7 @@ struct taint {
 		struct key_rule found[MEMORY_KEYS];
 		bool spoiled, refused;   /* recording: a finding; code it cannot summarise */
 		struct summary rec;
+		struct byte_list read_bytes, written_bytes; /* recording: rec's reads and writes */
 		/* summary_for's answer for `looked_up` in the block now beginning: the gate and the
 		 * block hook ask up to four times at a function's entry, and nothing between them
 		 * changes the inputs unless the block hook ends a call, a recording or marks bytes
@@ -520,6 +533,41 @@ static void byte_list_add(struct byte_list *l, uint32_t addr, uint8_t taint)
 	l->at[l->n++] = (struct byte_taint){addr, taint};
 }
 
+static int by_address(const void *pa, const void *pb)
+{
+	uint32_t a = ((const struct byte_taint *)pa)->addr, b = ((const struct byte_taint *)pb)->addr;
+	return a < b ? -1 : a > b;
+}
+
+/* The bytes (each once) as runs; they are left in address order. */
+static void runs_of(struct run_list *runs, struct byte_list *bytes)
+{
+	qsort(bytes->at, bytes->n, sizeof *bytes->at, by_address);
+	runs->n = 0;
+	for (uint32_t k = 0; k < bytes->n; k++) {
+		const struct byte_taint *b = &bytes->at[k];
+		struct taint_run *last = runs->n ? &runs->at[runs->n - 1] : NULL;
+		if (last && b->addr == last->addr + last->len && b->taint == last->taint) {
+			last->len++;
+			continue;
+		}
+		if (runs->n == runs->cap) {
+			runs->cap = runs->cap ? 2 * runs->cap : 16;
+			runs->at = realloc(runs->at, runs->cap * sizeof *runs->at);
+		}
+		runs->at[runs->n++] = (struct taint_run){b->addr, 1, b->taint};
+	}
+}
+
+static bool run_holds(struct taint *t, const struct taint_run *r)
+{
+	const uint8_t *s = shadow(t, r->addr);
+	for (uint32_t i = 0; i < r->len; i++)
+		if (s[i] != r->taint)
+			return false;
+	return true;
+}
+
 static uint32_t key_mask(uint8_t bytes)
 {
 	return bytes >= 4 ? UINT32_MAX : (1u << 8 * bytes) - 1;
@@ -543,7 +591,7 @@ static uint8_t recorded_load(struct taint *t, uint32_t addr, const uint8_t *s)
 		return *s;
 	if (!(*seen & SEEN_READ)) {
 		*seen |= SEEN_READ;
-		byte_list_add(&t->memo.rec.reads, addr, *s);
+		byte_list_add(&t->memo.read_bytes, addr, *s);
 	}
 	return in_memory_keys(&t->memo.rec, addr) ? *s : *s | LABEL_MEMORY;
 }
@@ -601,7 +649,7 @@ static void recorded_store(struct taint *t, uint32_t addr, const uint8_t *s)
 	uint8_t *seen = seen_at(t, s);
 	if (!(*seen & SEEN_WRITTEN)) {
 		*seen |= SEEN_WRITTEN;
-		byte_list_add(&t->memo.rec.writes, addr, 0);
+		byte_list_add(&t->memo.written_bytes, addr, 0);
 	}
 }
 
@@ -891,7 +939,7 @@ static const struct summary *summary_for(struct taint *t, const struct leaf *l)
 		for (unsigned r = 0; same && r < 4; r++)
 			same = !(s->keyed & LABEL_ARGUMENT(r)) || s->args[r] == args[r];
 		for (uint32_t k = 0; same && k < s->reads.n; k++)
-			same = *shadow(t, s->reads.at[k].addr) == s->reads.at[k].taint;
+			same = run_holds(t, &s->reads.at[k]);
 		for (unsigned k = 0; same && k < s->nkeys; k++) {
 			uint32_t value;
 			same = t->core.read_word(t->core.core, s->keys[k].addr, &value) &&
@@ -948,7 +996,7 @@ static void begin_leaf_call(struct taint *t, uint32_t addr)
 	forget_lookup(t); /* the labels below */
 	memcpy(rec->entry, t->r, SLOTS);
 	rec->used = rec->set = 0;
-	rec->reads.n = rec->writes.n = 0;
+	t->memo.read_bytes.n = t->memo.written_bytes.n = 0;
 	rec->nkeys = 0;
 	for (unsigned k = 0; k < l->nrules && t->core.read_word; k++) {
 		const struct key_rule *r = &l->rules[k];
@@ -990,19 +1038,22 @@ static void end_recording(struct taint *t, bool keep)
 		rec->exit[slot] = t->r[slot];
 		touched |= (rec->used >> slot & 1 ? rec->entry[slot] : 0) | (rec->set >> slot & 1 ? t->r[slot] : 0);
 	}
-	for (uint32_t k = 0; k < rec->reads.n; k++) {
-		*seen_at(t, shadow(t, rec->reads.at[k].addr)) = 0;
-		touched |= rec->reads.at[k].taint;
+	struct byte_list *reads = &t->memo.read_bytes, *writes = &t->memo.written_bytes;
+	for (uint32_t k = 0; k < reads->n; k++) {
+		*seen_at(t, shadow(t, reads->at[k].addr)) = 0;
+		touched |= reads->at[k].taint;
 	}
-	for (uint32_t k = 0; k < rec->writes.n; k++) {
-		uint8_t *s = shadow(t, rec->writes.at[k].addr);
+	for (uint32_t k = 0; k < writes->n; k++) {
+		uint8_t *s = shadow(t, writes->at[k].addr);
 		*seen_at(t, s) = 0;
 		t->memo.spilled[memory_index(t, s)] = 0;
 		*s &= TAINT_VALUE;
-		rec->writes.at[k].taint = *s;
+		writes->at[k].taint = *s;
 		touched |= *s;
 	}
 	if (keep) {
+		runs_of(&rec->reads, reads);
+		runs_of(&rec->writes, writes);
 		struct leaf *l = t->memo.leaf;
 		rec->keyed = t->memo.decided & LABEL_ARGUMENTS;
 		rec->touched = touched;
@@ -1051,7 +1102,7 @@ static void end_leaf_call(struct taint *t)
 	if (s) {
 		forget_lookup(t);
 		for (uint32_t k = 0; k < s->writes.n; k++)
-			*shadow(t, s->writes.at[k].addr) = s->writes.at[k].taint;
+			memset(shadow(t, s->writes.at[k].addr), s->writes.at[k].taint, s->writes.at[k].len);
 		for (uint64_t m = s->set; m; m &= m - 1)
 			t->r[__builtin_ctzll(m)] = s->exit[__builtin_ctzll(m)];
 		t->instructions += s->instructions;
@@ -1688,6 +1739,8 @@ void taint_free(struct taint *t)
 			}
 		free(t->memo.rec.reads.at);
 		free(t->memo.rec.writes.at);
+		free(t->memo.read_bytes.at);
+		free(t->memo.written_bytes.at);
 		free(t->memo.leaves);
 		free(t->memo.seen);
 		free(t->memo.spilled);
