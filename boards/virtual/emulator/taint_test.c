@@ -1403,6 +1403,29 @@ static void test_leaf_lookup_follows_inputs(void)
 	taint_free(t);
 }
 
+/* A summary keeps its input and output bytes as runs of one taint: its replay gives each output
+ * byte the recorded call's taint, and a change in the last byte of an input run (of two side by
+ * side, secret then declassified) is another input. */
+static void test_leaf_inputs_compared_by_the_byte(void)
+{
+	struct taint *t = leaf_tracker();
+	taint_mark(t, BUF + 2, 2, 0); /* BUF's word: two secret bytes, two declassified */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	uint8_t out = taint_memory(t, BUF + 4);
+	CHECK(out & S);
+	taint_mark(t, BUF + 4, 4, 0); /* the outputs' taint changed before the replay */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 1, 1);
+	CHECK(taint_memory(t, BUF + 4) == out && taint_memory(t, BUF + 7) == out && taint_memory(t, BUF + 8) == 0);
+	taint_mark(t, BUF + 3, 1, S); /* the declassified run's last byte */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 2, 1);
+	taint_mark(t, BUF + 1, 1, 0); /* the secret run's last byte */
+	leaf_call(t, LEAF, leaf_add, 4, 1, 5);
+	leaf_counts(t, 3, 1);
+	taint_free(t);
+}
+
 /* Calls with more address patterns than a function keeps summaries: each is recorded once and
  * replayed; the oldest summaries are replaced in turn, so the first pattern is recorded again and
  * its replay still gives the secret its store carries, while the newest replays. */
@@ -1695,6 +1718,7 @@ int main(void)
 	test_leaf_refused_before_an_exception();
 	test_leaf_sealed();
 	test_leaf_lookup_follows_inputs();
+	test_leaf_inputs_compared_by_the_byte();
 	test_leaf_summaries_replaced_in_turn();
 	test_leaf_left_alone_once_its_calls_do_not_repeat();
 	test_leaf_keyed_on_the_memory_that_decides();
