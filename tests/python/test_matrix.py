@@ -3,8 +3,10 @@ which cells it checks, which share code, which it tests on timing, what a resume
 the matrix reads."""
 
 import json
+import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -245,6 +247,33 @@ def test_a_build_that_gives_no_signature_is_a_definite_cell(fake_repo, tmp_path,
     stand_ins.budgets.clear()
     _run(fake_repo, path, resumed_plan(path, load_catalogue(fake_repo)))
     assert stand_ins.calls == [] and stand_ins.budgets == {}  # each build signed once (signing.json)
+
+
+def joining(thread: threading.Thread) -> bool:
+    """Whether `thread` waits in Thread.join."""
+    frame = sys._current_frames().get(thread.ident)
+    while frame is not None and not (frame.f_code.co_name == "join" and frame.f_code.co_filename == threading.__file__):
+        frame = frame.f_back
+    return frame is not None
+
+
+def test_a_signal_a_cells_thread_takes_ends_the_matrix_at_once():
+    """The kernel hands a process's signal to any of its threads, and Python handles it in the main
+    thread only: one a cell's thread took (here it alone is sent Ctrl-C) ends the matrix while that
+    cell still runs, not once it is done."""
+    release, outlasted = threading.Event(), []
+
+    def cell(_item) -> None:
+        while not joining(threading.main_thread()):
+            release.wait(0.01)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+        if not release.wait(300):  # bounds only a failure: the matrix waited for the cell to end
+            outlasted.append(True)
+
+    with pytest.raises(KeyboardInterrupt):
+        matrix_cells.in_parallel(cell, ["cell"], jobs=1)
+    release.set()
+    assert not outlasted
 
 
 def test_a_line_goes_one_way_only_if_each_of_its_branches_always_went_the_same_way():

@@ -16,6 +16,7 @@ from ..measure.measurement import Measurement, Member, resumed
 from ..measure.runner import Runner
 from ..project.boards import Board
 from ..project.catalogue import Implementation
+from ..project import waits
 from ..project.errors import PqscopeError
 from ..results import store
 from ..results.documents.ct import CtDocument
@@ -124,7 +125,7 @@ def in_parallel(work: Callable[[Item], Result], items: list[Item], jobs: int) ->
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        waits.join(thread)  # Ctrl-C ends the matrix even if a cell's thread took it
     if failures:
         raise failures[0]
     return [results[index] for index in range(len(items))]

@@ -22,6 +22,7 @@ from ..link.messages import Info
 from ..project.build import build_info, check_stack, code_digest
 from ..project.catalogue import UNMEASURED, Implementation
 from ..project.console import progress
+from ..project import waits
 from ..project.errors import PqscopeError
 from ..results.documents.runs import ProbeSet
 from ..results.probes import probe_columns
@@ -326,7 +327,8 @@ def _gathered(what: Capture, infos: list[Info], kept: list, shards: list[Shard],
     stopped early, failed or was interrupted) cancels every shard's session and waits for its
     thread: the boards are closed only once no thread talks to them."""
     # SimpleQueue: its get() waits in C, so that Ctrl-C or a signal there is a clean KeyboardInterrupt
-    # (Queue's Python-level condition wait could be left half-released: "release unlocked lock").
+    # (Queue's Python-level condition wait could be left half-released: "release unlocked lock"),
+    # taken in slices (waits) for a signal a shard's thread takes.
     arrivals: queue.SimpleQueue = queue.SimpleQueue()
     stop = threading.Event()
 
@@ -356,7 +358,7 @@ def _gathered(what: Capture, infos: list[Info], kept: list, shards: list[Shard],
     try:
         finished = 0
         while finished < len(threads):
-            arrival = arrivals.get()
+            arrival = waits.take(arrivals)
             if arrival is _FINISHED:
                 finished += 1
             elif isinstance(arrival, _Failed):
