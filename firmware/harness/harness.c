@@ -17,11 +17,12 @@
 #include <string.h>
 
 enum {
-  CMD_HELLO = 0x01, CMD_RUN = 0x02, CMD_KEYGEN_SLOT = 0x03, CMD_SIGN_SLOT = 0x04, CMD_PROBE = 0x05
+  CMD_HELLO = 0x01, CMD_RUN = 0x02, CMD_KEYGEN_SLOT = 0x03, CMD_SIGN_SLOT = 0x04, CMD_PROBE = 0x05,
+  CMD_KEY_READ = 0x06, CMD_KEY_WRITE = 0x07
 };
 enum {
   REC_INFO = 0x81, REC_SAMPLE = 0x82, REC_DONE = 0x83, REC_DIGEST = 0x84, REC_PROBE_NAME = 0x85,
-  REC_ERROR = 0x8F
+  REC_KEY_BYTES = 0x86, REC_ERROR = 0x8F
 };
 enum { RUN_FLAG_DIGEST = 1u << 0 };
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_COUNT };
@@ -36,6 +37,10 @@ enum {
  * SLOT_FLAG_MESSAGE_SEED carries the seed of its message after it. */
 #define SLOT_PAYLOAD_BYTES RUN_PAYLOAD_BYTES
 #define SLOT_FLAG_MESSAGE_SEED 1u
+/* KEY_READ and KEY_WRITE: slot:u8 offset:u32, KEY_WRITE then its bytes; KEY_BYTES answers KEY_READ
+ * with slot:u8 offset:u32 total:u32 and at most KEY_CHUNK_BYTES bytes. */
+#define KEY_COMMAND_BYTES 5u
+#define KEY_CHUNK_BYTES 480u
 /* SAMPLE: 20 bytes, then cycles:i64 calls:u32 per probe. */
 #define SAMPLE_PAYLOAD_BYTES (20 + 12 * PQS_MAX_PROBES)
 /* Room left unpainted below the measuring frame for the painter's own frame. */
@@ -378,6 +383,11 @@ static void handle_run(uint16_t seq, const struct pqs_frame *frame)
   send_done(seq, sample_id, first_failure);
 }
 
+static bool slot_has_key(uint8_t slot)
+{
+  return pqs_state.counters.slot_has_key[slot / 8] & (1u << (slot % 8));
+}
+
 /* The payload of KEYGEN_SLOT and SIGN_SLOT; false (after an ERROR) if it is malformed. Selects
  * the slot and seeds the DRBG; `message_seed` (SIGN_SLOT only, else NULL) receives the seed of the
  * message if the command carries one (SLOT_FLAG_MESSAGE_SEED), else NULL. */
@@ -440,8 +450,8 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   if (!parse_slot_command(seq, frame, &msg_len, &sample_id, &message_seed)) {
     return;
   }
-  if (!(pqs_state.counters.slot_has_key[pqs_state.counters.active_slot / 8] & (1u << (pqs_state.counters.active_slot % 8)))) {
-    send_error(seq, ERR_BAD_ARGUMENT, "SIGN_SLOT: the slot has no key yet (send KEYGEN_SLOT)");
+  if (!slot_has_key(pqs_state.counters.active_slot)) {
+    send_error(seq, ERR_BAD_ARGUMENT, "SIGN_SLOT: the slot has no key yet (send KEYGEN_SLOT or KEY_WRITE)");
     return;
   }
   pqs_state.counters.message_len = msg_len;
@@ -476,6 +486,89 @@ static void handle_sign_slot(uint16_t seq, const struct pqs_frame *frame)
   send_done(seq, sample_id, status);
 }
 
+/* Byte `at` of a slot's key pair, pk then sk (a guard lies between them). */
+static uint8_t *key_byte(uint8_t slot, uint32_t at)
+{
+  return at < pqs_scheme.pk_bytes ? pqs_slot_pk(slot) + at : pqs_slot_sk(slot) + (at - pqs_scheme.pk_bytes);
+}
+
+/* The slot and offset of KEY_READ and KEY_WRITE; false (after an ERROR) if they are malformed. */
+static bool parse_key_command(uint16_t seq, const struct pqs_frame *frame, uint8_t *slot, uint32_t *offset)
+{
+  struct pqs_reader r;
+  pqs_reader_init(&r, frame->payload, frame->payload_len);
+  *slot = pqs_get_u8(&r);
+  *offset = pqs_get_u32(&r);
+  if (*slot >= pqs_scheme.key_slots) {
+    send_error(seq, ERR_BAD_ARGUMENT, "KEY_READ/KEY_WRITE: slot must be < INFO.key_slots");
+    return false;
+  }
+  return true;
+}
+
+/* KEY_READ: a slot's key pair, a chunk at a time (a key made once serves the boards of a test). */
+static void handle_key_read(uint16_t seq, const struct pqs_frame *frame)
+{
+  uint8_t slot;
+  uint32_t offset, total = (uint32_t)(pqs_scheme.pk_bytes + pqs_scheme.sk_bytes);
+  if (frame->payload_len != KEY_COMMAND_BYTES) {
+    send_error(seq, ERR_BAD_LENGTH, "KEY_READ payload must be 5 bytes");
+    return;
+  }
+  if (!parse_key_command(seq, frame, &slot, &offset)) {
+    return;
+  }
+  if (!slot_has_key(slot) || offset > total) {
+    send_error(seq, ERR_BAD_ARGUMENT, "KEY_READ: the slot has no key, or the offset is beyond it");
+    return;
+  }
+  uint32_t n = total - offset < KEY_CHUNK_BYTES ? total - offset : KEY_CHUNK_BYTES;
+  uint8_t buf[9 + KEY_CHUNK_BYTES];
+  struct pqs_writer w;
+  pqs_writer_init(&w, buf, sizeof buf);
+  pqs_put_u8(&w, slot);
+  pqs_put_u32(&w, offset);
+  pqs_put_u32(&w, total);
+  for (uint32_t i = 0; i < n; i++) {
+    pqs_put_u8(&w, *key_byte(slot, offset + i));
+  }
+  send_record(REC_KEY_BYTES, seq, &w);
+}
+
+/* KEY_WRITE: a key pair KEY_READ gave, into a slot, a chunk at a time in order; the slot holds a
+ * key once its last byte is written. A chunk sent again (its answer was lost) is written again. */
+static void handle_key_write(uint16_t seq, const struct pqs_frame *frame)
+{
+  static uint8_t writing_slot;
+  static uint32_t written;
+  uint8_t slot;
+  uint32_t offset, total = (uint32_t)(pqs_scheme.pk_bytes + pqs_scheme.sk_bytes);
+  uint32_t n = frame->payload_len > KEY_COMMAND_BYTES ? frame->payload_len - KEY_COMMAND_BYTES : 0u;
+  if (n == 0 || n > KEY_CHUNK_BYTES) {
+    send_error(seq, ERR_BAD_LENGTH, "KEY_WRITE payload must be 5 bytes and 1 to 480 bytes of the key");
+    return;
+  }
+  if (!parse_key_command(seq, frame, &slot, &offset)) {
+    return;
+  }
+  if (offset + n > total || (offset > 0 && (slot != writing_slot || offset > written))) {
+    send_error(seq, ERR_BAD_ARGUMENT, "KEY_WRITE: chunks go in order from offset 0, within the key pair");
+    return;
+  }
+  if (offset == 0) {
+    writing_slot = slot;
+    pqs_state.counters.slot_has_key[slot / 8] &= (uint8_t)~(1u << (slot % 8));
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    *key_byte(slot, offset + i) = frame->payload[KEY_COMMAND_BYTES + i];
+  }
+  written = offset + n;
+  if (written == total) {
+    pqs_state.counters.slot_has_key[slot / 8] |= (uint8_t)(1u << (slot % 8));
+  }
+  send_done(seq, 0, STATUS_OK);
+}
+
 /* PROBE: the name of one of the image's probes. */
 static void handle_probe(uint16_t seq, const struct pqs_frame *frame)
 {
@@ -499,7 +592,7 @@ static void handle_probe(uint16_t seq, const struct pqs_frame *frame)
 static void handle_frame(const struct pqs_frame *frame)
 {
   if (frame->version != PQS_PROTOCOL_VERSION) {
-    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 5 expected");
+    send_error(frame->seq, ERR_BAD_VERSION, "protocol version 6 expected");
     return;
   }
   switch (frame->type) {
@@ -517,6 +610,12 @@ static void handle_frame(const struct pqs_frame *frame)
     break;
   case CMD_PROBE:
     handle_probe(frame->seq, frame);
+    break;
+  case CMD_KEY_READ:
+    handle_key_read(frame->seq, frame);
+    break;
+  case CMD_KEY_WRITE:
+    handle_key_write(frame->seq, frame);
     break;
   default:
     send_error(frame->seq, ERR_UNKNOWN_COMMAND, "unknown command");

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from pqscope.link.frames import FrameDecoder
-from pqscope.link.protocol import PROTOCOL_VERSION, RUN_FLAG_DIGEST, ErrorCode, Op, Status
-from pqscope.link.messages import (Digest, Done, ErrorRecord, Hello, Info, KeygenSlot, Probe, ProbeName, ProbeReading,
+from pqscope.link.protocol import KEY_CHUNK_BYTES, PROTOCOL_VERSION, RUN_FLAG_DIGEST, ErrorCode, Op, Status
+from pqscope.link.messages import (Digest, Done, ErrorRecord, Hello, Info, KeyBytes, KeygenSlot, KeyRead, KeyWrite, Probe, ProbeName, ProbeReading,
                                    Run, Sample, SignSlot, decode_message, encode_message)
 
 MAX_MSG_LEN = 1024
@@ -38,6 +38,9 @@ KEY_SLOTS = 4
 def make_info(board="stm32f4discovery", scheme="ml-dsa-44", impl="m4f", serial="0000002A0000002A0000002A") -> Info:
     return Info(PROTOCOL_VERSION, MAX_MSG_LEN, 24_000_000, 1312, 2560, 2420, 100_000,
                 board, scheme, impl, "test-build", "fake-cc", key_slots=KEY_SLOTS, board_serial=serial)
+
+
+KEY_DIGEST_BYTES = 32  # a fake key: the SHA-256 of its seed
 
 
 def fake_slot_sign_cycles(key: bytes, seed: bytes, key_leak: int) -> int:
@@ -71,6 +74,7 @@ class Behaviour:
     probe_leak: int = 0  # SIGN_SLOT: the last probe's cycles grow by this per unit of the key value
     probe_self_cycles: int = PROBE_SELF_CYCLES  # what its probes' calibration measured at boot
     extra_cycles: int = 0  # SIGN_SLOT takes this many cycles more, whatever the key: a board unlike the others
+    keygen_cycles: int = 5_000_000  # what KEYGEN_SLOT takes
 
 
 class FakeDevice:
@@ -95,6 +99,8 @@ class FakeDevice:
         self.stopped_answering = threading.Event()
         self.model_cycles = 0
         self.keys: dict[int, bytes] = {}  # slot -> key (a hash of the KEYGEN_SLOT seed)
+        self.keygens = 0  # KEYGEN_SLOT commands answered
+        self._writing: dict[int, bytes] = {}  # slot -> the key pair's bytes KEY_WRITE wrote so far
         self._records_sent = 0
         self.resets = 0
         self._decoder = FrameDecoder()
@@ -176,9 +182,20 @@ class FakeDevice:
             self._run(command, frame.seq)
         elif isinstance(command, KeygenSlot):
             self.keys[command.slot] = hashlib.sha256(command.seed).digest()
-            self._send(Sample(command.sample_id, Op.KEYGEN, Status.OK, 5_000_000, fake_stack(Op.KEYGEN),
+            self.keygens += 1
+            self._send(Sample(command.sample_id, Op.KEYGEN, Status.OK, behaviour.keygen_cycles, fake_stack(Op.KEYGEN),
                               self._probes(command.seed)), frame.seq)
             self._send(Done(command.sample_id, Status.OK), frame.seq)
+        elif isinstance(command, KeyRead):
+            pair = self._key_pair(command.slot)
+            chunk = pair[command.offset:command.offset + KEY_CHUNK_BYTES]
+            self._send(KeyBytes(command.slot, command.offset, len(pair), chunk), frame.seq)
+        elif isinstance(command, KeyWrite):
+            written = self._writing.get(command.slot, b"")[:command.offset] + command.data
+            self._writing[command.slot] = written
+            if len(written) == self.info.pk_bytes + self.info.sk_bytes:
+                self.keys[command.slot] = written[:KEY_DIGEST_BYTES]
+            self._send(Done(0, Status.OK), frame.seq)
         elif isinstance(command, SignSlot):
             key = self.keys[command.slot]
             cycles = fake_slot_sign_cycles(key, command.seed, self.behaviour.key_leak) + self.behaviour.extra_cycles
@@ -187,6 +204,11 @@ class FakeDevice:
             self._send(Sample(command.sample_id, Op.SIGN, Status.OK, cycles + leak, fake_stack(Op.SIGN), probes),
                        frame.seq)
             self._send(Done(command.sample_id, Status.OK), frame.seq)
+
+    def _key_pair(self, slot: int) -> bytes:
+        """A slot's key as KEY_READ sends it: its digest, repeated to the key pair's length."""
+        total = self.info.pk_bytes + self.info.sk_bytes
+        return (self.keys[slot] * (total // KEY_DIGEST_BYTES + 1))[:total]
 
     def _run(self, command: Run, seq: int) -> None:
         if self.behaviour.fault_on_run:

@@ -110,6 +110,8 @@ def test_other_protocol_version_is_a_clear_error():
         (MessageType.INFO, make_info().payload() + b"x", "INFO: 1 bytes after its last field"),
         (MessageType.PROBE_NAME, b"\x01\x05ab", "string runs past"),
         (MessageType.ERROR, b"\x01\x00\x05ab", "string runs past"),
+        (MessageType.KEY_BYTES, bytes(8), "malformed KEY_BYTES: 8 payload bytes"),
+        (MessageType.KEY_WRITE, bytes(5), "malformed KEY_WRITE: 5 payload bytes"),
         (0x55, b"", "unknown message type 0x55"),
     ],
 )
@@ -130,3 +132,16 @@ def test_sign_slot_carries_a_message_seed_after_its_seed_only_when_given():
     assert SignSlot.parse(shared.payload()) == shared and SignSlot.parse(plain.payload()) == plain
     with pytest.raises(ValueError, match="message seed must be 32 bytes"):
         replace(plain, message_seed=b"short").payload()
+
+
+def test_key_chunks_carry_their_slot_offset_and_bytes():
+    """KEY_READ asks for a slot's key pair from an offset on; KEY_BYTES answers with the total; KEY_WRITE
+    carries at most KEY_CHUNK_BYTES."""
+    from pqscope.link.messages import KeyBytes, KeyRead, KeyWrite
+    from pqscope.link.protocol import KEY_CHUNK_BYTES
+
+    assert KeyRead(3, 960).payload() == struct.pack("<BI", 3, 960)
+    for message in (KeyRead(3, 960), KeyWrite(3, 480, bytes(range(200))), KeyBytes(3, 480, 3872, bytes(KEY_CHUNK_BYTES))):
+        assert decode_message(Frame(PROTOCOL_VERSION, message.TYPE, 1, message.payload())) == message
+    with pytest.raises(ValueError, match=f"1 to {KEY_CHUNK_BYTES} bytes"):
+        KeyWrite(3, 0, bytes(KEY_CHUNK_BYTES + 1)).payload()

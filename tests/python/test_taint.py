@@ -9,6 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from fakedevice import make_info
 from pqscope.analysis.taint import TaintCapture
 from pqscope.analysis.taint_findings import (Finding, attribute, check_decisions, derives_public_code,
                                              emulator_options, merged_findings, public_code)
@@ -245,7 +246,7 @@ class _Signing:
         self.cancelled = False
 
     def keygen_slot(self, slot, seed, key_id):
-        return SimpleNamespace(status=Status.OK)
+        return SimpleNamespace(status=Status.OK, cycles=1)
 
     def sign_slot(self, slot, seed, msg_len, index, message_seed):
         time.sleep(self.seconds.get(index, 0))
@@ -262,7 +263,7 @@ def _signatures(session, capture=None, kept=(), shard=SimpleNamespace(index=0, c
                 variants_end=_no_finding_to_confirm) -> list:
     capture = capture or TaintCapture(2, b"seed", 32)
     capture.variants_end = variants_end
-    return list(capture.records(session, SimpleNamespace(board_serial="VIRTUAL"), list(kept), shard))
+    return list(capture.records(session, make_info(serial="VIRTUAL"), list(kept), shard))
 
 
 def _confirmed_by(last: int):

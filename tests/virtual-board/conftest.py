@@ -4,6 +4,7 @@ import contextlib
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -49,8 +50,7 @@ def image_session(tmp_path):
         def open_session(scheme: str, impl: str):
             # No timeout: the virtual board awaits a slow row's records (minutes of signing) as long as it runs.
             target = VirtualTarget(ROOT, get_board(ROOT, "virtual"), Link(), emulator=EMULATOR)
-            stats_dir = tmp_path / f"{scheme}.{impl}"
-            stats_dir.mkdir()
+            stats_dir = Path(tempfile.mkdtemp(prefix=f"{scheme}.{impl}.", dir=tmp_path))  # a board of its own each
             connection = stack.enter_context(target.connect(image(scheme, impl), stderr(),
                                                             stats_dir=stats_dir))
             return connection.session

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PQS_PROTOCOL_VERSION 5
+#define PQS_PROTOCOL_VERSION 6
 #define PQS_HEADER_BYTES 4
 #define PQS_CRC_BYTES 4
 #define PQS_MAX_BODY 512

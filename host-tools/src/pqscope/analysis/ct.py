@@ -9,6 +9,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from ..measure.capture import Capture, Companion, Finished, variant_from_json
+from ..measure.key_pairs import KeyPairs
 from ..measure.runner import Runner
 from ..project.boards import Board
 from ..project.build import PLAIN, Variant, code_digest
@@ -76,6 +77,7 @@ class CtCapture(Capture):
         self._looked = 0  # looks taken so far
         self.decided_at: int | None = None  # the look whose verdict stopped the test
         self._keys_made: deque[KeyMade] = deque()  # by the shards' threads, for `update`
+        self.key_pairs = KeyPairs()  # the exact check's keys, when it runs before the statistics
         # Sequential: `samples` is the most it takes; it stops at the first look with a definite verdict.
         self.fixed_n = fixed_n
         self.looks = self._looks()
@@ -113,7 +115,8 @@ class CtCapture(Capture):
                 yield Companion(self._exact_check_capture(), f"{EXACT_CHECK_DIRECTORY}-{clock}", clock)
 
     def _exact_check_capture(self) -> TaintCapture:
-        return TaintCapture(self.exact_check, self.master_seed, self.msg_len, one_signature_above=self.exact_check_alone_above)
+        return TaintCapture(self.exact_check, self.master_seed, self.msg_len,
+                            one_signature_above=self.exact_check_alone_above, key_pairs=self.key_pairs)
 
     @contextlib.contextmanager
     def alongside(self, runner: Runner, implementation: Implementation, elf: Path, path: Path):
@@ -195,8 +198,7 @@ class CtCapture(Capture):
                                    bootstrap_resamples=10)
             self.progress = self._last_look = look_summary(result, look)
             if leaks and self._replay is not None:
-                # The verdict is the exact check's leak: the board's test goes on until it has
-                # confirmed every finding it can label.
+                # The verdict is the exact check's leak: the board's test goes on to confirm every finding it can label.
                 confirmations = self._replay.confirmations(first_signatures(records, look), meta, self._findings(),
                                                            len(self.looks))
                 if all_confirmed(confirmations):
@@ -273,8 +275,7 @@ class CtCapture(Capture):
             raise PqscopeError(f"--taint runs on the virtual board: on {target.board.name}, in the replay (drop "
                                "--no-replay)")
         if self.replay is not None and target.taints:
-            raise PqscopeError(f"board {target.board.name} is the virtual board: there is nothing to replay "
-                               "(drop --replay)")
+            raise PqscopeError(f"board {target.board.name} is the virtual board: there is nothing to replay (drop --replay)")
         if self.replay is not None:
             replay_board(target)  # a board without a virtual twin is refused before anything is built
         # The probed image's probes replace the virtual board's profiler: it measures as a board would.
@@ -290,7 +291,7 @@ class CtCapture(Capture):
 
     def records(self, session, info, kept, shard) -> Iterator[CtSample]:
         return capture_ct(session, info, samples=self.samples, master_seed=self.master_seed, msg_len=self.msg_len,
-                          key_refresh=self.key_refresh, random_keys=self.random_keys,
+                          key_refresh=self.key_refresh, random_keys=self.random_keys, key_pairs=self.key_pairs,
                           done={record.index for record in kept}, owns=shard.owns,
                           on_key=self._keys_made.append, first_pool=first_pool(self.looks),
                           before_signing=lambda index: self._beside is None or self._beside.hold(
@@ -313,8 +314,7 @@ class CtCapture(Capture):
 
     def finish(self, implementation, path, records, meta, profiled) -> Finished:
         self._take_check_beside()
-        # A test stopped at a look has that look's verdict; signatures other shards took meanwhile
-        # stay in ct.csv, outside the verdict.
+        # A test stopped at a look has that look's verdict; other shards' signatures stay in ct.csv, outside it.
         records = first_signatures(records, self.decided_at or self.samples)
         self._used = len(records)
         result = self._analyse(implementation, path, records, meta, profiled)

@@ -22,6 +22,7 @@ from ..link.device import DeviceSession
 from ..link.messages import Info, ProbeReading, Sample
 from ..link.protocol import Status
 from ..measure.capture import shard_directories
+from ..measure.key_pairs import KeyPairs
 from ..project.errors import PqscopeError
 from ..results.documents.profile import ProfiledInterval, identified, json_lines
 from ..results.probes import probe_columns, probe_values, readings_from_values
@@ -100,6 +101,7 @@ def capture_ct(
     msg_len: int,
     key_refresh: int = 0,
     random_keys: int | None = None,
+    key_pairs: KeyPairs | None = None,
     done: Collection[int] = (),
     owns: Callable[[int], bool] = lambda index: True,
     on_key: Callable[[KeyMade], object] = lambda key: None,
@@ -108,19 +110,21 @@ def capture_ct(
 ) -> Iterator[CtSample]:
     """Runs the schedule's signatures that `owns` selects (a shard's) but those in `done` (a
     resumed test's); `key_refresh` > 0 regenerates a random slot after that many uses; the pool's
-    first `random_keys` random slots are used (None: all). Keys are
-    made before the signatures that use them, from their own seeds: the pool a resumed test or
-    another shard builds holds the same keys. The pool is made before the shard's first signature,
-    or with `first_pool` in two steps: before each signature below that index, the key it signs
-    with, and the whole pool before its first signature from there (a test that may stop at its
-    first look makes no key it would not use; SPHINCS+'s pool is 255 keys). `before_signing(index)`
-    runs before each signature's keys and signing (it may wait: for the exact check beside the test)."""
+    first `random_keys` random slots are used (None: all). Keys are made before the signatures that
+    use them, from their own seeds: the pool a resumed test or another shard builds holds the same
+    keys (those `key_pairs` kept from the exact check before the test are written, not made). The
+    pool is made before the shard's first signature, or with `first_pool` in two steps: before each
+    signature below that index, the key it signs with, and the whole pool before its first signature
+    from there (a test that may stop at its first look makes no key it would not use; SPHINCS+'s
+    pool is 255 keys). `before_signing(index)` runs before each signature's keys and signing (it
+    may wait: for the exact check beside the test)."""
     if info.key_slots < 2:
         raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
     on_device: dict[int, int] = {}  # slot -> key id the device holds
+    pairs = key_pairs or KeyPairs()
 
     def make_key(slot: int, key_id: int) -> None:
-        sample = session.keygen_slot(slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
+        sample = pairs.make(session, info, slot, derive_seed(master_seed, "key", key_id), KEYGEN_ID_BASE + key_id)
         if sample.status != Status.OK:
             raise PqscopeError(f"key generation failed on the device (key {key_id}, slot {slot})")
         on_device[slot] = key_id

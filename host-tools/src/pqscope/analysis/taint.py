@@ -16,6 +16,7 @@ from pathlib import Path
 from ..link.device import Cancelled
 from ..link.protocol import Status
 from ..measure.capture import Capture, Finished, shard_directories
+from ..measure.key_pairs import KeyPairs
 from ..project.catalogue import Declassification, Implementation
 from ..project.errors import PqscopeError
 from ..project.paths import repo_root
@@ -111,10 +112,13 @@ class TaintCapture(Capture):
     # The -n signatures' ids, their findings merged, and named and declassified: unchanged by the variants.
     _named: tuple[tuple[int, ...], list[RawFinding], list[Finding]] | None = None
 
-    def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, one_signature_above: float | None = None):
-        """`one_signature_above`: the first signature alone where its signing took more model cycles."""
+    def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, one_signature_above: float | None = None,
+                 key_pairs: KeyPairs | None = None):
+        """`one_signature_above`: the first signature alone where its signing took more model cycles;
+        `key_pairs`: where it keeps the keys it makes (for the statistics after it)."""
         super().__init__(samples, master_seed, msg_len)
         self.one_signature_above = one_signature_above
+        self.key_pairs = key_pairs
         self._calls_files: set[Path] = set()
         # Every shard's signatures so far (kept or signed), index -> signing cycles: what variants are decided by.
         self._signed: dict[int, int | None] = {}
@@ -177,7 +181,9 @@ class TaintCapture(Capture):
             # fewer findings and cost less), never that they go on: the -n ones' findings are needed.
             if variant and self._signed_below(self.samples) and self._variants_ended(index):
                 break
-            key = session.keygen_slot(0, derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index)
+            seed, key_id = derive_seed(self.master_seed, "key", index), KEYGEN_ID_BASE + index
+            key = (session.keygen_slot(0, seed, key_id) if self.key_pairs is None else
+                   self.key_pairs.make_and_keep(session, info, 0, seed, key_id))
             if key.status != Status.OK:
                 raise PqscopeError(f"key generation {index} failed on the device ({key.status.label})")
             # Its key made meanwhile, a variant waits for all but the other shards' latest: at most

@@ -10,9 +10,9 @@ import serial
 
 from ..project.errors import PqscopeError
 from .frames import DELIMITER, Frame, FrameDecoder
-from .messages import (Command, Digest, Done, ErrorRecord, Hello, Info, KeygenSlot, Probe, ProbeName, Record, Run,
-                       Sample, SignSlot, decode_message, encode_message)
-from .protocol import RUN_FLAG_DIGEST, ErrorCode, Op, ProtocolError, Status
+from .messages import (Command, Digest, Done, ErrorRecord, Hello, Info, KeyBytes, KeygenSlot, KeyRead, KeyWrite, Probe,
+                       ProbeName, Record, Run, Sample, SignSlot, decode_message, encode_message)
+from .protocol import KEY_CHUNK_BYTES, RUN_FLAG_DIGEST, ErrorCode, Op, ProtocolError, Status
 from .transport import TransportError
 
 
@@ -182,6 +182,32 @@ class DeviceSession:
         command = KeygenSlot(slot, sample_id, seed)
         self._keygens[slot] = command
         return self._slot_command(command, Op.KEYGEN)
+
+    def read_key(self, slot: int) -> bytes:
+        """The key pair of `slot` (pk || sk), as its key generation wrote it."""
+        key = b""
+        while True:
+            offset = len(key)
+            chunk = self._command(
+                KeyRead(slot, offset), KeyBytes, self.answer_timeout, retry_on_silence=True,
+                what=f"bytes of the key in slot {slot}",
+                check=lambda answer: None if (answer[-1].slot, answer[-1].offset) == (slot, offset) else
+                f"device sent key bytes of slot {answer[-1].slot} at {answer[-1].offset} when asked for slot {slot} "
+                f"at {offset}")[-1]
+            key += chunk.data
+            if len(key) >= chunk.total or not chunk.data:
+                break
+        if len(key) != chunk.total:
+            raise ProtocolError(f"the device sent {len(key)} bytes of the key in slot {slot}, of {chunk.total}")
+        return key
+
+    def write_key(self, slot: int, key: bytes, made_by: KeygenSlot) -> None:
+        """The key pair `key` (read_key's) into `slot`; `made_by` is the command that makes the same
+        key (a replayed signature remakes it)."""
+        for offset in range(0, len(key), KEY_CHUNK_BYTES):
+            self._command(KeyWrite(slot, offset, key[offset:offset + KEY_CHUNK_BYTES]), Done, self.answer_timeout,
+                          retry_on_silence=True, what=f"DONE for the key written to slot {slot}")
+        self._keygens[slot] = made_by
 
     def sign_slot(self, slot: int, seed: bytes, msg_len: int, sample_id: int,
                   message_seed: bytes | None = None) -> Sample:

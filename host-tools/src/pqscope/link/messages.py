@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from .frames import Frame, encode_frame
-from .protocol import (DIGEST_BYTES, PROTOCOL_VERSION, SEED_BYTES, ErrorCode, MessageType, Op, ProtocolError, Status,
+from .protocol import (DIGEST_BYTES, KEY_CHUNK_BYTES, PROTOCOL_VERSION, SEED_BYTES, ErrorCode, MessageType, Op, ProtocolError, Status,
                        VersionMismatch, enum_value, ops_from_mask, ops_mask, pack_string, unpack_fixed, unpack_string)
 
 
@@ -239,6 +239,69 @@ class ProbeName:
 
 
 @dataclass(frozen=True)
+class KeyRead:
+    """Asks for the KEY_CHUNK_BYTES of a slot's key pair (pk || sk) from `offset` on."""
+
+    TYPE: ClassVar = MessageType.KEY_READ
+    _LAYOUT: ClassVar = struct.Struct("<BI")
+
+    slot: int
+    offset: int
+
+    def payload(self) -> bytes:
+        return self._LAYOUT.pack(self.slot, self.offset)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "KeyRead":
+        return cls(*unpack_fixed(cls._LAYOUT, payload, "KEY_READ"))
+
+
+@dataclass(frozen=True)
+class KeyWrite:
+    """Writes `data` (at most KEY_CHUNK_BYTES) at `offset` of a slot's key pair, chunks in order."""
+
+    TYPE: ClassVar = MessageType.KEY_WRITE
+    _LAYOUT: ClassVar = struct.Struct("<BI")
+
+    slot: int
+    offset: int
+    data: bytes
+
+    def payload(self) -> bytes:
+        if not 0 < len(self.data) <= KEY_CHUNK_BYTES:
+            raise ValueError(f"a key chunk is 1 to {KEY_CHUNK_BYTES} bytes, not {len(self.data)}")
+        return self._LAYOUT.pack(self.slot, self.offset) + self.data
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "KeyWrite":
+        if not cls._LAYOUT.size < len(payload) <= cls._LAYOUT.size + KEY_CHUNK_BYTES:
+            raise ProtocolError(f"malformed KEY_WRITE: {len(payload)} payload bytes")
+        return cls(*cls._LAYOUT.unpack(payload[:cls._LAYOUT.size]), payload[cls._LAYOUT.size:])
+
+
+@dataclass(frozen=True)
+class KeyBytes:
+    """KEY_READ's answer: the key pair's bytes from `offset` on, of its `total`."""
+
+    TYPE: ClassVar = MessageType.KEY_BYTES
+    _LAYOUT: ClassVar = struct.Struct("<BII")
+
+    slot: int
+    offset: int
+    total: int
+    data: bytes
+
+    def payload(self) -> bytes:
+        return self._LAYOUT.pack(self.slot, self.offset, self.total) + self.data
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "KeyBytes":
+        if not cls._LAYOUT.size <= len(payload) <= cls._LAYOUT.size + KEY_CHUNK_BYTES:
+            raise ProtocolError(f"malformed KEY_BYTES: {len(payload)} payload bytes")
+        return cls(*cls._LAYOUT.unpack(payload[:cls._LAYOUT.size]), payload[cls._LAYOUT.size:])
+
+
+@dataclass(frozen=True)
 class Done:
     TYPE: ClassVar = MessageType.DONE
     _LAYOUT: ClassVar = struct.Struct("<IB")
@@ -300,12 +363,12 @@ class ErrorRecord:
         return f"{name}: {self.message}" if self.message else name
 
 
-Command = Hello | Run | KeygenSlot | SignSlot | Probe
-Record = Info | Sample | Digest | Done | ProbeName | ErrorRecord
+Command = Hello | Run | KeygenSlot | SignSlot | Probe | KeyRead | KeyWrite
+Record = Info | Sample | Digest | Done | ProbeName | KeyBytes | ErrorRecord
 Message = Command | Record
 _BY_TYPE: dict[int, type] = {
-    cls.TYPE: cls for cls in (Hello, Run, KeygenSlot, SignSlot, Probe, Info, Sample, Digest, Done, ProbeName,
-                              ErrorRecord)
+    cls.TYPE: cls for cls in (Hello, Run, KeygenSlot, SignSlot, Probe, KeyRead, KeyWrite, Info, Sample, Digest, Done,
+                              ProbeName, KeyBytes, ErrorRecord)
 }
 
 

@@ -7,10 +7,11 @@ from enum import IntEnum
 
 from ..project.errors import PqscopeError
 
-PROTOCOL_VERSION = 5
+PROTOCOL_VERSION = 6
 SEED_BYTES = 32
 DIGEST_BYTES = 32
 RUN_FLAG_DIGEST = 1 << 0  # RUN.flags: also send the sample's transcript DIGEST
+KEY_CHUNK_BYTES = 480  # the most key bytes one KEY_WRITE or KEY_BYTES carries
 
 
 class MessageType(IntEnum):
@@ -19,11 +20,14 @@ class MessageType(IntEnum):
     KEYGEN_SLOT = 0x03
     SIGN_SLOT = 0x04
     PROBE = 0x05
+    KEY_READ = 0x06
+    KEY_WRITE = 0x07
     INFO = 0x81
     SAMPLE = 0x82
     DONE = 0x83
     DIGEST = 0x84
     PROBE_NAME = 0x85
+    KEY_BYTES = 0x86
     ERROR = 0x8F
 
 
