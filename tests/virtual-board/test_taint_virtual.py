@@ -4,6 +4,7 @@ constant-time schemes' only findings are what their catalogue rows declare publi
 rejections, Falcon's sampler and restarts, the signature) or notes, while native-double Falcon
 leaks in libgcc's soft-float routines."""
 
+import csv
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import time
 import pytest
 
 from pqscope.results import store
+from pqscope.results.records import KEYGEN_ID_BASE, derive_seed
 
 from conftest import ROOT
 from gate_status import gate_document
@@ -47,6 +49,23 @@ def test_a_leaky_control_is_found_at_its_line(pattern, tmp_path):
     assert at_the_leak and all(finding["function"].startswith("key_dependent_value") for finding in at_the_leak), leaks
     if pattern in LOOPS:  # the loop's own branch goes both ways: the emulator reads each direction
         assert any(0 < finding["taken"] < finding["count"] for finding in at_the_leak), at_the_leak
+
+
+def test_the_check_times_a_signature_as_the_board_without_it(image_session, tmp_path):
+    """The check's emulator follows each instruction, the secret division's too, and times it as the
+    board does without the check: a division its code hook covers is timed by it, and only by it
+    (the division's own hook is off meanwhile). Its first signature, on a board fresh from its key
+    generation, is signed again on a board without the check."""
+    taint("control-udiv", "leaky", tmp_path)
+    meta = json.loads((tmp_path / "taint/meta.json").read_text())
+    master = bytes.fromhex(meta["master_seed"])
+    with open(tmp_path / "taint/taint.csv", newline="") as rows:
+        first = next(row for row in csv.DictReader(rows) if row["index"] == "0")
+    session = image_session("control-udiv", "leaky")
+    session.hello()
+    session.keygen_slot(0, derive_seed(master, "key", 0), KEYGEN_ID_BASE)
+    signed = session.sign_slot(0, bytes.fromhex(first["seed"]), meta["msg_len"], 0, derive_seed(master, "message", 0))
+    assert signed.cycles == int(first["cycles"])
 
 
 @pytest.mark.parametrize("pattern", LEAKS)

@@ -5,7 +5,7 @@ serves both directions (the host sends commands; tests play the device with the 
 """
 
 import struct
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import ClassVar
 
 from .frames import Frame, encode_frame
@@ -13,18 +13,21 @@ from .protocol import (DIGEST_BYTES, KEY_CHUNK_BYTES, PROTOCOL_VERSION, SEED_BYT
                        VersionMismatch, enum_value, ops_from_mask, ops_mask, pack_string, unpack_fixed, unpack_string)
 
 
-@dataclass(frozen=True)
-class Hello:
-    TYPE: ClassVar = MessageType.HELLO
-    _LAYOUT: ClassVar = struct.Struct("")
+class _Fixed:
+    """A message whose payload is its fields, in their order, packed by its _LAYOUT."""
 
     def payload(self) -> bytes:
-        return b""
+        return self._LAYOUT.pack(*astuple(self))
 
     @classmethod
-    def parse(cls, payload: bytes) -> "Hello":
-        unpack_fixed(cls._LAYOUT, payload, "HELLO")
-        return cls()
+    def parse(cls, payload: bytes):
+        return cls(*unpack_fixed(cls._LAYOUT, payload, cls.TYPE.name))
+
+
+@dataclass(frozen=True)
+class Hello(_Fixed):
+    TYPE: ClassVar = MessageType.HELLO
+    _LAYOUT: ClassVar = struct.Struct("")
 
 
 @dataclass(frozen=True)
@@ -202,20 +205,13 @@ class Sample:
 
 
 @dataclass(frozen=True)
-class Probe:
+class Probe(_Fixed):
     """Asks for the name of the image's probe `index` (0 <= index < INFO.probes)."""
 
     TYPE: ClassVar = MessageType.PROBE
     _LAYOUT: ClassVar = struct.Struct("<B")
 
     index: int
-
-    def payload(self) -> bytes:
-        return self._LAYOUT.pack(self.index)
-
-    @classmethod
-    def parse(cls, payload: bytes) -> "Probe":
-        return cls(*unpack_fixed(cls._LAYOUT, payload, "PROBE"))
 
 
 @dataclass(frozen=True)
@@ -239,7 +235,7 @@ class ProbeName:
 
 
 @dataclass(frozen=True)
-class KeyRead:
+class KeyRead(_Fixed):
     """Asks for the KEY_CHUNK_BYTES of a slot's key pair (pk || sk) from `offset` on."""
 
     TYPE: ClassVar = MessageType.KEY_READ
@@ -247,13 +243,6 @@ class KeyRead:
 
     slot: int
     offset: int
-
-    def payload(self) -> bytes:
-        return self._LAYOUT.pack(self.slot, self.offset)
-
-    @classmethod
-    def parse(cls, payload: bytes) -> "KeyRead":
-        return cls(*unpack_fixed(cls._LAYOUT, payload, "KEY_READ"))
 
 
 @dataclass(frozen=True)
@@ -274,9 +263,7 @@ class KeyWrite:
 
     @classmethod
     def parse(cls, payload: bytes) -> "KeyWrite":
-        if not cls._LAYOUT.size < len(payload) <= cls._LAYOUT.size + KEY_CHUNK_BYTES:
-            raise ProtocolError(f"malformed KEY_WRITE: {len(payload)} payload bytes")
-        return cls(*cls._LAYOUT.unpack(payload[:cls._LAYOUT.size]), payload[cls._LAYOUT.size:])
+        return cls(*_key_chunk(cls._LAYOUT, payload, "KEY_WRITE", fewest=1))
 
 
 @dataclass(frozen=True)
@@ -296,9 +283,14 @@ class KeyBytes:
 
     @classmethod
     def parse(cls, payload: bytes) -> "KeyBytes":
-        if not cls._LAYOUT.size <= len(payload) <= cls._LAYOUT.size + KEY_CHUNK_BYTES:
-            raise ProtocolError(f"malformed KEY_BYTES: {len(payload)} payload bytes")
-        return cls(*cls._LAYOUT.unpack(payload[:cls._LAYOUT.size]), payload[cls._LAYOUT.size:])
+        return cls(*_key_chunk(cls._LAYOUT, payload, "KEY_BYTES", fewest=0))
+
+
+def _key_chunk(layout: struct.Struct, payload: bytes, name: str, fewest: int) -> tuple:
+    """The fields of `layout`, then the key bytes after them (`fewest` to KEY_CHUNK_BYTES)."""
+    if not layout.size + fewest <= len(payload) <= layout.size + KEY_CHUNK_BYTES:
+        raise ProtocolError(f"malformed {name}: {len(payload)} payload bytes")
+    return (*layout.unpack(payload[:layout.size]), payload[layout.size:])
 
 
 @dataclass(frozen=True)
@@ -319,7 +311,7 @@ class Done:
 
 
 @dataclass(frozen=True)
-class Digest:
+class Digest(_Fixed):
     """SHA3-256 of the sample's pk || sk || msg || sig (firmware/PROTOCOL.md)."""
 
     TYPE: ClassVar = MessageType.DIGEST
@@ -327,13 +319,6 @@ class Digest:
 
     sample_id: int
     digest: bytes
-
-    def payload(self) -> bytes:
-        return self._LAYOUT.pack(self.sample_id, self.digest)
-
-    @classmethod
-    def parse(cls, payload: bytes) -> "Digest":
-        return cls(*unpack_fixed(cls._LAYOUT, payload, "DIGEST"))
 
 
 @dataclass(frozen=True)
