@@ -64,6 +64,11 @@ static uint8_t *const message = pqs_guarded_message.bytes;
 /* Written by the implementation (through its pointer): not among the harness's counters. */
 static size_t signature_len;
 volatile uint32_t pqs_current_sample_id;
+/* KEY_WRITE's progress: the slot it writes and the bytes written in order from offset 0. */
+static struct {
+  uint8_t slot;
+  uint32_t written;
+} key_write;
 
 static void send_record(uint8_t type, uint16_t seq, const struct pqs_writer *payload)
 {
@@ -176,6 +181,9 @@ static __attribute__((noinline)) void measure(uint8_t op, struct measurement *m)
   uint32_t count = buffers_of(op, buffers);
   if (op == OP_KEYGEN) {
     pqs_state.counters.slot_has_key[pqs_state.counters.active_slot / 8] |= (uint8_t)(1u << (pqs_state.counters.active_slot % 8));
+    if (pqs_state.counters.active_slot == key_write.slot) {
+      key_write.written = 0; /* a key written part way is gone: its write starts again at 0 */
+    }
   }
   uint8_t *top = __builtin_frame_address(0);
   uint32_t *lowest = (uint32_t *)stack_lowest();
@@ -539,8 +547,6 @@ static void handle_key_read(uint16_t seq, const struct pqs_frame *frame)
  * key once its last byte is written. A chunk sent again (its answer was lost) is written again. */
 static void handle_key_write(uint16_t seq, const struct pqs_frame *frame)
 {
-  static uint8_t writing_slot;
-  static uint32_t written;
   uint8_t slot;
   uint32_t offset, total = (uint32_t)(pqs_scheme.pk_bytes + pqs_scheme.sk_bytes);
   uint32_t n = frame->payload_len > KEY_COMMAND_BYTES ? frame->payload_len - KEY_COMMAND_BYTES : 0u;
@@ -551,19 +557,19 @@ static void handle_key_write(uint16_t seq, const struct pqs_frame *frame)
   if (!parse_key_command(seq, frame, &slot, &offset)) {
     return;
   }
-  if (offset + n > total || (offset > 0 && (slot != writing_slot || offset > written))) {
+  if (offset > total || n > total - offset || (offset > 0 && (slot != key_write.slot || offset > key_write.written))) {
     send_error(seq, ERR_BAD_ARGUMENT, "KEY_WRITE: chunks go in order from offset 0, within the key pair");
     return;
   }
   if (offset == 0) {
-    writing_slot = slot;
+    key_write.slot = slot;
     pqs_state.counters.slot_has_key[slot / 8] &= (uint8_t)~(1u << (slot % 8));
   }
   for (uint32_t i = 0; i < n; i++) {
     *key_byte(slot, offset + i) = frame->payload[KEY_COMMAND_BYTES + i];
   }
-  written = offset + n;
-  if (written == total) {
+  key_write.written = offset + n;
+  if (key_write.written == total) {
     pqs_state.counters.slot_has_key[slot / 8] |= (uint8_t)(1u << (slot % 8));
   }
   send_done(seq, 0, STATUS_OK);
@@ -632,6 +638,7 @@ void pqs_harness_start(void)
   pqs_receiver_init(&receiver);
   /* Zero at boot already; cleared for hosts that start the harness again in one process. */
   memset(pqs_state.counters.slot_has_key, 0, sizeof pqs_state.counters.slot_has_key);
+  key_write.written = 0;
   send_info(0);
 }
 

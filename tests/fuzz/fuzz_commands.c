@@ -6,7 +6,8 @@
  * COBS and the CRC do not stop it), perhaps with another version, a corrupted byte or no
  * delimiter. Every byte goes to pqs_harness_receive_byte, and what the harness sends back must be
  * well-formed frames saying exactly what firmware/PROTOCOL.md promises for the frame that byte
- * completed (a mirror receiver tells which), given a model of which key slots hold a key. Each
+ * completed (a mirror receiver tells which), given a model of which key slots hold a key (and the
+ * bytes KEY_WRITE put there). Each
  * input runs twice: both runs must send the same bytes. */
 #include <pqscope/drbg.h>
 #include <pqscope/frame.h>
@@ -23,10 +24,13 @@
 #include <string.h>
 #include <ucontext.h>
 
-enum { CMD_HELLO = 0x01, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, CMD_PROBE };
-enum { REC_INFO = 0x81, REC_SAMPLE, REC_DONE, REC_DIGEST, REC_PROBE_NAME, REC_ERROR = 0x8F };
+enum { CMD_HELLO = 0x01, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, CMD_PROBE, CMD_KEY_READ, CMD_KEY_WRITE };
+enum { REC_INFO = 0x81, REC_SAMPLE, REC_DONE, REC_DIGEST, REC_PROBE_NAME, REC_KEY_BYTES, REC_ERROR = 0x8F };
 enum { ERR_BAD_FRAME = 1, ERR_BAD_VERSION, ERR_UNKNOWN_COMMAND, ERR_BAD_LENGTH, ERR_BAD_ARGUMENT };
 #define COMMAND_PAYLOAD_BYTES 40
+#define KEY_COMMAND_BYTES 5
+#define KEY_CHUNK_BYTES 480
+#define MODEL_PAIR_BYTES 64 /* the toy's pk and sk */
 #define MAX_RECORDS 8
 
 #define REQUIRE(cond) ((cond) ? (void)0 : violated(#cond, __LINE__))
@@ -131,10 +135,79 @@ static void expect_info(uint16_t seq)
 /* ---- The model: what the harness must answer ---- */
 
 static uint8_t slot_has_key[256 / 8];
+/* Each slot's key pair where KEY_WRITE wrote all of it since its last key generation. */
+static uint8_t pair_bytes[256][MODEL_PAIR_BYTES];
+static bool pair_known[256];
+static uint8_t writing_slot; /* KEY_WRITE's slot and its bytes written in order from offset 0 */
+static uint32_t written;
 
 static bool has_key(uint8_t slot)
 {
   return slot_has_key[slot / 8] & (1u << (slot % 8));
+}
+
+static uint32_t pair_total(void)
+{
+  return (uint32_t)(pqs_scheme.pk_bytes + pqs_scheme.sk_bytes);
+}
+
+/* KEY_READ: an ERROR, or KEY_BYTES with the slot's bytes from the offset on (those written, where known). */
+static void expect_key_read(const struct pqs_frame *cmd)
+{
+  if (cmd->payload_len != KEY_COMMAND_BYTES) {
+    expect_error(cmd->seq, ERR_BAD_LENGTH);
+    return;
+  }
+  struct pqs_reader r;
+  pqs_reader_init(&r, cmd->payload, cmd->payload_len);
+  uint8_t slot = pqs_get_u8(&r);
+  uint32_t offset = pqs_get_u32(&r);
+  if (slot >= pqs_scheme.key_slots || !has_key(slot) || offset > pair_total()) {
+    expect_error(cmd->seq, ERR_BAD_ARGUMENT);
+    return;
+  }
+  uint32_t n = pair_total() - offset < KEY_CHUNK_BYTES ? pair_total() - offset : KEY_CHUNK_BYTES;
+  REQUIRE(record_count == 1);
+  struct pqs_reader k = record_reader(0, REC_KEY_BYTES, cmd->seq);
+  REQUIRE(pqs_get_u8(&k) == slot && pqs_get_u32(&k) == offset && pqs_get_u32(&k) == pair_total());
+  uint8_t bytes[KEY_CHUNK_BYTES];
+  pqs_get_bytes(&k, bytes, n);
+  require_end(&k);
+  REQUIRE(!pair_known[slot] || memcmp(bytes, pair_bytes[slot] + offset, n) == 0);
+}
+
+/* KEY_WRITE: an ERROR, or DONE once its bytes are in; the slot holds a key once the last one is. */
+static void expect_key_write(const struct pqs_frame *cmd)
+{
+  uint32_t n = cmd->payload_len > KEY_COMMAND_BYTES ? cmd->payload_len - KEY_COMMAND_BYTES : 0;
+  if (n == 0 || n > KEY_CHUNK_BYTES) {
+    expect_error(cmd->seq, ERR_BAD_LENGTH);
+    return;
+  }
+  struct pqs_reader r;
+  pqs_reader_init(&r, cmd->payload, cmd->payload_len);
+  uint8_t slot = pqs_get_u8(&r);
+  uint32_t offset = pqs_get_u32(&r);
+  if (slot >= pqs_scheme.key_slots || offset > pair_total() || n > pair_total() - offset ||
+      (offset > 0 && (slot != writing_slot || offset > written))) {
+    expect_error(cmd->seq, ERR_BAD_ARGUMENT);
+    return;
+  }
+  if (offset == 0) {
+    writing_slot = slot;
+    slot_has_key[slot / 8] &= (uint8_t)~(1u << (slot % 8));
+    pair_known[slot] = false;
+  }
+  memcpy(pair_bytes[slot] + offset, cmd->payload + KEY_COMMAND_BYTES, n);
+  written = offset + n;
+  if (written == pair_total()) {
+    slot_has_key[slot / 8] |= (uint8_t)(1u << (slot % 8));
+    pair_known[slot] = true;
+  }
+  REQUIRE(record_count == 1);
+  struct pqs_reader done = record_reader(0, REC_DONE, cmd->seq);
+  REQUIRE(pqs_get_u32(&done) == 0 && pqs_get_u8(&done) == 0);
+  require_end(&done);
 }
 
 /* RUN, KEYGEN_SLOT or SIGN_SLOT: an ERROR, or SAMPLEs (, DIGEST) and DONE, all OK (the toy
@@ -162,8 +235,10 @@ static void expect_measurement(const struct pqs_frame *cmd)
     expect_error(cmd->seq, ERR_BAD_ARGUMENT);
     return;
   }
-  if (cmd->type != CMD_SIGN_SLOT) {
+  if (cmd->type != CMD_SIGN_SLOT) { /* a key generation: a new key, and a write into the slot ended */
     slot_has_key[slot / 8] |= (uint8_t)(1u << (slot % 8));
+    pair_known[slot] = false;
+    written = slot == writing_slot ? 0 : written;
   }
 
   size_t i = 0;
@@ -217,6 +292,10 @@ static void feed(uint8_t byte)
   } else if (cmd.type == CMD_PROBE) {
     /* The toy image has no probes: every index is out of range. */
     expect_error(cmd.seq, cmd.payload_len == 1 ? ERR_BAD_ARGUMENT : ERR_BAD_LENGTH);
+  } else if (cmd.type == CMD_KEY_READ) {
+    expect_key_read(&cmd);
+  } else if (cmd.type == CMD_KEY_WRITE) {
+    expect_key_write(&cmd);
   } else {
     expect_error(cmd.seq, ERR_UNKNOWN_COMMAND);
   }
@@ -276,9 +355,9 @@ static void feed_chunk(struct input *in)
     }
     return;
   }
-  static const uint8_t types[9] = {CMD_HELLO, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT,
-                                   CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, CMD_PROBE, 0};
-  uint8_t type = types[take(in) % 9];
+  static const uint8_t types[11] = {CMD_HELLO, CMD_RUN, CMD_KEYGEN_SLOT, CMD_SIGN_SLOT, CMD_RUN, CMD_KEYGEN_SLOT,
+                                    CMD_SIGN_SLOT, CMD_PROBE, CMD_KEY_READ, CMD_KEY_WRITE, 0};
+  uint8_t type = types[take(in) % 11];
   if (type == 0) {
     type = take(in);
   }
@@ -308,6 +387,15 @@ static void feed_chunk(struct input *in)
     for (int i = 0; i < 32; i++) {
       pqs_put_u8(&w, seed_byte);
     }
+  } else if (type == CMD_KEY_READ || type == CMD_KEY_WRITE) {
+    /* Mostly valid: slots 0..3, the offset and KEY_WRITE's bytes within the key pair; 1 in 16 the
+     * slot or the offset as the input has it. */
+    uint8_t slot = take(in), offset = take(in);
+    pqs_put_u8(&w, slot >= 0xF0 ? take(in) : slot % 4);
+    pqs_put_u32(&w, offset >= 0xF0 ? (uint32_t)take_u16(in) << 16 | take_u16(in) : offset % (pair_total() + 1));
+    for (uint8_t n = type == CMD_KEY_WRITE ? take(in) % (MODEL_PAIR_BYTES + 1) : 0; n > 0; n--) {
+      pqs_put_u8(&w, take(in));
+    }
   }
   uint8_t version = kind & ANY_VERSION ? take(in) : PQS_PROTOCOL_VERSION;
   uint8_t wire[PQS_MAX_WIRE];
@@ -330,9 +418,12 @@ static void feed_chunk(struct input *in)
 /* Starts the harness and feeds it the whole input; returns the hash of its output. */
 static uint64_t run_pass(const uint8_t *data, size_t size)
 {
+  REQUIRE(pair_total() <= MODEL_PAIR_BYTES);
   fake_board_reset();
   output_hash = 0xcbf29ce484222325u;
   memset(slot_has_key, 0, sizeof slot_has_key);
+  memset(pair_known, 0, sizeof pair_known);
+  written = 0;
   pqs_receiver_init(&mirror);
   pqs_harness_start();
   take_answer();
