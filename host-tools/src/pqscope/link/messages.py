@@ -9,8 +9,9 @@ from dataclasses import astuple, dataclass
 from typing import ClassVar
 
 from .frames import Frame, encode_frame
-from .protocol import (DIGEST_BYTES, KEY_CHUNK_BYTES, PROTOCOL_VERSION, SEED_BYTES, ErrorCode, MessageType, Op, ProtocolError, Status,
-                       VersionMismatch, enum_value, ops_from_mask, ops_mask, pack_string, unpack_fixed, unpack_string)
+from .protocol import (DIGEST_BYTES, KEY_CHUNK_BYTES, PROTOCOL_VERSION, SEED_BYTES, ErrorCode, MessageType, Op,
+                       ProtocolError, Status, VersionMismatch, enum_value, ops_from_mask, ops_mask, pack_string,
+                       unpack_fixed, unpack_string)
 
 
 class _Fixed:
