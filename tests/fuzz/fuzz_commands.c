@@ -151,6 +151,15 @@ static uint32_t pair_total(void)
   return (uint32_t)(pqs_scheme.pk_bytes + pqs_scheme.sk_bytes);
 }
 
+/* The slot and offset that KEY_READ and KEY_WRITE begin with. */
+static void key_command(const struct pqs_frame *cmd, uint8_t *slot, uint32_t *offset)
+{
+  struct pqs_reader r;
+  pqs_reader_init(&r, cmd->payload, cmd->payload_len);
+  *slot = pqs_get_u8(&r);
+  *offset = pqs_get_u32(&r);
+}
+
 /* KEY_READ: an ERROR, or KEY_BYTES with the slot's bytes from the offset on (those written, where known). */
 static void expect_key_read(const struct pqs_frame *cmd)
 {
@@ -158,10 +167,9 @@ static void expect_key_read(const struct pqs_frame *cmd)
     expect_error(cmd->seq, ERR_BAD_LENGTH);
     return;
   }
-  struct pqs_reader r;
-  pqs_reader_init(&r, cmd->payload, cmd->payload_len);
-  uint8_t slot = pqs_get_u8(&r);
-  uint32_t offset = pqs_get_u32(&r);
+  uint8_t slot;
+  uint32_t offset;
+  key_command(cmd, &slot, &offset);
   if (slot >= pqs_scheme.key_slots || !has_key(slot) || offset > pair_total()) {
     expect_error(cmd->seq, ERR_BAD_ARGUMENT);
     return;
@@ -184,10 +192,9 @@ static void expect_key_write(const struct pqs_frame *cmd)
     expect_error(cmd->seq, ERR_BAD_LENGTH);
     return;
   }
-  struct pqs_reader r;
-  pqs_reader_init(&r, cmd->payload, cmd->payload_len);
-  uint8_t slot = pqs_get_u8(&r);
-  uint32_t offset = pqs_get_u32(&r);
+  uint8_t slot;
+  uint32_t offset;
+  key_command(cmd, &slot, &offset);
   if (slot >= pqs_scheme.key_slots || offset > pair_total() || n > pair_total() - offset ||
       (offset > 0 && (slot != writing_slot || offset > written))) {
     expect_error(cmd->seq, ERR_BAD_ARGUMENT);
