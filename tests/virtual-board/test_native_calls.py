@@ -1,13 +1,15 @@
 """The emulator's calls run on the host change no result (docs/pages/virtual-board.md, "Calls run
-on the host"): the same measurement with the Keccak permutation's calls run on the host once
-learnt and with every call emulated (PQSCOPE_NATIVE_CALLS=off) gives byte for byte the same
-device transcripts (every cycle count and stack depth), profiler intervals (per-function cycles,
-block counts, trace hashes) and exact-check documents, and the host did run calls, in each of the
-two state layouts. The quick tier runs SLH-DSA-SHAKE-128f's constant-time test (slhdsa-c's Keccak in
-C: 64-bit lanes; statistics with the profiler, and the exact check) and SPHINCS+-SHAKE-128f's
-measurement and exact check (pqm4's assembly: bit-interleaved words), Falcon-512 fpnative's exact
-check (its variants' cycles), and the stack depths of a control whose calls leave part of their
-frame unwritten; the slow tier the same test of
+on the host"): the same measurement with the hashing primitives' calls run on the host once learnt
+and with every call emulated (PQSCOPE_NATIVE_CALLS=off) gives byte for byte the same device
+transcripts (every cycle count and stack depth), profiler intervals (per-function cycles, block
+counts, trace hashes) and exact-check documents, and the host did run calls, in each of the
+primitives' layouts. The quick tier runs SLH-DSA-SHAKE-128f's constant-time test (slhdsa-c's Keccak in
+C: 64-bit lanes; statistics with the profiler, and the exact check), SPHINCS+-SHAKE-128f's
+measurement and exact check (pqm4's assembly: bit-interleaved words), SLH-DSA-SHA2-192f's test
+(slhdsa-c's SHA-256 and SHA-512 compressions, which call memcpy), SPHINCS+-SHA2-192f's measurement
+and exact check (mupq's crypto_hashblocks_sha256 as GCC cloned it, two lengths; pqm4's SHA-512 in
+assembly), Falcon-512 fpnative's exact check (its variants' cycles), and the stack depths of a
+control whose calls leave part of their frame unwritten; the slow tier the same test of
 SPHINCS+-SHAKE-128f and one at 168 MHz, where flash wait states keep every call emulated."""
 
 import json
@@ -67,6 +69,34 @@ def test_the_constant_time_test_is_the_same_with_calls_run_on_the_host(tmp_path)
         assert raw_on.startswith(raw_off) or raw_off.startswith(raw_on)
         assert host_runs(shard / "vboard-stats.json").get("lanes", 0) > 100_000
         assert json.loads((off / "shards" / shard.name / "vboard-stats.json").read_text())["native_calls"] == []
+
+
+def test_the_sha2_compressions_and_the_callee_they_call_are_the_same_run_on_the_host(tmp_path):
+    """slhdsa-c's compressions copy their round constants to the stack with memcpy: a call run on
+    the host shows the profiler memcpy's call and blocks as the emulated call did."""
+    on, off = both_ways(["ct", "--scheme", "slh-dsa-sha2-192f", "--impl", "slhdsa-c"], tmp_path)
+    for name in TAINT_OUTPUTS:
+        assert (on / "taint" / name).read_bytes() == (off / "taint" / name).read_bytes(), name
+    for shard in sorted((on / "shards").iterdir()):
+        assert same_prefix(shard / "intervals.jsonl", off / "shards" / shard.name / "intervals.jsonl") >= 2
+        runs = host_runs(shard / "vboard-stats.json")
+        assert runs.get("sha-256", 0) > 100_000 and runs.get("sha-512", 0) > 10_000, runs
+
+
+def test_the_sha2_blocks_of_each_length_are_the_same_run_on_the_host(tmp_path):
+    """mupq's crypto_hashblocks_sha256 (a static function, GCC's clone .isra.0) and pqm4's SHA-512
+    in assembly take whole blocks of their input: a length's calls are learnt by its own recordings."""
+    row = ["--scheme", "sphincs-sha2-192f-simple", "--impl", "clean", "-n", "1"]
+    on, off = both_ways(["run", *row], tmp_path / "run")
+    assert (on / "raw.bin").read_bytes() == (off / "raw.bin").read_bytes()
+    on, off = both_ways(["taint", *row], tmp_path / "taint")
+    for name in (*TAINT_OUTPUTS, "taint.csv"):
+        assert (on / name).read_bytes() == (off / name).read_bytes(), name
+    functions = json.loads((on / "vboard-stats.json").read_text())["native_calls"]
+    lengths = {f["layout"]: f["lengths_on_host"] for f in functions if f["layout"]}
+    assert lengths.get("sha-256", 0) >= 2 and lengths.get("sha-512", 0) >= 1, functions
+    runs = host_runs(on / "vboard-stats.json")
+    assert runs.get("sha-256", 0) > 100_000 and runs.get("sha-512", 0) > 1_000, runs
 
 
 def test_the_stack_depth_is_the_same_when_the_call_leaves_part_of_its_frame_unwritten(tmp_path):

@@ -71,7 +71,7 @@ static void on_signal(int sig)
  * emulator's. */
 static int write_stats(const char *path, const struct machine *m, double wall, double host_wait)
 {
-	char taint_line[200] = "", native_line[1024];
+	char taint_line[200] = "", native_line[4096];
 	const struct art *art = m->art;
 	const struct art_counts *c = &art->counts;
 	FILE *f = fopen(path, "w");

@@ -1,25 +1,27 @@
-/* Calls of the Keccak-f[1600] permutation run on the host (a speed-up that changes no result):
- * SPHINCS+ and SLH-DSA over SHAKE spend 90 % of their signing in it, and the host computes a call
- * in a tenth of the time Unicorn takes to emulate it.
- * A function of native_functions is learnt first: NATIVE_RECORDINGS of its calls are emulated and
- * recorded (each block it runs, with the model time at the block's end, and its instruction count;
- * its frame; r0-r3, r12 and the flags at its return; the 200 bytes at r0 before and after). Once
- * every recording ran the same blocks in the same time, left the callee-saved registers as they
- * were, and agreed with one of the host's layouts of the state (permutation.h), a call is run on
- * the host: the state is permuted in place, the frame's words the call writes and the scratch
- * registers are written as the recordings had them (a copy of an entry register where every
- * recording had one, else the last recording's value: a constant, or a word dead by the calling
- * convention, such as pqm4's five theta temporaries), model time, the instruction and block
- * counts and the pipeline state move on by what the recordings measured, the profiler sees the
- * recorded blocks, and execution goes on at LR.
+/* Calls of hashing primitives run on the host (a speed-up that changes no result): the Keccak-f[1600]
+ * permutation, where SPHINCS+ and SLH-DSA over SHAKE spend 90 % of their signing, and the SHA-256
+ * and SHA-512 compressions, where their SHA2 sets spend 88 %; the host computes a call in a tenth of
+ * the time Unicorn takes to emulate it, or less.
+ * A function of `primitives` is learnt first, for each length of input it is called with (its time
+ * follows the number of blocks): NATIVE_RECORDINGS of its calls are emulated and recorded (each
+ * block it runs, with the model time at the block's end, and its instruction count; its frame;
+ * r0-r3, r12 and the flags at its return; its state and input before, its state after). Once every
+ * recording ran the same blocks in the same time, left the callee-saved registers and its input as
+ * they were, and agreed with one of the host's layouts of the primitive (permutation.h,
+ * compression.h), a call is run on the host: the state is computed in place, the frame's words the
+ * call writes and the scratch registers are written as the recordings had them (a copy of an entry
+ * register where every recording had one, else the last recording's value: a constant, or a word
+ * dead by the calling convention, such as pqm4's five theta temporaries), model time, the
+ * instruction and block counts and the pipeline state move on by what the recordings measured, the
+ * profiler sees the recorded blocks, and execution goes on at LR.
  * Which of the frame's words a call writes (the stack meter sees the deepest one) is learnt by the
  * recordings after the first, which knows the frame: each begins with the frame filled with its own
  * sentinel, and ends with the words that still hold it given back their contents.
  * A call is emulated instead where anything could make it run otherwise: an exception due before
  * it would return, an entry block the translator ended elsewhere than in the recordings, flash wait
  * states (the ART's state decides fetch times), the guard watch, a taint tracker that follows its
- * instructions (one that replays its summary, or is idle, lets it run on the host), or an exact
- * access being replayed.
+ * instructions (one that replays its summary, or is idle, lets it run on the host), an exact
+ * access being replayed, or a length no recordings were kept for (NATIVE_LENGTHS a function).
  * Unicorn facts this file is built on:
  * - A UC_HOOK_BLOCK bounded to one address runs only for blocks starting there, after the
  *   unbounded block hooks added before it (the timing hook has priced the block).
@@ -34,27 +36,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compression.h"
 #include "permutation.h"
 #include "profile.h"
 #include "taint.h"
 
 #define NATIVE_RECORDINGS 4
-#define NATIVE_ATTEMPTS 64   /* recordings begun (an exception spoils one) before it is given up */
+#define NATIVE_ATTEMPTS 64   /* recordings begun (an exception spoils one) before a length is given up */
+#define NATIVE_LENGTHS 16    /* lengths of input learnt a function; calls with others are emulated */
 #define NATIVE_FRAME_WORDS 256 /* slhdsa-c's keccak_f1600 keeps 304 bytes */
 #define NATIVE_BLOCKS 2048
+#define NATIVE_STATE_BYTES KECCAK_STATE_BYTES /* the largest state */
+#define NATIVE_INPUT_BYTES 2048u /* the longest input run on the host */
 #define ENTRY_REGS 15        /* r0-r12, SP, LR */
-#define OUT_REGS 6           /* r0-r3, r12, the flags */
+#define OUT_REGS 7           /* r0-r3, r12, LR, the flags */
 
-static const char *const native_functions[] = {
-	"KeccakF1600_StatePermute", /* pqm4's common/keccakf1600.S (interleaved), PQClean's C (lanes) */
-	"keccak_f1600",             /* slhdsa-c's sha3_f1600.c (lanes) */
+/* Where a primitive's function finds its state and input. */
+enum shape {
+	STATE_ONLY,       /* f(state): the state at r0 (a permutation) */
+	STATE_THEN_BLOCK, /* f(state): the state at r0, one block of input right after it */
+	STATE_AND_BLOCKS, /* f(state, in, inlen): the state at r0, inlen / block whole blocks at r1 */
 };
 
-enum layout { LAYOUT_LANES, LAYOUT_INTERLEAVED, NLAYOUTS };
-static void (*const layouts[NLAYOUTS])(uint8_t *) = {keccak_f1600_lanes, keccak_f1600_interleaved};
-static const char *const layout_names[NLAYOUTS] = {"lanes", "interleaved"};
-static const int out_regs[OUT_REGS] = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2,
-				       UC_ARM_REG_R3, UC_ARM_REG_R12, UC_ARM_REG_APSR_NZCVQG};
+static void keccak_lanes(uint8_t *state, const uint8_t *in, uint32_t blocks)
+{
+	(void)in, (void)blocks;
+	keccak_f1600_lanes(state);
+}
+
+static void keccak_interleaved(uint8_t *state, const uint8_t *in, uint32_t blocks)
+{
+	(void)in, (void)blocks;
+	keccak_f1600_interleaved(state);
+}
+
+enum { LANES = 1, INTERLEAVED = 2, SHA256_BIG_ENDIAN = 4, SHA512_BIG_ENDIAN = 8, NLAYOUTS = 4 };
+static const struct {
+	const char *name;
+	void (*run)(uint8_t *state, const uint8_t *in, uint32_t blocks);
+} layouts[NLAYOUTS] = {
+	{"lanes", keccak_lanes}, {"interleaved", keccak_interleaved},
+	{"sha-256", sha256_blocks}, {"sha-512", sha512_blocks},
+};
+
+static const struct primitive {
+	const char *function; /* its name in the ELF, or the name of GCC's clone (name.isra.0) */
+	enum shape shape;
+	uint32_t state_bytes, block_bytes;
+	uint8_t layouts;      /* the layouts (bits) its state may be kept in */
+} primitives[] = {
+	/* pqm4's common/keccakf1600.S (interleaved), PQClean's C (lanes) */
+	{"KeccakF1600_StatePermute", STATE_ONLY, KECCAK_STATE_BYTES, 0, LANES | INTERLEAVED},
+	/* slhdsa-c's sha3_f1600.c */
+	{"keccak_f1600", STATE_ONLY, KECCAK_STATE_BYTES, 0, LANES},
+	/* slhdsa-c's sha2_256.c and sha2_512.c: the block follows the state */
+	{"sha2_256_compress", STATE_THEN_BLOCK, SHA256_STATE_BYTES, SHA256_BLOCK_BYTES, SHA256_BIG_ENDIAN},
+	{"sha2_512_compress", STATE_THEN_BLOCK, SHA512_STATE_BYTES, SHA512_BLOCK_BYTES, SHA512_BIG_ENDIAN},
+	/* mupq's common/sha2.c (static: GCC clones it) and pqm4's common/crypto_hashblocks_sha512_inner32.s */
+	{"crypto_hashblocks_sha256", STATE_AND_BLOCKS, SHA256_STATE_BYTES, SHA256_BLOCK_BYTES, SHA256_BIG_ENDIAN},
+	{"crypto_hashblocks_sha512_m4nofpu_inner", STATE_AND_BLOCKS, SHA512_STATE_BYTES, SHA512_BLOCK_BYTES,
+	 SHA512_BIG_ENDIAN},
+};
+
+static const int out_regs[OUT_REGS] = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3,
+				       UC_ARM_REG_R12, UC_ARM_REG_LR, UC_ARM_REG_APSR_NZCVQG};
 
 /* A word the call leaves (in its frame, or a scratch register), as the recordings had it. */
 struct word_model {
@@ -64,15 +109,18 @@ struct word_model {
 
 struct native_block {
 	uint32_t addr;
+	uint32_t lr;        /* at a callee's entry, LR as it began (the profiler tells a call by it), else 0 */
 	uint64_t end;       /* model time at its end, from the end of the call's first block */
 };
 
 #define FRAME_MAP_WORDS (NATIVE_FRAME_WORDS / 32)
 
+struct native_function;
+
+/* What the recordings of a function's calls with one length of input measured. */
 struct native {
-	struct machine *m;
-	const char *name;
-	uint32_t entry, end;
+	struct native_function *fn;
+	uint32_t length;    /* r2 at entry (STATE_AND_BLOCKS), else 0 */
 	uint32_t recordings, attempts;
 	bool on, off;
 	uint8_t layouts;    /* bit per layout every recording agreed with */
@@ -82,12 +130,29 @@ struct native {
 	uint32_t nblocks;
 	struct native_block *blocks;
 	uint32_t *block_addrs; /* the blocks' addresses, for the profiler */
+	bool callees;       /* blocks outside the function: the profiler sees each (their calls) */
 	uint32_t last_addr, last_size, last_exit_refill;
 	struct pipe_state last_exit;
 	uint32_t frame_bytes;
 	struct word_model frame[NATIVE_FRAME_WORDS], out[OUT_REGS];
 	uint32_t written[FRAME_MAP_WORDS]; /* bit per frame word a recording wrote */
+	bool all_written;   /* every word of the frame: a call on the host need not read it */
 	uint64_t runs;      /* calls run on the host */
+};
+
+struct native_function {
+	struct machine *m;
+	const struct primitive *primitive;
+	const char *name;
+	uint32_t entry, end;
+	uint32_t nlengths;
+	struct native lengths[NATIVE_LENGTHS];
+};
+
+/* A call's state and input, where the primitive's shape puts them. */
+struct operands {
+	uint32_t state_addr, input_addr, input_bytes, blocks;
+	uint8_t state[NATIVE_STATE_BYTES], input[NATIVE_INPUT_BYTES];
 };
 
 struct recording {
@@ -97,7 +162,7 @@ struct recording {
 	uint32_t min_sp;
 	uint64_t cycles, insns, block_count; /* at the end of the first block */
 	uint64_t last_seen;  /* model time when the last block was seen */
-	uint8_t state[KECCAK_STATE_BYTES];
+	struct operands before;
 	uint32_t sentinel;   /* the value filling the frame at entry, 0: the frame as it was */
 	uint32_t saved[NATIVE_FRAME_WORDS]; /* the frame's contents before the sentinel */
 	uint32_t nblocks;
@@ -105,15 +170,53 @@ struct recording {
 };
 
 struct natives {
-	struct native *fn;
+	struct native_function *fn;
 	size_t n;
 	struct recording rec;
+	struct operands scratch; /* a call run on the host */
 };
 
+/* Where a call with entry registers `regs` keeps its state and input; false: an input too long to
+ * run on the host. */
+static bool locate(const struct primitive *p, const uint32_t regs[ENTRY_REGS], struct operands *o)
+{
+	o->state_addr = regs[0];
+	switch (p->shape) {
+	case STATE_ONLY:
+		o->input_addr = 0, o->input_bytes = 0, o->blocks = 0;
+		return true;
+	case STATE_THEN_BLOCK:
+		o->input_addr = regs[0] + p->state_bytes, o->input_bytes = p->block_bytes, o->blocks = 1;
+		return true;
+	case STATE_AND_BLOCKS:
+		o->blocks = regs[2] / p->block_bytes;
+		o->input_addr = regs[1], o->input_bytes = o->blocks * p->block_bytes;
+		return o->input_bytes <= NATIVE_INPUT_BYTES;
+	}
+	return false;
+}
+
+/* The call's state and input read from memory: false where either is outside it. */
+static bool read_operands(struct machine *m, const struct primitive *p, struct operands *o)
+{
+	return !uc_mem_read(m->uc, o->state_addr, o->state, p->state_bytes) &&
+	       (!o->input_bytes || !uc_mem_read(m->uc, o->input_addr, o->input, o->input_bytes));
+}
+
+/* In one call into Unicorn each way: run on the host, a call's register traffic was a tenth of its time. */
 static void read_entry_regs(struct machine *m, uint32_t regs[ENTRY_REGS])
 {
+	void *values[ENTRY_REGS];
 	for (int r = 0; r < ENTRY_REGS; r++)
-		regs[r] = reg(m, core_regs[r]);
+		values[r] = &regs[r];
+	uc_reg_read_batch(m->uc, core_regs, values, ENTRY_REGS);
+}
+
+static void write_out_regs(struct machine *m, const uint32_t out[OUT_REGS])
+{
+	void *const values[OUT_REGS] = {(void *)&out[0], (void *)&out[1], (void *)&out[2], (void *)&out[3],
+					(void *)&out[4], (void *)&out[5], (void *)&out[6]};
+	uc_reg_write_batch(m->uc, out_regs, values, OUT_REGS);
 }
 
 static uint16_t copies_of(uint32_t value, const uint32_t regs[ENTRY_REGS])
@@ -147,7 +250,7 @@ static void close_frame(struct machine *m, struct recording *r, uint32_t written
 		return;
 	r->sentinel = 0;
 	if (uc_mem_read(m->uc, base, frame, n->frame_bytes)) {
-		machine_fail(m, "internal: cannot read the frame of %s at address 0x%08x", n->name, base);
+		machine_fail(m, "internal: cannot read the frame of %s at address 0x%08x", n->fn->name, base);
 		return;
 	}
 	for (uint32_t i = 0; i < n->frame_bytes / 4; i++) {
@@ -157,7 +260,7 @@ static void close_frame(struct machine *m, struct recording *r, uint32_t written
 			written[i / 32] |= 1u << (i % 32);
 	}
 	if (uc_mem_write(m->uc, base, frame, n->frame_bytes))
-		machine_fail(m, "internal: cannot write the frame of %s at address 0x%08x", n->name, base);
+		machine_fail(m, "internal: cannot write the frame of %s at address 0x%08x", n->fn->name, base);
 }
 
 static void give_up(struct machine *m, struct native *n)
@@ -192,15 +295,17 @@ static bool same_run(struct machine *m, struct native *n, const struct recording
 		if (!n->blocks || !n->block_addrs)
 			return false;
 		memcpy(n->blocks, r->blocks, r->nblocks * sizeof *n->blocks);
-		for (uint32_t i = 0; i < r->nblocks; i++)
+		for (uint32_t i = 0; i < r->nblocks; i++) {
 			n->block_addrs[i] = r->blocks[i].addr;
+			n->callees |= r->blocks[i].addr < n->fn->entry || r->blocks[i].addr >= n->fn->end;
+		}
 		n->nblocks = r->nblocks;
 		n->cycles = cycles, n->insns = insns;
 		n->first_size = r->first_size;
 		n->frame_bytes = frame_bytes;
 		n->last_addr = m->cur_addr, n->last_size = m->cur_size;
 		n->last_exit_refill = m->cur_exit_refill, n->last_exit = m->cur_exit;
-		n->layouts = (1u << NLAYOUTS) - 1;
+		n->layouts = n->fn->primitive->layouts;
 		return true;
 	}
 	bool same = n->nblocks == r->nblocks && n->cycles == cycles && n->insns == insns &&
@@ -208,8 +313,31 @@ static bool same_run(struct machine *m, struct native *n, const struct recording
 		    n->last_size == m->cur_size && n->last_exit_refill == m->cur_exit_refill &&
 		    same_pipe(&n->last_exit, &m->cur_exit);
 	for (uint32_t i = 0; same && i < r->nblocks; i++)
-		same = n->blocks[i].addr == r->blocks[i].addr && n->blocks[i].end == r->blocks[i].end;
+		same = n->blocks[i].addr == r->blocks[i].addr && n->blocks[i].end == r->blocks[i].end &&
+		       n->blocks[i].lr == r->blocks[i].lr;
 	return same;
+}
+
+/* The layouts in which the host computes from `before` the state the call left, its input kept. */
+static uint8_t agreeing_layouts(struct machine *m, const struct primitive *p, const struct operands *before,
+				uint8_t candidates)
+{
+	struct operands *after = &m->natives->scratch;
+	after->state_addr = before->state_addr, after->input_addr = before->input_addr;
+	after->input_bytes = before->input_bytes;
+	if (!read_operands(m, p, after) || memcmp(after->input, before->input, before->input_bytes))
+		return 0;
+	uint8_t agreeing = 0;
+	for (int l = 0; l < NLAYOUTS; l++) {
+		uint8_t state[NATIVE_STATE_BYTES];
+		if (!(candidates >> l & 1))
+			continue;
+		memcpy(state, before->state, p->state_bytes);
+		layouts[l].run(state, before->input, before->blocks);
+		if (!memcmp(state, after->state, p->state_bytes))
+			agreeing |= (uint8_t)(1u << l);
+	}
+	return agreeing;
 }
 
 /* The call being recorded returned: control is at its return address, the block not yet priced. */
@@ -217,7 +345,6 @@ static void finish_recording(struct machine *m, struct recording *r)
 {
 	struct native *n = r->n;
 	uint32_t frame_bytes = r->regs[13] - r->min_sp;
-	uint8_t after[KECCAK_STATE_BYTES];
 	uint32_t frame[NATIVE_FRAME_WORDS], written[FRAME_MAP_WORDS] = {0};
 	bool sentinel = r->sentinel;
 	close_frame(m, r, written);
@@ -227,19 +354,11 @@ static void finish_recording(struct machine *m, struct recording *r)
 		conforms = i == 12 || reg(m, core_regs[i]) == r->regs[i];
 	if (conforms)
 		r->blocks[r->nblocks - 1].end = m->cycles - r->cycles;
-	if (!conforms || !same_run(m, n, r, frame_bytes) ||
-	    uc_mem_read(m->uc, r->regs[0], after, sizeof after) ||
-	    uc_mem_read(m->uc, r->min_sp, frame, frame_bytes)) {
+	if (!conforms || !same_run(m, n, r, frame_bytes) || uc_mem_read(m->uc, r->min_sp, frame, frame_bytes)) {
 		give_up(m, n);
 		return;
 	}
-	for (int l = 0; l < NLAYOUTS; l++) {
-		uint8_t state[KECCAK_STATE_BYTES];
-		memcpy(state, r->state, sizeof state);
-		layouts[l](state);
-		if (memcmp(state, after, sizeof state))
-			n->layouts &= (uint8_t)~(1u << l);
-	}
+	n->layouts &= agreeing_layouts(m, n->fn->primitive, &r->before, n->layouts);
 	bool first = n->recordings == 0;
 	for (uint32_t i = 0; i < frame_bytes / 4; i++)
 		learn_word(&n->frame[i], frame[i], r->regs, first);
@@ -250,20 +369,24 @@ static void finish_recording(struct machine *m, struct recording *r)
 	n->recordings++;
 	n->off = !n->layouts;
 	n->on = n->layouts && n->recordings == NATIVE_RECORDINGS;
+	n->all_written = true;
+	for (uint32_t i = 0; i < n->frame_bytes / 4; i++)
+		n->all_written &= n->written[i / 32] >> (i % 32) & 1;
 	end_recording(m);
 }
 
 void native_observe(struct machine *m, uint32_t addr)
 {
 	struct recording *r = &m->natives->rec;
+	const struct native_function *fn = r->n->fn;
 	uint32_t sp = reg(m, UC_ARM_REG_SP);
 	if (addr == (r->regs[14] & ~1u) && sp == r->regs[13]) {
 		finish_recording(m, r);
 		return;
 	}
-	/* anything but the function's own blocks past its entry, each once: an exception, a callee, a
-	 * loop back to the entry, a block stopped and run again, too many blocks */
-	if (addr <= r->n->entry || addr >= r->n->end || m->in_handler || m->resume ||
+	/* anything but the blocks of the function past its entry and of its callees, each once: an
+	 * exception, a loop back to the entry, a block stopped and run again, too many blocks */
+	if (addr == fn->entry || m->in_handler || m->resume ||
 	    m->cycles == r->last_seen || r->nblocks == NATIVE_BLOCKS || m->flash_timed) {
 		end_recording(m);
 		return;
@@ -272,7 +395,9 @@ void native_observe(struct machine *m, uint32_t addr)
 		r->min_sp = sp;
 	if (r->nblocks)
 		r->blocks[r->nblocks - 1].end = m->cycles - r->cycles;
-	r->blocks[r->nblocks++].addr = addr;
+	const struct elf_func *callee = addr < fn->entry || addr >= fn->end ? elf_function_at(m->elf, addr) : NULL;
+	uint32_t lr = callee && callee->addr == addr ? reg(m, UC_ARM_REG_LR) : 0;
+	r->blocks[r->nblocks++] = (struct native_block){.addr = addr, .lr = lr};
 	r->last_seen = m->cycles;
 }
 
@@ -282,7 +407,8 @@ static uint32_t sentinel_of(uint32_t recording)
 	return 0x9E3779B9u * (recording + 1u) | 1u;
 }
 
-static void begin_recording(struct machine *m, struct native *n, uint32_t first_size)
+static void begin_recording(struct machine *m, struct native *n, const uint32_t regs[ENTRY_REGS],
+			    uint32_t first_size)
 {
 	struct recording *r = &m->natives->rec;
 	/* with the frame known, only where nothing (an exception) would write into it but the call,
@@ -295,8 +421,8 @@ static void begin_recording(struct machine *m, struct native *n, uint32_t first_
 	}
 	r->n = n;
 	r->first_size = first_size;
-	read_entry_regs(m, r->regs);
-	if (uc_mem_read(m->uc, r->regs[0], r->state, sizeof r->state))
+	memcpy(r->regs, regs, sizeof r->regs);
+	if (!locate(n->fn->primitive, regs, &r->before) || !read_operands(m, n->fn->primitive, &r->before))
 		return;
 	r->sentinel = 0;
 	if (n->recordings) {
@@ -318,30 +444,49 @@ static void begin_recording(struct machine *m, struct native *n, uint32_t first_
 	machine_schedule(m);
 }
 
-/* The call runs on the host: its effects as recorded, its state permuted. */
-static void run_on_host(struct machine *m, struct native *n)
+/* The profiler sees the recorded blocks: those of a leaf at once (its own, none its entry), those
+ * of a function with callees one by one as they ran, its callees' entries with LR as it was. */
+static void profile_recorded(struct machine *m, const struct native *n)
 {
-	uint32_t regs[ENTRY_REGS], frame[NATIVE_FRAME_WORDS];
-	uint8_t state[KECCAK_STATE_BYTES];
-	read_entry_regs(m, regs);
-	if (uc_mem_read(m->uc, regs[0], state, sizeof state))
+	if (!n->callees) {
+		profile_blocks_inside(m->prof, n->block_addrs, n->nblocks, m->cycles + n->cycles);
+		return;
+	}
+	uint32_t lr = reg(m, UC_ARM_REG_LR);
+	for (uint32_t i = 0; i < n->nblocks; i++) {
+		if (n->blocks[i].lr && n->blocks[i].lr != lr)
+			set_reg(m, UC_ARM_REG_LR, lr = n->blocks[i].lr);
+		profile_block(m->prof, n->blocks[i].addr, m->cycles + n->blocks[i].end);
+	}
+}
+
+/* The call runs on the host: its effects as recorded, its state computed. */
+static void run_on_host(struct machine *m, struct native *n, const uint32_t regs[ENTRY_REGS])
+{
+	const struct primitive *p = n->fn->primitive;
+	struct operands *o = &m->natives->scratch;
+	uint32_t frame[NATIVE_FRAME_WORDS];
+	if (!locate(p, regs, o) || !read_operands(m, p, o))
 		return; /* emulated: it faults where the chip would */
-	layouts[__builtin_ctz(n->layouts)](state);
+	layouts[__builtin_ctz(n->layouts)].run(o->state, o->input, o->blocks);
 	uint32_t base = regs[13] - n->frame_bytes;
-	if (uc_mem_read(m->uc, base, frame, n->frame_bytes))
+	if (!n->all_written && uc_mem_read(m->uc, base, frame, n->frame_bytes))
 		return;
 	for (uint32_t i = 0; i < n->frame_bytes / 4; i++)
 		if (n->written[i / 32] >> (i % 32) & 1)
 			frame[i] = word_of(&n->frame[i], regs);
-	if (uc_mem_write(m->uc, regs[0], state, sizeof state) || uc_mem_write(m->uc, base, frame, n->frame_bytes)) {
-		machine_fail(m, "internal: cannot write the state of %s at address 0x%08x", n->name, regs[0]);
+	if (uc_mem_write(m->uc, o->state_addr, o->state, p->state_bytes) ||
+	    uc_mem_write(m->uc, base, frame, n->frame_bytes)) {
+		machine_fail(m, "internal: cannot write the state of %s at address 0x%08x", n->fn->name, o->state_addr);
 		return;
 	}
+	if (m->prof)
+		profile_recorded(m, n);
+	uint32_t out[OUT_REGS];
 	for (int i = 0; i < OUT_REGS; i++)
-		set_reg(m, out_regs[i], word_of(&n->out[i], regs));
+		out[i] = word_of(&n->out[i], regs);
+	write_out_regs(m, out);
 	m->cycles += n->cycles;
-	if (m->prof) /* the recorded blocks are the function's own (native_observe), none its entry */
-		profile_blocks_inside(m->prof, n->block_addrs, n->nblocks, m->cycles);
 	m->insns += n->insns;
 	m->blocks += n->nblocks;
 	m->cur_addr = n->last_addr, m->cur_size = n->last_size;
@@ -350,47 +495,70 @@ static void run_on_host(struct machine *m, struct native *n)
 	set_reg(m, UC_ARM_REG_PC, regs[14] | 1u);
 }
 
+/* The recordings of the function's calls with input of `length` bytes (NULL: none are kept). */
+static struct native *native_for(struct native_function *fn, uint32_t length)
+{
+	for (uint32_t i = 0; i < fn->nlengths; i++)
+		if (fn->lengths[i].length == length)
+			return &fn->lengths[i];
+	if (fn->nlengths == NATIVE_LENGTHS)
+		return NULL;
+	struct native *n = &fn->lengths[fn->nlengths++];
+	*n = (struct native){.fn = fn, .length = length};
+	return n;
+}
+
 static void on_native_entry(uc_engine *uc, uint64_t address, uint32_t size, void *user)
 {
-	struct native *n = user;
-	struct machine *m = n->m;
+	struct native_function *fn = user;
+	struct machine *m = fn->m;
 	(void)uc;
 	/* the timing hook priced this block (it is the current one) and nothing is pending */
-	if (n->off || m->native_recording || m->cur_addr != (uint32_t)address || m->in_handler ||
+	if (m->native_recording || m->cur_addr != (uint32_t)address || m->in_handler ||
 	    m->resume || m->flash_timed || m->stop != STOP_NONE ||
 	    (m->taint && !taint_call_untracked(m->taint)))
 		return;
+	struct native *n = native_for(fn, fn->primitive->shape == STATE_AND_BLOCKS ? reg(m, UC_ARM_REG_R2) : 0);
+	if (!n || n->off)
+		return;
+	uint32_t regs[ENTRY_REGS];
+	read_entry_regs(m, regs);
 	if (!n->on)
-		begin_recording(m, n, size);
+		begin_recording(m, n, regs, size);
 	else if (m->cycles + n->cycles < m->next_event && size == n->first_size)
-		run_on_host(m, n); /* not where the translator ended the entry block elsewhere (a code hook) */
+		run_on_host(m, n, regs); /* not where the translator ended the entry block elsewhere (a code hook) */
 }
 
-static bool is_native_function(const char *name)
+/* The primitive function `name` is (its own name, or a GCC clone's: name.isra.0), or NULL. */
+static const struct primitive *primitive_of(const char *name)
 {
-	for (size_t k = 0; k < sizeof native_functions / sizeof *native_functions; k++)
-		if (!strcmp(name, native_functions[k]))
-			return true;
-	return false;
+	for (size_t k = 0; k < sizeof primitives / sizeof *primitives; k++) {
+		size_t len = strlen(primitives[k].function);
+		if (!strncmp(name, primitives[k].function, len) && (name[len] == '\0' || name[len] == '.'))
+			return &primitives[k];
+	}
+	return NULL;
 }
 
 int machine_native_calls(struct machine *m)
 {
 	struct natives *ns = m->natives = calloc(1, sizeof *ns);
 	for (size_t f = 0; ns && f < m->elf->nfuncs; f++)
-		ns->n += is_native_function(m->elf->funcs[f].name);
+		ns->n += primitive_of(m->elf->funcs[f].name) != NULL;
 	if (!ns || !(ns->fn = calloc(ns->n + 1, sizeof *ns->fn)))
 		return -1;
 	size_t i = 0;
 	for (size_t f = 0; f < m->elf->nfuncs; f++) {
-		const struct elf_func *fn = &m->elf->funcs[f];
-		if (!is_native_function(fn->name))
+		const struct elf_func *elf_fn = &m->elf->funcs[f];
+		const struct primitive *p = primitive_of(elf_fn->name);
+		if (!p)
 			continue;
-		ns->fn[i] = (struct native){.m = m, .name = fn->name, .entry = fn->addr, .end = fn->addr + fn->size};
+		struct native_function *fn = &ns->fn[i++];
+		*fn = (struct native_function){.m = m, .primitive = p, .name = elf_fn->name, .entry = elf_fn->addr,
+					       .end = elf_fn->addr + elf_fn->size};
 		uc_hook h;
-		if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_native_entry, &ns->fn[i], fn->addr, fn->addr) != UC_ERR_OK)
+		if (uc_hook_add(m->uc, &h, UC_HOOK_BLOCK, on_native_entry, fn, elf_fn->addr, elf_fn->addr) != UC_ERR_OK)
 			return -1;
-		i++;
 	}
 	return 0;
 }
@@ -399,12 +567,21 @@ void native_calls_stats(const struct machine *m, char *out, size_t len)
 {
 	size_t used = (size_t)snprintf(out, len, ", \"native_calls\": [");
 	for (size_t i = 0; m->natives && i < m->natives->n && used < len; i++) {
-		const struct native *n = &m->natives->fn[i];
+		const struct native_function *fn = &m->natives->fn[i];
+		unsigned long long runs = 0;
+		unsigned on = 0;
+		const char *layout = NULL;
+		for (uint32_t k = 0; k < fn->nlengths; k++) {
+			const struct native *n = &fn->lengths[k];
+			runs += n->runs;
+			on += n->on;
+			if (n->on && !layout)
+				layout = layouts[__builtin_ctz(n->layouts)].name;
+		}
 		used += (size_t)snprintf(out + used, len - used,
 					 "%s{\"function\": \"%s\", \"address\": \"0x%08x\", \"run_on_host\": %llu, "
-					 "\"layout\": %s%s%s}", i ? ", " : "", n->name, n->entry,
-					 (unsigned long long)n->runs, n->on ? "\"" : "",
-					 n->on ? layout_names[__builtin_ctz(n->layouts)] : "null", n->on ? "\"" : "");
+					 "\"lengths_on_host\": %u, \"layout\": %s%s%s}", i ? ", " : "", fn->name, fn->entry,
+					 runs, on, layout ? "\"" : "", layout ? layout : "null", layout ? "\"" : "");
 	}
 	if (used < len)
 		snprintf(out + used, len - used, "]");
@@ -413,7 +590,8 @@ void native_calls_stats(const struct machine *m, char *out, size_t len)
 void native_calls_free(struct machine *m)
 {
 	for (size_t i = 0; m->natives && i < m->natives->n; i++)
-		free(m->natives->fn[i].blocks), free(m->natives->fn[i].block_addrs);
+		for (uint32_t k = 0; k < m->natives->fn[i].nlengths; k++)
+			free(m->natives->fn[i].lengths[k].blocks), free(m->natives->fn[i].lengths[k].block_addrs);
 	if (m->natives)
 		free(m->natives->fn);
 	free(m->natives);
