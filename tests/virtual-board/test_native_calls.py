@@ -1,5 +1,5 @@
 """The emulator's calls run on the host change no result (docs/pages/virtual-board.md, "Calls run
-on the host"): the same measurement with the hashing primitives' calls run on the host once learnt
+on the host"): the same measurement with the cryptographic primitives' calls run on the host once learnt
 and with every call emulated (PQSCOPE_NATIVE_CALLS=off) gives byte for byte the same device
 transcripts (every cycle count and stack depth), profiler intervals (per-function cycles, block
 counts, trace hashes) and exact-check documents, and the host did run calls, in each of the
@@ -8,9 +8,11 @@ C: 64-bit lanes; statistics with the profiler, and the exact check), SPHINCS+-SH
 measurement and exact check (pqm4's assembly: bit-interleaved words), SLH-DSA-SHA2-192f's test
 (slhdsa-c's SHA-256 and SHA-512 compressions, which call memcpy), SPHINCS+-SHA2-192f's measurement
 and exact check (mupq's crypto_hashblocks_sha256 as GCC cloned it, two lengths; pqm4's SHA-512 in
-assembly), Falcon-512 fpnative's exact check (its variants' cycles), and the stack depths of a
-control whose calls leave part of their frame unwritten; the slow tier the same test of
-SPHINCS+-SHAKE-128f and one at 168 MHz, where flash wait states keep every call emulated."""
+assembly), RSA-2048's measurement (mbedtls's Montgomery multiplication, which ends in a tail call),
+Falcon-512 fpnative's exact check (its variants' cycles), and the stack depths of a control whose
+calls leave part of their frame unwritten; the slow tier the same test of SPHINCS+-SHAKE-128f, RSA-2048's
+statistics (the profiler through the tail call), and one at 168 MHz, where flash wait states keep
+every call emulated."""
 
 import json
 import os
@@ -97,6 +99,29 @@ def test_the_sha2_blocks_of_each_length_are_the_same_run_on_the_host(tmp_path):
     assert lengths.get("sha-256", 0) >= 2 and lengths.get("sha-512", 0) >= 1, functions
     runs = host_runs(on / "vboard-stats.json")
     assert runs.get("sha-256", 0) > 100_000 and runs.get("sha-512", 0) > 1_000, runs
+
+
+def test_mbedtls_montgomery_multiplications_are_the_same_run_on_the_host(tmp_path):
+    """RSA-2048's key generation, signing and verification: mbedtls_mpi_core_montmul calls
+    mbedtls_mpi_core_mla, ends in a tail call of mbedtls_ct_memcpy_if, is often given X as A, and is
+    called with three pairs of lengths (B_limbs, AN_limbs), each learnt by its own recordings."""
+    on, off = both_ways(["run", "--scheme", "rsa-2048", "--impl", "mbedtls", "-n", "1"], tmp_path)
+    assert (on / "raw.bin").read_bytes() == (off / "raw.bin").read_bytes()
+    functions = json.loads((on / "vboard-stats.json").read_text())["native_calls"]
+    assert any(f["layout"] == "montmul" and f["lengths_on_host"] >= 2 for f in functions), functions
+    assert host_runs(on / "vboard-stats.json").get("montmul", 0) > 100_000
+
+
+@pytest.mark.slow  # 20 signatures and the key pool's keys, emulated: 3 minutes
+def test_the_profiler_sees_a_tail_call_run_on_the_host_as_emulated(tmp_path):
+    """The profiler tells montmul's tail call of mbedtls_ct_memcpy_if by LR at its entry, which is
+    the caller's: each call site's own, given back as the call's LR."""
+    args = ["ct", "--scheme", "rsa-2048", "--impl", "mbedtls", "-n", "20", "--fixed-n", "-j", "1",
+            "--no-taint", "--no-report"]
+    on, off = both_ways(args, tmp_path)
+    for name in ("ct.csv", "intervals.jsonl", "raw.bin"):
+        assert (on / name).read_bytes() == (off / name).read_bytes(), name
+    assert host_runs(on / "vboard-stats.json").get("montmul", 0) > 1_000_000
 
 
 def test_the_stack_depth_is_the_same_when_the_call_leaves_part_of_its_frame_unwritten(tmp_path):

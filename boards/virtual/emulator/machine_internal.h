@@ -6,7 +6,7 @@
  *   memory_hooks.c    the memory's access rights and invalid accesses
  *   analysis_hooks.c  the profiler's and the taint tracker's view of the core, and their hooks
  *   guard_watch.c     stores by the implementation into the harness's guarded memory
- *   native_calls.c    the hashing primitives' calls run on the host
+ *   native_calls.c    the cryptographic primitives' calls run on the host
  * Unicorn facts each is built on (Unicorn 2.1.4, Cortex-M4 model, checked by experiment) are
  * stated at its top. */
 #ifndef VBOARD_MACHINE_INTERNAL_H

@@ -1,19 +1,21 @@
-/* Calls of hashing primitives run on the host (a speed-up that changes no result): the Keccak-f[1600]
- * permutation, where SPHINCS+ and SLH-DSA over SHAKE spend 90 % of their signing, and the SHA-256
- * and SHA-512 compressions, where their SHA2 sets spend 88 %; the host computes a call in a tenth of
+/* Calls of cryptographic primitives run on the host (a speed-up that changes no result): the
+ * Keccak-f[1600] permutation, where SPHINCS+ and SLH-DSA over SHAKE spend 90 % of their signing, the
+ * SHA-256 and SHA-512 compressions, where their SHA2 sets spend 88 %, and mbedtls's Montgomery
+ * multiplication, where RSA's key generation spends 86 %; the host computes a call in a tenth of
  * the time Unicorn takes to emulate it, or less.
- * A function of `primitives` is learnt first, for each length of input it is called with (its time
- * follows the number of blocks): NATIVE_RECORDINGS of its calls are emulated and recorded (each
- * block it runs, with the model time at the block's end, and its instruction count; its frame;
- * r0-r3, r12 and the flags at its return; its state and input before, its state after). Once every
- * recording ran the same blocks in the same time, left the callee-saved registers and its input as
- * they were, and agreed with one of the host's layouts of the primitive (permutation.h,
- * compression.h), a call is run on the host: the state is computed in place, the frame's words the
- * call writes and the scratch registers are written as the recordings had them (a copy of an entry
- * register where every recording had one, else the last recording's value: a constant, or a word
- * dead by the calling convention, such as pqm4's five theta temporaries), model time, the
- * instruction and block counts and the pipeline state move on by what the recordings measured, the
- * profiler sees the recorded blocks, and execution goes on at LR.
+ * A function of `primitives` is learnt first, for each length it is called with (its time follows
+ * the number of blocks or limbs): NATIVE_RECORDINGS of its calls are emulated and recorded (each
+ * block it and its callees run, with the model time at the block's end, and LR at a callee's entry;
+ * its instruction count; its frame; r0-r3, r12, LR and the flags at its return; the memory it reads
+ * before, and what it writes after). Once every recording ran the same blocks in the same time,
+ * left the callee-saved registers and what it only reads as they were, and agreed with one of the
+ * host's layouts of the primitive (permutation.h, compression.h, bignum.h), a call is run on the
+ * host: what it writes is computed, the frame's words the call writes and the scratch registers
+ * are written as the recordings had them (a copy of an entry register where every recording had
+ * one, else the last recording's value: a constant, or a word dead by the calling convention, such
+ * as pqm4's five theta temporaries), model time, the instruction and block counts and the pipeline
+ * state move on by what the recordings measured, the profiler sees the recorded blocks, and
+ * execution goes on at LR.
  * Which of the frame's words a call writes (the stack meter sees the deepest one) is learnt by the
  * recordings after the first, which knows the frame: each begins with the frame filled with its own
  * sentinel, and ends with the words that still hold it given back their contents.
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bignum.h"
 #include "compression.h"
 #include "permutation.h"
 #include "profile.h"
@@ -45,57 +48,166 @@
 #define NATIVE_ATTEMPTS 64   /* recordings begun (an exception spoils one) before a length is given up */
 #define NATIVE_LENGTHS 16    /* lengths of input learnt a function; calls with others are emulated */
 #define NATIVE_FRAME_WORDS 256 /* slhdsa-c's keccak_f1600 keeps 304 bytes */
-#define NATIVE_BLOCKS 2048
-#define NATIVE_STATE_BYTES KECCAK_STATE_BYTES /* the largest state */
-#define NATIVE_INPUT_BYTES 2048u /* the longest input run on the host */
+#define NATIVE_BLOCKS 4096 /* mbedtls's montmul of 64 limbs runs about 1,900 */
+#define NATIVE_OPERAND_BYTES 4096u /* the most memory a call run on the host reads */
 #define ENTRY_REGS 15        /* r0-r12, SP, LR */
 #define OUT_REGS 7           /* r0-r3, r12, LR, the flags */
 
-/* Where a primitive's function finds its state and input. */
-enum shape {
-	STATE_ONLY,       /* f(state): the state at r0 (a permutation) */
-	STATE_THEN_BLOCK, /* f(state): the state at r0, one block of input right after it */
-	STATE_AND_BLOCKS, /* f(state, in, inlen): the state at r0, inlen / block whole blocks at r1 */
+#define NATIVE_REGIONS 5
+#define NATIVE_SCALARS 3
+
+/* The memory a call reads and writes, in regions, and its arguments that are not memory. */
+struct operands {
+	uint32_t nregions;
+	struct region {
+		uint32_t addr, bytes, offset; /* its bytes at `offset` of `bytes` */
+		bool written;
+	} regions[NATIVE_REGIONS];
+	uint32_t scalars[NATIVE_SCALARS];
+	uint8_t bytes[NATIVE_OPERAND_BYTES];
 };
 
-static void keccak_lanes(uint8_t *state, const uint8_t *in, uint32_t blocks)
+static uint8_t *region_bytes(struct operands *o, uint32_t r)
 {
-	(void)in, (void)blocks;
-	keccak_f1600_lanes(state);
+	return o->bytes + o->regions[r].offset;
 }
 
-static void keccak_interleaved(uint8_t *state, const uint8_t *in, uint32_t blocks)
+static void add_region(struct operands *o, uint32_t addr, uint32_t bytes, bool written)
 {
-	(void)in, (void)blocks;
-	keccak_f1600_interleaved(state);
+	uint32_t offset = o->nregions ? o->regions[o->nregions - 1].offset + o->regions[o->nregions - 1].bytes : 0;
+	o->regions[o->nregions++] = (struct region){addr, bytes, offset, written};
 }
 
-enum { LANES = 1, INTERLEAVED = 2, SHA256_BIG_ENDIAN = 4, SHA512_BIG_ENDIAN = 8, NLAYOUTS = 4 };
+/* Where the call finds its operands, from its entry registers and the words at SP (its fifth to
+ * eighth arguments); false: more than NATIVE_OPERAND_BYTES. */
+typedef bool locate_fn(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o);
+
+/* f(state): the state at r0, 200 bytes (the permutation) */
+static bool keccak_operands(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o)
+{
+	(void)stacked;
+	add_region(o, regs[0], KECCAK_STATE_BYTES, true);
+	return true;
+}
+
+/* f(state): the state at r0, one block right after it (slhdsa-c's compressions) */
+static bool state_then_block(const uint32_t regs[ENTRY_REGS], struct operands *o, uint32_t state, uint32_t block)
+{
+	add_region(o, regs[0], state, true);
+	add_region(o, regs[0] + state, block, false);
+	o->scalars[0] = 1;
+	return true;
+}
+
+static bool sha256_state_then_block(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o)
+{
+	(void)stacked;
+	return state_then_block(regs, o, SHA256_STATE_BYTES, SHA256_BLOCK_BYTES);
+}
+
+static bool sha512_state_then_block(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o)
+{
+	(void)stacked;
+	return state_then_block(regs, o, SHA512_STATE_BYTES, SHA512_BLOCK_BYTES);
+}
+
+/* f(state, in, inlen): the state at r0, inlen / block whole blocks at r1 (crypto_hashblocks) */
+static bool state_and_blocks(const uint32_t regs[ENTRY_REGS], struct operands *o, uint32_t state, uint32_t block)
+{
+	uint32_t blocks = regs[2] / block;
+	if (state + blocks * block > NATIVE_OPERAND_BYTES)
+		return false;
+	add_region(o, regs[0], state, true);
+	add_region(o, regs[1], blocks * block, false);
+	o->scalars[0] = blocks;
+	return true;
+}
+
+static bool sha256_state_and_blocks(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o)
+{
+	(void)stacked;
+	return state_and_blocks(regs, o, SHA256_STATE_BYTES, SHA256_BLOCK_BYTES);
+}
+
+static bool sha512_state_and_blocks(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o)
+{
+	(void)stacked;
+	return state_and_blocks(regs, o, SHA512_STATE_BYTES, SHA512_BLOCK_BYTES);
+}
+
+/* mbedtls_mpi_core_montmul(X, A, B, B_limbs, N, AN_limbs, mm, T): X and T written, A, B and N read */
+static bool montmul_operands(const uint32_t regs[ENTRY_REGS], const uint32_t stacked[4], struct operands *o)
+{
+	uint32_t b_limbs = regs[3], an_limbs = stacked[1];
+	if (b_limbs > an_limbs || an_limbs > 128 || 4 * (5 * an_limbs + 1 + b_limbs) > NATIVE_OPERAND_BYTES)
+		return false;
+	add_region(o, regs[0], 4 * an_limbs, true);           /* X */
+	add_region(o, stacked[3], 4 * (2 * an_limbs + 1), true); /* T */
+	add_region(o, regs[1], 4 * an_limbs, false);          /* A */
+	add_region(o, regs[2], 4 * b_limbs, false);           /* B */
+	add_region(o, stacked[0], 4 * an_limbs, false);       /* N */
+	o->scalars[0] = b_limbs, o->scalars[1] = an_limbs, o->scalars[2] = stacked[2];
+	return true;
+}
+
+static void keccak_lanes(struct operands *o)
+{
+	keccak_f1600_lanes(region_bytes(o, 0));
+}
+
+static void keccak_interleaved(struct operands *o)
+{
+	keccak_f1600_interleaved(region_bytes(o, 0));
+}
+
+static void sha256(struct operands *o)
+{
+	sha256_blocks(region_bytes(o, 0), region_bytes(o, 1), o->scalars[0]);
+}
+
+static void sha512(struct operands *o)
+{
+	sha512_blocks(region_bytes(o, 0), region_bytes(o, 1), o->scalars[0]);
+}
+
+/* The regions' bytes are 4-aligned (their sizes are multiples of 4) and little-endian, as the host's. */
+static void mbedtls_montmul(struct operands *o)
+{
+	uint32_t *limbs[NATIVE_REGIONS];
+	for (uint32_t r = 0; r < o->nregions; r++)
+		limbs[r] = (uint32_t *)(void *)region_bytes(o, r);
+	montmul(limbs[0], limbs[2], limbs[3], o->scalars[0], limbs[4], o->scalars[1], o->scalars[2], limbs[1]);
+}
+
+enum { LANES = 1, INTERLEAVED = 2, SHA256_BIG_ENDIAN = 4, SHA512_BIG_ENDIAN = 8, MBEDTLS_LIMBS = 16, NLAYOUTS = 5 };
 static const struct {
 	const char *name;
-	void (*run)(uint8_t *state, const uint8_t *in, uint32_t blocks);
+	void (*run)(struct operands *o); /* the written regions computed from all of them */
 } layouts[NLAYOUTS] = {
 	{"lanes", keccak_lanes}, {"interleaved", keccak_interleaved},
-	{"sha-256", sha256_blocks}, {"sha-512", sha512_blocks},
+	{"sha-256", sha256}, {"sha-512", sha512}, {"montmul", mbedtls_montmul},
 };
 
 static const struct primitive {
 	const char *function; /* its name in the ELF, or the name of GCC's clone (name.isra.0) */
-	enum shape shape;
-	uint32_t state_bytes, block_bytes;
-	uint8_t layouts;      /* the layouts (bits) its state may be kept in */
+	locate_fn *locate;
+	/* what its recordings are kept per (its time follows it): the value of register `length_reg`
+	 * and of the stacked argument word `length_stacked` (-1: none) */
+	int length_reg, length_stacked;
+	uint8_t layouts;      /* the layouts (bits) its operands may be kept in */
 } primitives[] = {
 	/* pqm4's common/keccakf1600.S (interleaved), PQClean's C (lanes) */
-	{"KeccakF1600_StatePermute", STATE_ONLY, KECCAK_STATE_BYTES, 0, LANES | INTERLEAVED},
+	{"KeccakF1600_StatePermute", keccak_operands, -1, -1, LANES | INTERLEAVED},
 	/* slhdsa-c's sha3_f1600.c */
-	{"keccak_f1600", STATE_ONLY, KECCAK_STATE_BYTES, 0, LANES},
-	/* slhdsa-c's sha2_256.c and sha2_512.c: the block follows the state */
-	{"sha2_256_compress", STATE_THEN_BLOCK, SHA256_STATE_BYTES, SHA256_BLOCK_BYTES, SHA256_BIG_ENDIAN},
-	{"sha2_512_compress", STATE_THEN_BLOCK, SHA512_STATE_BYTES, SHA512_BLOCK_BYTES, SHA512_BIG_ENDIAN},
+	{"keccak_f1600", keccak_operands, -1, -1, LANES},
+	/* slhdsa-c's sha2_256.c and sha2_512.c */
+	{"sha2_256_compress", sha256_state_then_block, -1, -1, SHA256_BIG_ENDIAN},
+	{"sha2_512_compress", sha512_state_then_block, -1, -1, SHA512_BIG_ENDIAN},
 	/* mupq's common/sha2.c (static: GCC clones it) and pqm4's common/crypto_hashblocks_sha512_inner32.s */
-	{"crypto_hashblocks_sha256", STATE_AND_BLOCKS, SHA256_STATE_BYTES, SHA256_BLOCK_BYTES, SHA256_BIG_ENDIAN},
-	{"crypto_hashblocks_sha512_m4nofpu_inner", STATE_AND_BLOCKS, SHA512_STATE_BYTES, SHA512_BLOCK_BYTES,
-	 SHA512_BIG_ENDIAN},
+	{"crypto_hashblocks_sha256", sha256_state_and_blocks, 2, -1, SHA256_BIG_ENDIAN},
+	{"crypto_hashblocks_sha512_m4nofpu_inner", sha512_state_and_blocks, 2, -1, SHA512_BIG_ENDIAN},
+	/* mbedtls's library/bignum_core.c: B_limbs in r3, AN_limbs stacked second */
+	{"mbedtls_mpi_core_montmul", montmul_operands, 3, 1, MBEDTLS_LIMBS},
 };
 
 static const int out_regs[OUT_REGS] = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3,
@@ -110,6 +222,7 @@ struct word_model {
 struct native_block {
 	uint32_t addr;
 	uint32_t lr;        /* at a callee's entry, LR as it began (the profiler tells a call by it), else 0 */
+	bool entry_lr;      /* ... the call's own LR: a tail call (mbedtls's montmul ends in one) */
 	uint64_t end;       /* model time at its end, from the end of the call's first block */
 };
 
@@ -120,7 +233,7 @@ struct native_function;
 /* What the recordings of a function's calls with one length of input measured. */
 struct native {
 	struct native_function *fn;
-	uint32_t length;    /* r2 at entry (STATE_AND_BLOCKS), else 0 */
+	uint64_t length;    /* the primitive's length_reg and length_stacked at entry */
 	uint32_t recordings, attempts;
 	bool on, off;
 	uint8_t layouts;    /* bit per layout every recording agreed with */
@@ -149,12 +262,6 @@ struct native_function {
 	struct native lengths[NATIVE_LENGTHS];
 };
 
-/* A call's state and input, where the primitive's shape puts them. */
-struct operands {
-	uint32_t state_addr, input_addr, input_bytes, blocks;
-	uint8_t state[NATIVE_STATE_BYTES], input[NATIVE_INPUT_BYTES];
-};
-
 struct recording {
 	struct native *n;
 	uint32_t first_size;
@@ -173,34 +280,39 @@ struct natives {
 	struct native_function *fn;
 	size_t n;
 	struct recording rec;
-	struct operands scratch; /* a call run on the host */
+	struct operands scratch, computed; /* a call run on the host; a recording's call as the host has it */
 };
 
-/* Where a call with entry registers `regs` keeps its state and input; false: an input too long to
- * run on the host. */
-static bool locate(const struct primitive *p, const uint32_t regs[ENTRY_REGS], struct operands *o)
+/* The regions' bytes read from memory: false where one is outside it. */
+static bool read_regions(struct machine *m, struct operands *o)
 {
-	o->state_addr = regs[0];
-	switch (p->shape) {
-	case STATE_ONLY:
-		o->input_addr = 0, o->input_bytes = 0, o->blocks = 0;
-		return true;
-	case STATE_THEN_BLOCK:
-		o->input_addr = regs[0] + p->state_bytes, o->input_bytes = p->block_bytes, o->blocks = 1;
-		return true;
-	case STATE_AND_BLOCKS:
-		o->blocks = regs[2] / p->block_bytes;
-		o->input_addr = regs[1], o->input_bytes = o->blocks * p->block_bytes;
-		return o->input_bytes <= NATIVE_INPUT_BYTES;
-	}
-	return false;
+	for (uint32_t r = 0; r < o->nregions; r++)
+		if (uc_mem_read(m->uc, o->regions[r].addr, region_bytes(o, r), o->regions[r].bytes))
+			return false;
+	return true;
 }
 
-/* The call's state and input read from memory: false where either is outside it. */
-static bool read_operands(struct machine *m, const struct primitive *p, struct operands *o)
+/* The call's operands located and read: false where they are too large, or outside memory. */
+static bool read_operands(struct machine *m, const struct primitive *p, const uint32_t regs[ENTRY_REGS],
+			  struct operands *o)
 {
-	return !uc_mem_read(m->uc, o->state_addr, o->state, p->state_bytes) &&
-	       (!o->input_bytes || !uc_mem_read(m->uc, o->input_addr, o->input, o->input_bytes));
+	uint32_t stacked[4] = {0};
+	o->nregions = 0;
+	if (p->length_stacked >= 0 && uc_mem_read(m->uc, regs[13], stacked, sizeof stacked))
+		return false;
+	return p->locate(regs, stacked, o) && read_regions(m, o);
+}
+
+/* Whether region `r` of `o` shares memory with a region the call writes (mbedtls's X may be A). */
+static bool overlaps_written(const struct operands *o, uint32_t r)
+{
+	const struct region *a = &o->regions[r];
+	for (uint32_t w = 0; w < o->nregions; w++) {
+		const struct region *b = &o->regions[w];
+		if (w != r && b->written && a->addr < b->addr + b->bytes && b->addr < a->addr + a->bytes)
+			return true;
+	}
+	return false;
 }
 
 /* In one call into Unicorn each way: run on the host, a call's register traffic was a tenth of its time. */
@@ -314,27 +426,33 @@ static bool same_run(struct machine *m, struct native *n, const struct recording
 		    same_pipe(&n->last_exit, &m->cur_exit);
 	for (uint32_t i = 0; same && i < r->nblocks; i++)
 		same = n->blocks[i].addr == r->blocks[i].addr && n->blocks[i].end == r->blocks[i].end &&
-		       n->blocks[i].lr == r->blocks[i].lr;
+		       n->blocks[i].lr == r->blocks[i].lr && n->blocks[i].entry_lr == r->blocks[i].entry_lr;
 	return same;
 }
 
-/* The layouts in which the host computes from `before` the state the call left, its input kept. */
-static uint8_t agreeing_layouts(struct machine *m, const struct primitive *p, const struct operands *before,
-				uint8_t candidates)
+/* The layouts in which the host computes from `before` what the call left in the regions it
+ * writes, the regions it only reads kept. */
+static uint8_t agreeing_layouts(struct machine *m, const struct operands *before, uint8_t candidates)
 {
-	struct operands *after = &m->natives->scratch;
-	after->state_addr = before->state_addr, after->input_addr = before->input_addr;
-	after->input_bytes = before->input_bytes;
-	if (!read_operands(m, p, after) || memcmp(after->input, before->input, before->input_bytes))
+	struct operands *after = &m->natives->scratch, *computed = &m->natives->computed;
+	*after = *before;
+	if (!read_regions(m, after))
 		return 0;
+	for (uint32_t r = 0; r < before->nregions; r++)
+		if (!before->regions[r].written && !overlaps_written(before, r) &&
+		    memcmp(region_bytes(after, r), region_bytes((struct operands *)before, r), before->regions[r].bytes))
+			return 0;
 	uint8_t agreeing = 0;
 	for (int l = 0; l < NLAYOUTS; l++) {
-		uint8_t state[NATIVE_STATE_BYTES];
 		if (!(candidates >> l & 1))
 			continue;
-		memcpy(state, before->state, p->state_bytes);
-		layouts[l].run(state, before->input, before->blocks);
-		if (!memcmp(state, after->state, p->state_bytes))
+		*computed = *before;
+		layouts[l].run(computed);
+		bool same = true;
+		for (uint32_t r = 0; same && r < before->nregions; r++)
+			same = !before->regions[r].written ||
+			       !memcmp(region_bytes(computed, r), region_bytes(after, r), before->regions[r].bytes);
+		if (same)
 			agreeing |= (uint8_t)(1u << l);
 	}
 	return agreeing;
@@ -358,7 +476,7 @@ static void finish_recording(struct machine *m, struct recording *r)
 		give_up(m, n);
 		return;
 	}
-	n->layouts &= agreeing_layouts(m, n->fn->primitive, &r->before, n->layouts);
+	n->layouts &= agreeing_layouts(m, &r->before, n->layouts);
 	bool first = n->recordings == 0;
 	for (uint32_t i = 0; i < frame_bytes / 4; i++)
 		learn_word(&n->frame[i], frame[i], r->regs, first);
@@ -397,7 +515,8 @@ void native_observe(struct machine *m, uint32_t addr)
 		r->blocks[r->nblocks - 1].end = m->cycles - r->cycles;
 	const struct elf_func *callee = addr < fn->entry || addr >= fn->end ? elf_function_at(m->elf, addr) : NULL;
 	uint32_t lr = callee && callee->addr == addr ? reg(m, UC_ARM_REG_LR) : 0;
-	r->blocks[r->nblocks++] = (struct native_block){.addr = addr, .lr = lr};
+	bool entry_lr = lr && lr == r->regs[14];
+	r->blocks[r->nblocks++] = (struct native_block){.addr = addr, .lr = entry_lr ? 0 : lr, .entry_lr = entry_lr};
 	r->last_seen = m->cycles;
 }
 
@@ -422,7 +541,7 @@ static void begin_recording(struct machine *m, struct native *n, const uint32_t 
 	r->n = n;
 	r->first_size = first_size;
 	memcpy(r->regs, regs, sizeof r->regs);
-	if (!locate(n->fn->primitive, regs, &r->before) || !read_operands(m, n->fn->primitive, &r->before))
+	if (!read_operands(m, n->fn->primitive, regs, &r->before))
 		return;
 	r->sentinel = 0;
 	if (n->recordings) {
@@ -446,7 +565,7 @@ static void begin_recording(struct machine *m, struct native *n, const uint32_t 
 
 /* The profiler sees the recorded blocks: those of a leaf at once (its own, none its entry), those
  * of a function with callees one by one as they ran, its callees' entries with LR as it was. */
-static void profile_recorded(struct machine *m, const struct native *n)
+static void profile_recorded(struct machine *m, const struct native *n, const uint32_t regs[ENTRY_REGS])
 {
 	if (!n->callees) {
 		profile_blocks_inside(m->prof, n->block_addrs, n->nblocks, m->cycles + n->cycles);
@@ -454,8 +573,9 @@ static void profile_recorded(struct machine *m, const struct native *n)
 	}
 	uint32_t lr = reg(m, UC_ARM_REG_LR);
 	for (uint32_t i = 0; i < n->nblocks; i++) {
-		if (n->blocks[i].lr && n->blocks[i].lr != lr)
-			set_reg(m, UC_ARM_REG_LR, lr = n->blocks[i].lr);
+		uint32_t at_entry = n->blocks[i].entry_lr ? regs[14] : n->blocks[i].lr;
+		if (at_entry && at_entry != lr)
+			set_reg(m, UC_ARM_REG_LR, lr = at_entry);
 		profile_block(m->prof, n->blocks[i].addr, m->cycles + n->blocks[i].end);
 	}
 }
@@ -463,25 +583,30 @@ static void profile_recorded(struct machine *m, const struct native *n)
 /* The call runs on the host: its effects as recorded, its state computed. */
 static void run_on_host(struct machine *m, struct native *n, const uint32_t regs[ENTRY_REGS])
 {
-	const struct primitive *p = n->fn->primitive;
 	struct operands *o = &m->natives->scratch;
 	uint32_t frame[NATIVE_FRAME_WORDS];
-	if (!locate(p, regs, o) || !read_operands(m, p, o))
+	if (!read_operands(m, n->fn->primitive, regs, o))
 		return; /* emulated: it faults where the chip would */
-	layouts[__builtin_ctz(n->layouts)].run(o->state, o->input, o->blocks);
+	layouts[__builtin_ctz(n->layouts)].run(o);
 	uint32_t base = regs[13] - n->frame_bytes;
 	if (!n->all_written && uc_mem_read(m->uc, base, frame, n->frame_bytes))
 		return;
 	for (uint32_t i = 0; i < n->frame_bytes / 4; i++)
 		if (n->written[i / 32] >> (i % 32) & 1)
 			frame[i] = word_of(&n->frame[i], regs);
-	if (uc_mem_write(m->uc, o->state_addr, o->state, p->state_bytes) ||
-	    uc_mem_write(m->uc, base, frame, n->frame_bytes)) {
-		machine_fail(m, "internal: cannot write the state of %s at address 0x%08x", n->fn->name, o->state_addr);
+	for (uint32_t r = 0; r < o->nregions; r++)
+		if (o->regions[r].written &&
+		    uc_mem_write(m->uc, o->regions[r].addr, region_bytes(o, r), o->regions[r].bytes)) {
+			machine_fail(m, "internal: cannot write the operands of %s at address 0x%08x", n->fn->name,
+				     o->regions[r].addr);
+			return;
+		}
+	if (uc_mem_write(m->uc, base, frame, n->frame_bytes)) {
+		machine_fail(m, "internal: cannot write the frame of %s at address 0x%08x", n->fn->name, base);
 		return;
 	}
 	if (m->prof)
-		profile_recorded(m, n);
+		profile_recorded(m, n, regs);
 	uint32_t out[OUT_REGS];
 	for (int i = 0; i < OUT_REGS; i++)
 		out[i] = word_of(&n->out[i], regs);
@@ -495,8 +620,8 @@ static void run_on_host(struct machine *m, struct native *n, const uint32_t regs
 	set_reg(m, UC_ARM_REG_PC, regs[14] | 1u);
 }
 
-/* The recordings of the function's calls with input of `length` bytes (NULL: none are kept). */
-static struct native *native_for(struct native_function *fn, uint32_t length)
+/* The recordings of the function's calls of `length` (NULL: none are kept). */
+static struct native *native_for(struct native_function *fn, uint64_t length)
 {
 	for (uint32_t i = 0; i < fn->nlengths; i++)
 		if (fn->lengths[i].length == length)
@@ -506,6 +631,15 @@ static struct native *native_for(struct native_function *fn, uint32_t length)
 	struct native *n = &fn->lengths[fn->nlengths++];
 	*n = (struct native){.fn = fn, .length = length};
 	return n;
+}
+
+/* What the recordings of the call now beginning are kept per (struct primitive). */
+static uint64_t length_of(struct machine *m, const struct primitive *p)
+{
+	uint32_t stacked = 0;
+	if (p->length_stacked >= 0)
+		uc_mem_read(m->uc, reg(m, UC_ARM_REG_SP) + 4u * (uint32_t)p->length_stacked, &stacked, 4);
+	return (p->length_reg >= 0 ? reg(m, core_regs[p->length_reg]) : 0) | (uint64_t)stacked << 32;
 }
 
 static void on_native_entry(uc_engine *uc, uint64_t address, uint32_t size, void *user)
@@ -518,7 +652,7 @@ static void on_native_entry(uc_engine *uc, uint64_t address, uint32_t size, void
 	    m->resume || m->flash_timed || m->stop != STOP_NONE ||
 	    (m->taint && !taint_call_untracked(m->taint)))
 		return;
-	struct native *n = native_for(fn, fn->primitive->shape == STATE_AND_BLOCKS ? reg(m, UC_ARM_REG_R2) : 0);
+	struct native *n = native_for(fn, length_of(m, fn->primitive));
 	if (!n || n->off)
 		return;
 	uint32_t regs[ENTRY_REGS];
