@@ -194,20 +194,21 @@ static const struct primitive {
 	/* what its recordings are kept per (its time follows it): the value of register `length_reg`
 	 * and of the stacked argument word `length_stacked` (-1: none) */
 	int length_reg, length_stacked;
+	bool stacked_arguments; /* `locate` needs the words at SP */
 	uint8_t layouts;      /* the layouts (bits) its operands may be kept in */
 } primitives[] = {
 	/* pqm4's common/keccakf1600.S (interleaved), PQClean's C (lanes) */
-	{"KeccakF1600_StatePermute", keccak_operands, -1, -1, LANES | INTERLEAVED},
+	{"KeccakF1600_StatePermute", keccak_operands, -1, -1, false, LANES | INTERLEAVED},
 	/* slhdsa-c's sha3_f1600.c */
-	{"keccak_f1600", keccak_operands, -1, -1, LANES},
+	{"keccak_f1600", keccak_operands, -1, -1, false, LANES},
 	/* slhdsa-c's sha2_256.c and sha2_512.c */
-	{"sha2_256_compress", sha256_state_then_block, -1, -1, SHA256_BIG_ENDIAN},
-	{"sha2_512_compress", sha512_state_then_block, -1, -1, SHA512_BIG_ENDIAN},
+	{"sha2_256_compress", sha256_state_then_block, -1, -1, false, SHA256_BIG_ENDIAN},
+	{"sha2_512_compress", sha512_state_then_block, -1, -1, false, SHA512_BIG_ENDIAN},
 	/* mupq's common/sha2.c (static: GCC clones it) and pqm4's common/crypto_hashblocks_sha512_inner32.s */
-	{"crypto_hashblocks_sha256", sha256_state_and_blocks, 2, -1, SHA256_BIG_ENDIAN},
-	{"crypto_hashblocks_sha512_m4nofpu_inner", sha512_state_and_blocks, 2, -1, SHA512_BIG_ENDIAN},
+	{"crypto_hashblocks_sha256", sha256_state_and_blocks, 2, -1, false, SHA256_BIG_ENDIAN},
+	{"crypto_hashblocks_sha512_m4nofpu_inner", sha512_state_and_blocks, 2, -1, false, SHA512_BIG_ENDIAN},
 	/* mbedtls's library/bignum_core.c: B_limbs in r3, AN_limbs stacked second */
-	{"mbedtls_mpi_core_montmul", montmul_operands, 3, 1, MBEDTLS_LIMBS},
+	{"mbedtls_mpi_core_montmul", montmul_operands, 3, 1, true, MBEDTLS_LIMBS},
 };
 
 static const int out_regs[OUT_REGS] = {UC_ARM_REG_R0, UC_ARM_REG_R1, UC_ARM_REG_R2, UC_ARM_REG_R3,
@@ -298,7 +299,7 @@ static bool read_operands(struct machine *m, const struct primitive *p, const ui
 {
 	uint32_t stacked[4] = {0};
 	o->nregions = 0;
-	if (p->length_stacked >= 0 && uc_mem_read(m->uc, regs[13], stacked, sizeof stacked))
+	if (p->stacked_arguments && uc_mem_read(m->uc, regs[13], stacked, sizeof stacked))
 		return false;
 	return p->locate(regs, stacked, o) && read_regions(m, o);
 }
@@ -315,7 +316,7 @@ static bool overlaps_written(const struct operands *o, uint32_t r)
 	return false;
 }
 
-/* In one call into Unicorn each way: run on the host, a call's register traffic was a tenth of its time. */
+/* In one call into Unicorn each way, not one a register. */
 static void read_entry_regs(struct machine *m, uint32_t regs[ENTRY_REGS])
 {
 	void *values[ENTRY_REGS];
