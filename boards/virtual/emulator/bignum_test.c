@@ -1,19 +1,9 @@
 /* The host's Montgomery multiplication against arithmetic on 128-bit integers: X R = A B (mod N)
  * and X < N, for one and two limbs, with X the same array as A. */
 #include "bignum.h"
+#include "check.h"
 
-#include <stdio.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 typedef unsigned __int128 u128;
 
@@ -52,8 +42,5 @@ int main(void)
 	check(A2, B2, N2, 2, 0);
 	check(A2, B2, N2, 2, 1);
 	check(B2, B2, N2, 2, 1);
-	if (failures)
-		return 1;
-	printf("bignum: all checks passed\n");
-	return 0;
+	return check_summary("bignum");
 }

@@ -1,18 +1,8 @@
 /* The host's Keccak-f[1600] against FIPS 202's published value and across its two layouts. */
 #include "permutation.h"
+#include "check.h"
 
-#include <stdio.h>
 #include <string.h>
-
-static int failures;
-
-#define CHECK(cond)                                                                  \
-	do {                                                                         \
-		if (!(cond)) {                                                       \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-			failures++;                                                  \
-		}                                                                    \
-	} while (0)
 
 static uint64_t lane(const uint8_t *state, int i)
 {
@@ -52,8 +42,5 @@ int main(void)
 		CHECK(interleaved_lane(interleaved, i) == lane(lanes, i));
 	CHECK(lane(lanes, 0) == 0x2d5c954df96ecb3cull);
 
-	if (failures)
-		return 1;
-	printf("permutation: all checks passed\n");
-	return 0;
+	return check_summary("permutation");
 }
