@@ -150,6 +150,29 @@ def test_constant_functions_do_not_look_key_dependent_after_the_attempt_correcti
     assert constant["t"] in (0, 0.0)
 
 
+def test_a_function_an_interrupt_returned_into_is_compared_without_those_signatures():
+    # Falcon-1024 fpemu-m4's poly_LDL_fft: 1,483,732 cycles in every signature but those where the
+    # SysTick wrap returned into it, 3 fewer; the random keys' generations moved the wrap there
+    # more often. Without the interrupted signatures its time is the same in both classes.
+    def functions(key_class, rng, cycles):
+        interrupted = key_class == RANDOM and rng.random() < 0.5
+        ldl = [1_483_732 - 3 * interrupted, 1023, 1_483_732 - 3 * interrupted] + [1] * interrupted
+        return {"poly_LDL_fft": ldl, "sampler": [cycles - ldl[0], 1, cycles - ldl[0]]}
+
+    samples, intervals = synthetic(lambda c, rng: 85_000_000 + rng.integers(-200_000, 200_000), functions, n=40)
+    ldl = next(f for f in analyse_ct(samples, intervals, None)["top_functions"] if f["function"] == "poly_LDL_fft")
+    assert not ldl["depends_on_class"] and ldl["mean_fixed"] == ldl["mean_random"] == 1_483_732
+    counted = [replace(line, functions={**line.functions, "poly_LDL_fft": replace(
+        line.functions["poly_LDL_fft"], interrupts=0)}) for line in intervals]
+    ldl = next(f for f in analyse_ct(samples, counted, None)["top_functions"] if f["function"] == "poly_LDL_fft")
+    assert ldl["depends_on_class"]  # the same times, the interrupts not counted: a second-order "leak"
+    every_random = [replace(line, functions={**line.functions, "poly_LDL_fft": replace(
+        line.functions["poly_LDL_fft"], interrupts=1)}) if sample.key_class == RANDOM else line
+        for sample, line in zip(samples, intervals)]
+    ranked = [f["function"] for f in analyse_ct(samples, every_random, None)["top_functions"]]
+    assert "poly_LDL_fft" not in ranked and "sampler" in ranked  # none of its random signatures left
+
+
 class FakeSession:
     """Records the session calls capture_ct makes."""
 

@@ -115,7 +115,7 @@ int exception_return(struct machine *m)
 	m->cycles += TIMING_EXC_RETURN;
 	continue_at(m, w[6] & ~1u);
 	if (m->prof)
-		profile_exception_return(m->prof, m->cycles);
+		profile_exception_return(m->prof, m->cycles, w[6] & ~1u);
 	if (m->taint)
 		taint_exception_return(m->taint);
 	machine_schedule(m);

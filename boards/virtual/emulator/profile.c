@@ -48,6 +48,7 @@ struct interval {
 	uint32_t frame;         /* stack depth of the open interval's frame + 1, or 0 */
 	uint64_t index, blocks, hash;
 	uint64_t *exclusive, *calls, *inclusive;
+	uint64_t *interrupted;   /* exception returns into the function (its blocks' cycles moved) */
 	/* Per function: an activation that began in the open interval has not returned yet. The
 	 * interval function's callers began before it and are not marked, so a function among
 	 * them that is also called inside counts from that inner call. */
@@ -136,6 +137,7 @@ int profile_intervals(struct profile *p, const char *name, const char *path)
 	p->iv.exclusive = calloc(n, sizeof *p->iv.exclusive);
 	p->iv.calls = calloc(n, sizeof *p->iv.calls);
 	p->iv.inclusive = calloc(n, sizeof *p->iv.inclusive);
+	p->iv.interrupted = calloc(n, sizeof *p->iv.interrupted);
 	p->iv.activation_open = calloc(n, sizeof *p->iv.activation_open);
 	p->iv.touched = calloc(n, sizeof *p->iv.touched);
 	p->iv.is_public = calloc(n, sizeof *p->iv.is_public);
@@ -199,7 +201,7 @@ static void histogram_add(struct call_histogram *h, uint64_t cycles, uint64_t co
 
 static void interval_count(struct interval *iv, uint32_t f, uint64_t cycles, uint64_t calls)
 {
-	if (!iv->exclusive[f] && !iv->calls[f])
+	if (!iv->exclusive[f] && !iv->calls[f] && !iv->interrupted[f])
 		iv->touched[iv->ntouched++] = f;
 	iv->exclusive[f] += cycles;
 	iv->calls[f] += calls;
@@ -224,9 +226,12 @@ static void interval_end(struct profile *p, uint64_t entry, uint64_t now)
 				     : f == p->elf->nfuncs ? "(unattributed)" : PUBLIC_NAME);
 		/* The pseudo-functions have no activations: their time is all their own. */
 		uint64_t inclusive = f < p->elf->nfuncs ? iv->inclusive[f] : iv->exclusive[f];
-		fprintf(iv->out, ": [%llu, %llu, %llu]", (unsigned long long)iv->exclusive[f],
+		fprintf(iv->out, ": [%llu, %llu, %llu", (unsigned long long)iv->exclusive[f],
 			(unsigned long long)iv->calls[f], (unsigned long long)inclusive);
-		iv->exclusive[f] = iv->calls[f] = iv->inclusive[f] = 0;
+		if (iv->interrupted[f])
+			fprintf(iv->out, ", %llu", (unsigned long long)iv->interrupted[f]);
+		fputs("]", iv->out);
+		iv->exclusive[f] = iv->calls[f] = iv->inclusive[f] = iv->interrupted[f] = 0;
 	}
 	fputs("}}\n", iv->out);
 	fflush(iv->out);
@@ -370,9 +375,15 @@ void profile_block(struct profile *p, uint32_t addr, uint64_t now)
 	}
 }
 
-/* The handler's first block opened its frame (LR = EXC_RETURN); close it and its callees. */
-void profile_exception_return(struct profile *p, uint64_t cycles)
+/* The handler's first block opened its frame (LR = EXC_RETURN); close it and its callees. The
+ * function it returns into, at `resume`, is counted interrupted in the open interval. */
+void profile_exception_return(struct profile *p, uint64_t cycles, uint32_t resume)
 {
+	uint32_t f = find_func(p, resume);
+	if (p->iv.frame && f != NO_FUNC) {
+		interval_count(&p->iv, f, 0, 0);
+		p->iv.interrupted[f]++;
+	}
 	uint32_t d = p->depth;
 	while (d && p->stack[d - 1].call.ret < EXC_RETURN_MIN)
 		d--;
@@ -461,6 +472,7 @@ void profile_free(struct profile *p)
 		free(p->iv.exclusive);
 		free(p->iv.calls);
 		free(p->iv.inclusive);
+		free(p->iv.interrupted);
 		free(p->iv.activation_open);
 		free(p->iv.touched);
 		free(p->iv.is_public);

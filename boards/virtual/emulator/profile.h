@@ -67,9 +67,12 @@ void profile_blocks_inside(struct profile *p, const uint32_t *addrs, uint32_t n,
 /* The block running stalled until model time `now` (an operand-dependent division, a load waiting
  * for flash): its function's, not the next block's. */
 void profile_stall(struct profile *p, uint64_t now);
-/* An exception handler returned at model time `cycles` (its return included): its time, entry to
- * return, is its own, not in the inclusive time of the functions it interrupted. */
-void profile_exception_return(struct profile *p, uint64_t cycles);
+/* An exception handler returned at model time `cycles` (its return included) to `resume`: its
+ * time, entry to return, is its own, not in the inclusive time of the functions it interrupted.
+ * The function at `resume` is counted interrupted in the open interval (the fourth number of its
+ * line in intervals.jsonl, left out where 0): where an exception lands moves a few cycles of the
+ * block it resumes (the refill of a branch it cut), so its own time says nothing of the secrets. */
+void profile_exception_return(struct profile *p, uint64_t cycles, uint32_t resume);
 int profile_write(const struct profile *p, const char *path, uint64_t model_cycles);
 void profile_free(struct profile *p);
 

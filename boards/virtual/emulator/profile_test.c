@@ -147,7 +147,7 @@ static void test_a_stall_belongs_to_the_block_that_stalled(void)
 		fprintf(stderr, "line written:\n%s", line);
 }
 
-static void test_an_interrupt_is_the_handlers_time_not_the_interrupted_functions(void)
+static void test_an_interrupt_is_the_handlers_time_and_the_interrupted_function_is_counted(void)
 {
 	char path[] = "/tmp/vboard-profile-test-XXXXXX";
 	start_profile(path, NULL);
@@ -155,7 +155,7 @@ static void test_an_interrupt_is_the_handlers_time_not_the_interrupted_functions
 	block(LEAF, SIGN + 0x10, 20);
 	block(HANDLER, EXC_RETURN, 32);     /* an interrupt in leaf: entry and the first block */
 	block(HANDLER + 4, 0, 40);
-	profile_exception_return(prof, 45); /* its return takes 5 cycles: the handler ran 20..45 */
+	profile_exception_return(prof, 45, LEAF + 4); /* its return takes 5 cycles: the handler ran 20..45 */
 	block(LEAF + 4, 0, 50);
 	block(SIGN + 0x10, 0, 60);          /* leaf returned: 10..50, of which 25 the handler's */
 	block(MAIN + 0x10, 0, 70);          /* sign returned: the interval (0..60) keeps them */
@@ -164,8 +164,8 @@ static void test_an_interrupt_is_the_handlers_time_not_the_interrupted_functions
 	char line[512] = {0};
 	first_line(path, line, sizeof line);
 	CHECK(strstr(line, "\"start_cycle\": 0, \"cycles\": 60,") != NULL);
-	CHECK(strstr(line, "\"functions\": {\"sign\": [20, 1, 35], \"leaf\": [15, 1, 15], "
-			   "\"handler\": [25, 1, 25]}}\n") != NULL);
+	CHECK(strstr(line, "\"functions\": {\"sign\": [20, 1, 35], \"leaf\": [15, 1, 15, 1], "
+			   "\"handler\": [25, 1, 25]}}\n") != NULL); /* leaf: interrupted once */
 	if (failures)
 		fprintf(stderr, "line written:\n%s", line);
 }
@@ -174,6 +174,6 @@ int main(void)
 {
 	test_intervals_count_inclusive_time_of_activations_inside();
 	test_a_stall_belongs_to_the_block_that_stalled();
-	test_an_interrupt_is_the_handlers_time_not_the_interrupted_functions();
+	test_an_interrupt_is_the_handlers_time_and_the_interrupted_function_is_counted();
 	return check_summary("profile tests");
 }

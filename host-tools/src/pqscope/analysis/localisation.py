@@ -25,7 +25,8 @@ def function_thresholds(functions: int, looks: int = 1) -> tuple[float, float]:
     return adjusted_threshold(LEAK_EVIDENCE_T, functions * looks), adjusted_threshold(DEFINITE_LEAK_T, functions * looks)
 
 
-def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike], looks: int = 1) -> list[FunctionLeak]:
+def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLike], looks: int = 1,
+                   kept: Mapping[str, tuple[ArrayLike, ArrayLike]] | None = None) -> list[FunctionLeak]:
     """Which functions' time depends on the class, and how much of the difference each explains.
 
     `fixed` and `random` map a function name to its cycles in each sample of that class (one
@@ -33,6 +34,10 @@ def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLik
     functions add up to the sample's total and the shares, (mean difference of the function) /
     (sum of all functions' mean differences), add up to 1; a share is negative for a function
     faster with random keys. A function absent from a class took 0 cycles in each of its samples.
+    `kept` maps a function to the samples of each class it is compared over (boolean masks; all
+    where absent): those an exception returned into it are left out, the interrupt having moved
+    its time (ct_analysis._uninterrupted), so that its shares then add up to about 1; one with
+    fewer than 2 left in a class is not ranked.
 
     Order: functions with |t| > LEAK_EVIDENCE_T first, then by |share| (what fixing it would
     remove), then by |t|.
@@ -41,6 +46,11 @@ def rank_functions(fixed: Mapping[str, ArrayLike], random: Mapping[str, ArrayLik
     functions = list(dict.fromkeys([*fixed, *random]))
     columns = {name: (np.asarray(fixed.get(name, np.zeros(n_fixed)), dtype=np.float64),
                       np.asarray(random.get(name, np.zeros(n_random)), dtype=np.float64)) for name in functions}
+    for name, (fixed_kept, random_kept) in (kept or {}).items():
+        if name in columns:
+            columns[name] = (columns[name][0][np.asarray(fixed_kept)], columns[name][1][np.asarray(random_kept)])
+            if min(map(len, columns[name])) < 2:  # too few left to compare: not ranked
+                del columns[name]
     differences = {name: cycles_random.mean() - cycles_fixed.mean() for name, (cycles_fixed, cycles_random) in columns.items()}
     total_difference = sum(differences.values())
     evidence_t, definite_t = function_thresholds(len(columns), looks)

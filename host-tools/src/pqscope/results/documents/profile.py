@@ -17,12 +17,15 @@ Record = TypeVar("Record")
 @dataclass(frozen=True)
 class FunctionTime:
     """A function's time in one signature: its cycles (the profiler's: its own, without its
-    callees'; a probe's: its calls' whole), its calls and (the profiler's) its cycles with its
-    callees' (None: a probe's reading)."""
+    callees'; a probe's: its calls' whole), its calls, (the profiler's) its cycles with its
+    callees' (None: a probe's reading) and how often an exception returned into it (where an
+    interrupt lands moves a few cycles of the block it resumes: its own time then says nothing
+    of the secrets)."""
 
     cycles: int
     calls: int
     inclusive_cycles: int | None = None
+    interrupts: int = 0
 
 
 @dataclass(frozen=True)
