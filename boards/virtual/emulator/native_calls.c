@@ -64,12 +64,12 @@ struct operands {
 		bool written;
 	} regions[NATIVE_REGIONS];
 	uint32_t scalars[NATIVE_SCALARS];
-	uint8_t bytes[NATIVE_OPERAND_BYTES];
+	uint32_t words[NATIVE_OPERAND_BYTES / 4]; /* the regions' bytes (words: mbedtls's limbs are read as such) */
 };
 
 static uint8_t *region_bytes(struct operands *o, uint32_t r)
 {
-	return o->bytes + o->regions[r].offset;
+	return (uint8_t *)o->words + o->regions[r].offset;
 }
 
 static void add_region(struct operands *o, uint32_t addr, uint32_t bytes, bool written)
@@ -170,12 +170,12 @@ static void sha512(struct operands *o)
 	sha512_blocks(region_bytes(o, 0), region_bytes(o, 1), o->scalars[0]);
 }
 
-/* The regions' bytes are 4-aligned (their sizes are multiples of 4) and little-endian, as the host's. */
+/* Its regions' sizes are multiples of 4, so each begins at a word; little-endian, as the host. */
 static void mbedtls_montmul(struct operands *o)
 {
 	uint32_t *limbs[NATIVE_REGIONS];
 	for (uint32_t r = 0; r < o->nregions; r++)
-		limbs[r] = (uint32_t *)(void *)region_bytes(o, r);
+		limbs[r] = o->words + o->regions[r].offset / 4;
 	montmul(limbs[0], limbs[2], limbs[3], o->scalars[0], limbs[4], o->scalars[1], o->scalars[2], limbs[1]);
 }
 
