@@ -31,7 +31,6 @@ import json
 import math
 import sys
 import time
-from dataclasses import astuple
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,7 +172,7 @@ def halves_t(values: np.ndarray, slow: np.ndarray) -> float:
 def replayed_functions(run: Path) -> dict[int, dict]:
     """The replay's functions (exclusive, calls, inclusive) per signature of the test at `run`."""
     path = run / REPLAY_DIRECTORY
-    return {index: {name: astuple(time) for name, time in entry.functions.items()}
+    return {index: {name: (time.cycles, time.calls, time.inclusive_cycles) for name, time in entry.functions.items()}
             for index, entry in read_intervals(path, shard_directories(path)).items()}
 
 

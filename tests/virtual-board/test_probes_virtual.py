@@ -11,8 +11,6 @@ calls the probed `__ieee754_sqrt` once per call (newlib's w_sqrt.c), so `sqrt`'s
 probed call is in the probe's cycles (the counter runs on), not in the profiler's inclusive cycles
 (the handler's own): a probe may exceed them by the signature's interrupt time."""
 
-from dataclasses import astuple
-
 import pytest
 from elftools.elf.elffile import ELFFile
 
@@ -68,7 +66,7 @@ def test_probe_cycles_equal_the_profilers_inclusive_cycles(scheme, impl, tmp_pat
 
     called = set()
     for signature, interval in zip(signatures, intervals, strict=True):
-        functions = {name: astuple(time) for name, time in interval.functions.items()}
+        functions = {name: (time.cycles, time.calls, time.inclusive_cycles) for name, time in interval.functions.items()}
         interrupted = functions.get(INTERRUPT_HANDLER, (0, 0, 0))[2]
         for name, probe in zip(names, signature.probes, strict=True):
             _exclusive, calls, inclusive = profiled(functions, name)
