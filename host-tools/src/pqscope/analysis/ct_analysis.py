@@ -297,8 +297,9 @@ def _function_series(profile: list[ProfiledInterval], usable: list[int], attempt
 
 def _uninterrupted(profile: list[ProfiledInterval], usable: list[int], series: dict) -> dict[str, np.ndarray]:
     """Per function an exception returned into in some usable signature, the signatures it did not
-    in: its own time is compared over those (SysTick's wrap lands where the time before it puts it, which a random
-    key's generation moves; Falcon-1024 fpemu-m4's poly_LDL_fft lost 3 cycles when it landed there)."""
+    in: its own time is compared over those (SysTick's wrap lands where the time before it puts
+    it, which a random key's generation moves; Falcon-1024 fpemu-m4's poly_LDL_fft lost 3 cycles
+    where it landed there)."""
     kept = {name: np.array([profile[i].function(name).interrupts == 0 for i in usable]) for name in series}
     return {name: mask for name, mask in kept.items() if not mask.all()}
 
