@@ -3,6 +3,7 @@ what a board's port delivers, junk and all, into sequences, and every way the ou
 into one clear error."""
 
 import contextlib
+import dataclasses
 import io
 
 import pytest
@@ -120,3 +121,20 @@ def test_a_parsed_check_is_saved_beside_the_output(monkeypatch, tmp_path):
     check = run_model_check(REPO, ChunkTarget([("\n".join(GOOD) + "\n").encode()], 5), Console(file=io.StringIO()),
                             tmp_path / "out")
     assert store.read(tmp_path / "out/model-check.json") == check.to_json()
+
+
+def test_each_board_runs_its_own_image_and_a_board_without_one_is_refused(monkeypatch, tmp_path):
+    built = []
+    monkeypatch.setattr(modelcheck, "build_test_image",
+                        lambda root, board, name: built.append(name) or tmp_path / f"{name}.elf")
+    output = [("\n".join(GOOD) + "\n").encode()]
+    target = ChunkTarget(output, 5)
+    target.board = get_board(REPO, "nucleo-l4r5zi-virtual")
+    run_model_check(REPO, target, Console(file=io.StringIO()), tmp_path / "nucleo")
+    run_model_check(REPO, ChunkTarget(output, 5), Console(file=io.StringIO()), tmp_path / "discovery")
+    assert built == ["vboard-l4r5-trm", "vboard-trm"]
+    target.board = dataclasses.replace(target.board, timing_benchmarks=None)
+    with pytest.raises(ModelCheckError, match=r'board nucleo-l4r5zi-virtual names no image of the timing benchmarks '
+                                              r'for its chip \(board.json "timing_benchmarks"\)'):
+        run_model_check(REPO, target, Console(file=io.StringIO()), tmp_path / "none")
+    assert built == ["vboard-l4r5-trm", "vboard-trm"]

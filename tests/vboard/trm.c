@@ -75,6 +75,9 @@ extern uint32_t bench_data[16];
 	X(bx_lr_after_lr_write, 4, 0)        /* MOV LR 1; BX LR 1 + 2: LR written during decode */ \
 	X(ldr_three_sram2, 4, 0)             /* ldr_three in SRAM2 */                               \
 	X(str_ldr_sram2, 4, 0)               /* str_ldr in SRAM2 */                                 \
+	X(gf16_multiply_add, 68, 0)          /* MiRitH's loop 4 times: NOP 1 (alignment), 3 x 17, 16 */ \
+	X(gf16_multiply_add_sram2, 68, 0)    /* the same in SRAM2 */                                \
+	X(gf16_multiply_add_sram3, 68, 0)    /* the same in SRAM3 (the Discovery's: top of SRAM1) */ \
 	X(ldr_unaligned_halfword, 2, 0)      /* LDR at a halfword address: 2 (TRM: +1, not modelled) */ \
 	X(ldr_unaligned_byte, 2, 0)          /* LDR at an odd address: 2 (TRM: +2, not modelled) */ \
 	X(it_skipped_load, 7, 0)             /* B 2, CMP 1, IT folded, LDRNE skipped: 2 as run, B 2 */ \

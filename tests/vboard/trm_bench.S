@@ -523,6 +523,50 @@ BEGIN str_ldr_sram2
 	ldr r4, [r8, #4]
 	END
 
+/* MiRitH's GF(16) multiply-add, the inner loop of mupq's mirith `ref` `_matrix_add_multiple`
+ * (blas.h) as GCC 11.3 -O3 compiles it: two byte loads, a lookup in a 16-byte row of the product
+ * table, a byte store. It is 79 % of MiRitH ref's cycles, and the Nucleo-L4R5ZI runs MiRitH ref
+ * 7-21 % slower than the model (docs/pages/results/pqm4-l4r5zi.md): four iterations, with the
+ * matrices and the table in each SRAM. An iteration: LDRB 2, LDRB pipelined 1, AND, AND 1 each,
+ * LDRB 2, five ALU 1 each, STRB by register offset 2, ADD 1, BNE 1 + P (P = 1, 0 when it falls
+ * through): 17, 16 for the last. */
+.macro GF16_MULTIPLY_ADD data
+	ldr r8, =\data
+	mov r9, r8                /* the first matrix, updated */
+	add.w r10, r8, #16        /* the second */
+	add.w r6, r8, #32         /* the table's row of the scalar */
+	movs r3, #0
+	movs r5, #1
+	movs r7, #0
+	movs r4, #4
+	START
+	.balign 4
+1:
+	ldrb.w ip, [r10, r3]
+	ldrb.w lr, [r9, r3]
+	and.w ip, ip, #15
+	and.w r11, lr, #15
+	ldrb.w ip, [r6, ip]
+	bic.w lr, lr, #15
+	eor.w ip, ip, r11
+	add.w r7, r7, #1
+	orr.w ip, ip, lr
+	cmp r4, r7
+	strb.w ip, [r9, r3]
+	add r3, r5
+	bne 1b
+	END
+.endm
+
+BEGIN gf16_multiply_add
+	GF16_MULTIPLY_ADD bench_data
+
+BEGIN gf16_multiply_add_sram2
+	GF16_MULTIPLY_ADD bench_data_sram2
+
+BEGIN gf16_multiply_add_sram3
+	GF16_MULTIPLY_ADD bench_data_sram3
+
 /* Costs the TRM states or leaves open that the model does not price (README, "not modelled"):
  * a board run settles them. TRM 3.3.2: "A halfword aligned word load or store adds one extra
  * cycle", "A byte-aligned word load or store adds two"; it says nothing of an IT-conditional load
@@ -580,4 +624,9 @@ bench_data:
 	.section .sram2, "aw", %nobits
 	.align 3
 bench_data_sram2:
+	.space 64
+
+	.section .sram3, "aw", %nobits
+	.align 3
+bench_data_sram3:
 	.space 64

@@ -1,12 +1,15 @@
-"""pqscope model-check on the virtual board: every micro-benchmark of tests/vboard/trm.c reaches the
+"""pqscope model-check on the virtual boards: every micro-benchmark of tests/vboard/trm.c reaches the
 report with the model's price and the published measurement its source line gives it, and takes
-exactly what the model says."""
+exactly what the model says, in the board's own image of them (the Discovery's vboard-trm, the
+Nucleo-L4R5ZI's vboard-l4r5-trm)."""
 
 import json
 import os
 import re
 import subprocess
 import sys
+
+import pytest
 
 from pqscope.results import store
 
@@ -23,15 +26,17 @@ def declared_benches() -> dict[str, tuple[int, int | None]]:
     return rows
 
 
-def test_every_sequence_takes_what_the_model_prices_it_at(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "pqscope", "model-check", "--json", "--out", str(tmp_path)],
+@pytest.mark.parametrize("board", ["virtual", "nucleo-l4r5zi-virtual"])
+def test_every_sequence_takes_what_the_model_prices_it_at(tmp_path, board):
+    result = subprocess.run([sys.executable, "-m", "pqscope", "model-check", "--board", board, "--json", "--out",
+                             str(tmp_path)],
                             capture_output=True, text=True, env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, timeout=600)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert store.read(tmp_path / "model-check.json") == document
     output = (tmp_path / "output.txt").read_text().splitlines()
     assert output[0].startswith("empty measurement: ") and output[-1].startswith("TRM: all ")
-    assert document["board"] == "virtual" and document["target"] == {"target": "virtual"}
+    assert document["board"] == board and document["target"] == {"target": "virtual"}
     sequences = {s["name"]: s for s in document["sequences"]}
     benches = declared_benches()
     assert set(sequences) == set(benches) | {"udiv_mid_quotient"}

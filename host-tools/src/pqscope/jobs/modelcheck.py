@@ -1,12 +1,13 @@
 """`pqscope model-check`: the timing model's micro-benchmarks on a board.
 
-The image `vboard-trm` (tests/vboard/trm.c and trm_bench.S) times each short instruction
-sequence between two reads of the DWT cycle counter and prints one line per sequence: the cycles
-it took, the cycles the virtual board's model prices it at and, where one is published, a
+The board's image of them (board.json "timing_benchmarks": `vboard-trm` for the Discovery,
+`vboard-l4r5-trm` for the Nucleo-L4R5ZI; tests/vboard/trm.c and trm_bench.S) times each short
+instruction sequence between two reads of the DWT cycle counter and prints one line per sequence:
+the cycles it took, the cycles the virtual board's model prices it at and, where one is published, a
 measurement of the same sequence on an STM32 Cortex-M4. On the virtual board every sequence must
-take what the model says (the emulator prices what the model says); on a Discovery board, the
-sequences that do not are where the model is wrong, which is the evidence the model's open
-questions need (docs/pages/results/model-accuracy.md)."""
+take what the model says (the emulator prices what the model says); on a real board, the sequences
+that do not are where the model is wrong, which is the evidence the model's open questions need
+(docs/pages/results/model-accuracy.md)."""
 
 import re
 import time
@@ -22,7 +23,6 @@ from ..results.rundir import write_atomically
 from ..results.store import save
 from ..targets.target import Target
 
-IMAGE = "vboard-trm"
 FIRST_LINE = re.compile(r"empty measurement: (\d+) cycles")
 SEQUENCE_LINE = re.compile(r"(PASS|FAIL) (\w+): (\d+) cycles, model (\d+)(?:\.\.(\d+))?(?:, silicon (\d+))?")
 SUMMARY_LINE = re.compile(r"TRM: (?:all (\d+) passed|FAILED (\d+) failed)")
@@ -61,7 +61,7 @@ def parse_output(lines: Iterable[str], board: str, target: dict) -> ModelCheck:
         raise ModelCheckError(f"line {number} of the board's output is not a sequence's result: {line!r}")
     if empty is None:
         raise ModelCheckError(f"the board never printed the benchmarks' first line (\"empty measurement: ...\"): is "
-                              f"{IMAGE} running on it?")
+                              f"the board's timing benchmarks image running on it?")
     raise ModelCheckError(f"the board's output ended after {len(sequences)} sequences, without the summary line")
 
 
@@ -106,7 +106,10 @@ def run_model_check(root: Path, target: Target, console: Console, out: Path) -> 
     """Builds the benchmarks' image for the target's board, runs it there and reads its results
     into `out` (the board's output as received, then the parsed result and its reports)."""
     target.check()
-    elf = build_test_image(root, target.board, IMAGE)
+    if target.board.timing_benchmarks is None:
+        raise ModelCheckError(f"board {target.board.name} names no image of the timing benchmarks for its chip "
+                              f"(board.json \"timing_benchmarks\")")
+    elf = build_test_image(root, target.board, target.board.timing_benchmarks)
     target.prepare(console)
     out.mkdir(parents=True, exist_ok=True)
     with target.uart(elf, console, stats_dir=out) as uart:

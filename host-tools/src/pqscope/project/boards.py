@@ -37,6 +37,7 @@ class Board:
     directory: Path  # boards/<name>/, which holds the flasher configuration
     emulator_chip: str | None = None  # the chip an emulated board's emulator models (--chip); None: its default
     toolchain: Toolchain = DEFAULT_TOOLCHAIN  # the compiler and optimisation level its images are built with
+    timing_benchmarks: str | None = None  # the image of the timing model's micro-benchmarks for its chip
 
     @property
     def clock_hz(self) -> int:
@@ -111,4 +112,5 @@ def _board(name: str, data: dict, path: Path) -> Board:
         emulates=data.get("emulates"),
         directory=path.parent,
         emulator_chip=data.get("emulator", {}).get("chip"),
+        timing_benchmarks=data.get("timing_benchmarks"),
     )
