@@ -307,18 +307,22 @@ endfunction()
 
 # Bring your own implementation: an image from any directory with the pqm4/NIST signature API,
 # without a catalogue row.
-#   pqscope_add_impl_dir(<dir> [SCHEME <name>] [IMPL <name>] [STACK_BYTES <n>]
+#   pqscope_add_impl_dir(<dir> [SCHEME <name>] [IMPL <name>] [STACK_BYTES <n>] [KEY_SLOTS <n>]
 #                        [NAMESPACE <prefix>] [SYMMETRIC <names...>] [LIBRARIES <libs...>]
 #                        [DEFINES <defs...>])
-# STACK_BYTES (the link-time stack reserve) defaults to 16384; the rest as pqscope_impl_dir_arguments
-# reads them. Creates image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record
+# STACK_BYTES (the link-time stack reserve) defaults to 16384; KEY_SLOTS, the key pairs its key pool
+# holds, to as many as fit the pool (at least two); the rest as pqscope_impl_dir_arguments reads them. Creates image.<scheme>.<impl> -> <build>/images/<scheme>/<impl>.elf (its INFO record
 # reports the sizes) and, with PQSCOPE_EXTRA_PROBES set, image.<scheme>.<impl>.probed (pqscope_add_image).
 function(pqscope_add_impl_dir dir)
-  cmake_parse_arguments(arg "" "STACK_BYTES" "" ${ARGN})
+  cmake_parse_arguments(arg "" "STACK_BYTES;KEY_SLOTS" "" ${ARGN})
   if(NOT arg_STACK_BYTES)
     set(arg_STACK_BYTES 16384)
   endif()
-  pqscope_impl_dir_arguments(arguments ${dir} ${arg_UNPARSED_ARGUMENTS})
+  set(key_slots "")
+  if(arg_KEY_SLOTS)
+    set(key_slots DEFINES PQSCOPE_KEY_SLOTS=${arg_KEY_SLOTS})
+  endif()
+  pqscope_impl_dir_arguments(arguments ${dir} ${arg_UNPARSED_ARGUMENTS} ${key_slots})
   if(NOT arguments)
     message(FATAL_ERROR "${dir}: no api.h declaring crypto_sign_keypair(...), not an implementation of the "
       "pqm4/NIST signature API")

@@ -19,7 +19,11 @@
 /* A slot: a guard, pk, a guard, sk; the pool ends with the guard after the last sk. */
 #define SLOT_BYTES (API(CRYPTO_PUBLICKEYBYTES) + API(CRYPTO_SECRETKEYBYTES) + 2 * PQS_GUARD_BYTES)
 #define FITTING_SLOTS ((PQS_KEY_POOL_BYTES - PQS_GUARD_BYTES) / SLOT_BYTES)
+#ifdef PQSCOPE_KEY_SLOTS /* the build's: one key pair where two do not fit beside the stack (a run needs one) */
+#define KEY_SLOTS PQSCOPE_KEY_SLOTS
+#else
 #define KEY_SLOTS (FITTING_SLOTS < 2 ? 2 : FITTING_SLOTS > 255 ? 255 : FITTING_SLOTS)
+#endif
 /* Named pqs_guarded_*: the virtual board watches it (pqscope/guard.h). */
 uint8_t pqs_guarded_key_pool[KEY_SLOTS * SLOT_BYTES + PQS_GUARD_BYTES] PQS_BULK_DATA;
 

@@ -165,7 +165,7 @@ def test_build_of_your_own_implementation_configures_a_tree_of_its_own(fake_repo
     configure = "--preset stm32f4discovery -B build/stm32f4discovery.impl-dir -DPQSCOPE_COMPILER=gcc12 -DPQSCOPE_OPT="
     assert calls == [
         f"{configure} -DPQSCOPE_IMPL_DIR={own} -DPQSCOPE_IMPL_SCHEME=my-scheme "
-        "-DPQSCOPE_IMPL_NAME=opt -DPQSCOPE_IMPL_STACK_BYTES=16384 -DPQSCOPE_EXTRA_PROBES=",
+        "-DPQSCOPE_IMPL_NAME=opt -DPQSCOPE_IMPL_STACK_BYTES=16384 -DPQSCOPE_EXTRA_PROBES= -DPQSCOPE_IMPL_KEY_SLOTS=",
         "--build build/stm32f4discovery.impl-dir --target image.my-scheme.opt",
     ]
 

@@ -46,7 +46,7 @@ class LoopbackTarget(Target):
     def timing_model(self):
         return self.model
 
-    def image(self, implementation, console, variant=PLAIN):
+    def image(self, implementation, console, variant=PLAIN, keys_held=1):
         self.asked.append("image")
         return Image(self.elf, read_size(self.elf))
 

@@ -525,8 +525,8 @@ BEGIN str_ldr_sram2
 
 /* MiRitH's GF(16) multiply-add, the inner loop of mupq's mirith `ref` `_matrix_add_multiple`
  * (blas.h) as GCC 11.3 -O3 compiles it: two byte loads, a lookup in a 16-byte row of the product
- * table, a byte store. It is 79 % of MiRitH ref's cycles, and the Nucleo-L4R5ZI runs MiRitH ref
- * 7-21 % slower than the model (docs/pages/results/pqm4-l4r5zi.md): four iterations, with the
+ * table, a byte store. It is 79 % of MiRitH ref's cycles, which the model prices 7-22 % below
+ * the Nucleo-L4R5ZI's (docs/pages/results/pqm4-l4r5zi.md): four iterations, with the
  * matrices and the table in each SRAM. An iteration: LDRB 2, LDRB pipelined 1, AND, AND 1 each,
  * LDRB 2, five ALU 1 each, STRB by register offset 2, ADD 1, BNE 1 + P (P = 1, 0 when it falls
  * through): 17, 16 for the last. */

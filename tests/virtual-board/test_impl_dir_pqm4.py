@@ -3,7 +3,9 @@ pqm4 with their relative links as they are, sign and verify on a virtual board, 
 signature is rejected: HAETAE-3's m4f, whose files link into HAETAE-2's folder and whose api.h
 declares the API in an included header (sign.h, through macros), on the Discovery's; MAYO-1's m4f,
 whose files link into mupq's reference folder and which takes its define (MAYO_M4) from pqm4's
-config.mk and pqm4's AES, on the NUCLEO-L4R5ZI's."""
+config.mk and pqm4's AES, on the NUCLEO-L4R5ZI's; UOV's ov-Ip-pkc m4fstack, whose two key pairs do
+not fit beside its stack in the NUCLEO-L4R5ZI's 640 KiB, with one key pair for a run, refused for a
+constant-time test."""
 
 import json
 import os
@@ -70,3 +72,23 @@ def test_a_pqm4_folder_linking_into_mupq_with_its_config_mk_signs_and_verifies(t
     # Only MAYO_M4's arithmetic calls the Cortex-M4 assembly (m4r.S); without it the linker drops it.
     image = ROOT / "build/nucleo-l4r5zi.impl-dir/images/own-mayo1/m4f.elf"
     assert "multiply_P1_right_m4f_V_V_O_asm" in {symbol.name for symbol in read_symbols(image)}
+
+
+def test_a_pqm4_folder_whose_two_key_pairs_do_not_fit_runs_with_one_and_ct_says_why_it_cannot(tmp_path):
+    if not (ROOT / "build/nucleo-l4r5zi/_deps/pqm4-src").is_dir():
+        pytest.skip("the nucleo-l4r5zi preset's tree has not fetched its dependencies: configure it")
+    own = (_copied(tmp_path, "crypto_sign/ov-Ip", "crypto_sign/ov-Ip-pkc", "mupq/crypto_sign/ov-Ip",
+                   "mupq/crypto_sign/ov-Ip-pkc")
+           / "crypto_sign/ov-Ip-pkc/m4fstack")
+    # pqm4 measures 145,236 bytes of stack; a key pair is 43,576 + 237,896 bytes.
+    board = ("--board", "nucleo-l4r5zi-virtual", "--scheme", "own-ov-Ip-pkc", "--stack-bytes", str(146 * 1024))
+    results = _run(tmp_path, own, *board)
+    _signed_and_verified(results, "own-ov-Ip-pkc", "m4fstack")
+    assert json.loads((tmp_path / "run/meta.json").read_text())["info"]["key_slots"] == 1
+    ct = subprocess.run([sys.executable, "-m", "pqscope", "ct", "--impl-dir", str(own), *board, "-n", "20", "--out",
+                         str(tmp_path / "ct")], env={**os.environ, "PQSCOPE_ROOT": str(ROOT)}, capture_output=True,
+                        text=True)
+    assert ct.returncode != 0
+    assert ("image too big for RAM: its static data plus the stack it needs (the catalogue's stack_bytes, or "
+            "--stack-bytes) exceed the board's RAM, with the two key pairs a constant-time test holds at once (with "
+            "one, as pqscope run holds, it fits)") in " ".join(ct.stderr.split())

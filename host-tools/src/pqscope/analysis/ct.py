@@ -45,7 +45,7 @@ class CtCapture(Capture):
     the device made in meta.json; finished by the verdict (ct.json, report.html)."""
 
     kind, unit, samples_name, fields = "ct", "signatures", "ct.csv", CT_FIELDS
-    view = "ct"
+    view, keys_held = "ct", 2  # a fixed key and random ones
     # Beside the statistics the exact check's first signature is alone above this (before them, never).
     exact_check_alone_above: float | None = None
 

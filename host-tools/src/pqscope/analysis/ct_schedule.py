@@ -119,7 +119,9 @@ def capture_ct(
     pool is 255 keys). `before_signing(index)` runs before each signature's keys and signing (it
     may wait: for the exact check beside the test)."""
     if info.key_slots < 2:
-        raise PqscopeError("this image has no key pool (INFO.key_slots < 2): rebuild it with this pqscope")
+        raise PqscopeError(f"this image's key pool holds {info.key_slots} key pair(s) (INFO.key_slots): a constant-time "
+                           "test needs two, a fixed key and a random one; build it with this pqscope for a board with "
+                           "room for two beside its stack")
     on_device: dict[int, int] = {}  # slot -> key id the device holds
     pairs = key_pairs or KeyPairs()
 

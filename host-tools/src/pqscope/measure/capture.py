@@ -71,6 +71,7 @@ class Capture:
     fields: ClassVar[tuple[str, ...]]  # the CSV's columns, before those of the image's probes
     progress: str = ""  # what the progress line shows besides the count (e.g. a sequential test's last look)
     reports: bool = True  # write report.md and report.html beside the document (`pqscope report` can later)
+    keys_held: ClassVar[int] = 1  # the key pairs the device holds at once (an image may have room for one only)
 
     def __init__(self, samples: int, master_seed: bytes, msg_len: int, *, variant: Variant = PLAIN):
         self.samples, self.master_seed, self.msg_len = samples, master_seed, msg_len

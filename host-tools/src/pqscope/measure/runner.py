@@ -101,7 +101,7 @@ class Runner:
         if implementation.status_on(target.board.emulates or target.board.name) == UNMEASURED:
             console.print(f"warning: {implementation.scheme}/{implementation.impl} has not been measured on "
                           f"{target.board.name} yet (tests/bench/atlas_status.py): it may not build or sign")
-        image = target.image(implementation, console, what.variant)
+        image = target.image(implementation, console, what.variant, what.keys_held)
         code = code_digest(image.elf)
         if resumed and resumed.code_sha256 not in (None, code):
             # Runs from before the digest was recorded take it from here on.

@@ -200,10 +200,11 @@ def _stale_impl_dir_options(root: Path, tree: _Tree) -> list[str]:
 
 
 def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: str, stack_bytes: int,
-                   variant: Variant = PLAIN) -> Path:
+                   variant: Variant = PLAIN, key_slots: int | None = None) -> Path:
     """Builds an image of a directory implementing the pqm4/NIST signature API (not in the
     catalogue), through CMake's PQSCOPE_IMPL_DIR, in the board's bring-your-own tree: each build
-    configures that tree whole, whatever an earlier one (killed, or of another directory) left."""
+    configures that tree whole, whatever an earlier one (killed, or of another directory) left.
+    `key_slots`: the key pairs its key pool holds (None: as many as fit the pool, at least two)."""
     api = impl_dir / "api.h"
     if not (api.is_file() or api.is_symlink()):
         raise BuildError(f"{impl_dir} has no api.h: not a pqm4/NIST signature implementation")
@@ -216,7 +217,7 @@ def build_impl_dir(root: Path, board: Board, impl_dir: Path, scheme: str, impl: 
     _check_tools(tree)
     options = [f"-D{IMPL_DIR}={impl_dir.resolve()}", f"-DPQSCOPE_IMPL_SCHEME={scheme}",
                f"-DPQSCOPE_IMPL_NAME={impl}", f"-DPQSCOPE_IMPL_STACK_BYTES={stack_bytes}",
-               f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}"]
+               f"-D{EXTRA_PROBES}={';'.join(variant.extra_probes)}", f"-DPQSCOPE_IMPL_KEY_SLOTS={key_slots or ''}"]
     with _tree_lock(root, tree):
         _configure(root, tree, options)
         _run(root, ["cmake", "--build", str(_tree_dir(tree.name)), "--target", variant.target(scheme, impl)])
@@ -370,16 +371,12 @@ def _unreadable_is_build_error():
 
 def check_fits(board: Board, elf: Path, size: ImageSize, stack_bytes: int) -> None:
     if size.flash_bytes > board.flash_bytes:
-        raise BuildError(
-            f"{elf.name} needs {size.flash_bytes} bytes of flash (text+data), "
-            f"board {board.name} has {board.flash_bytes}"
-        )
+        raise BuildError(f"{elf.name} needs {size.flash_bytes} bytes of flash (text+data), "
+                         f"board {board.name} has {board.flash_bytes}")
     ram = size.ram_bytes(stack_bytes)
     if ram > board.ram_bytes:
-        raise BuildError(
-            f"{elf.name} needs {ram} bytes of RAM (data+bss+{stack_bytes} bytes of stack), "
-            f"board {board.name} has {board.ram_bytes}"
-        )
+        raise BuildError(f"{elf.name} needs {ram} bytes of RAM (data+bss+{stack_bytes} bytes of stack), "
+                         f"board {board.name} has {board.ram_bytes}")
 
 
 def check_stack(board: Board, elf: Path, size: ImageSize, implementation: Implementation, measured: int) -> str | None:

@@ -16,8 +16,8 @@ from rich.console import Console
 
 from ..link.device import DeviceSession
 from ..project.boards import Board
-from ..project.build import (PLAIN, ImageSize, Variant, build_image, build_impl_dir, check_fits, image_path,
-                             read_size)
+from ..project.build import (PLAIN, BuildError, ImageSize, Variant, build_image, build_impl_dir, check_fits,
+                             image_path, read_size)
 from ..project.catalogue import Implementation
 from ..project.console import working
 from ..project.errors import PqscopeError
@@ -135,13 +135,14 @@ class Target:
     def prepare(self, console: Console) -> None:
         """Builds or starts what the target needs besides the image, before a run directory exists."""
 
-    def image(self, implementation: Implementation, console: Console, variant: Variant = PLAIN) -> Image:
-        """Builds (or finds up to date) the image of `implementation` for this board, checked to fit."""
+    def image(self, implementation: Implementation, console: Console, variant: Variant = PLAIN,
+              keys_held: int = 1) -> Image:
+        """Builds (or finds up to date) the image of `implementation` for this board, checked to fit;
+        `keys_held`: the key pairs the measurement holds at once (a constant-time test: two)."""
         implementation.check_builds_on(self.board.emulates or self.board.name)
         with working(console, f"building {variant.target(implementation.scheme, implementation.impl)}"):
             if implementation.directory is not None:
-                elf = build_impl_dir(self.root, self.board, implementation.directory, implementation.scheme,
-                                     implementation.impl, implementation.stack_bytes, variant)
+                elf = self._impl_dir_image(implementation, variant, keys_held, console)
             elif _reused is not None and not variant.probed and self._reuse_key(implementation) in _reused:
                 elf = image_path(self.root, self.board, implementation.scheme, implementation.impl)
             else:
@@ -151,6 +152,28 @@ class Target:
         size = read_size(elf)
         check_fits(self.board, elf, size, implementation.stack_bytes)
         return Image(elf, size)
+
+    def _impl_dir_image(self, implementation: Implementation, variant: Variant, keys_held: int,
+                        console: Console) -> Path:
+        """An --impl-dir image; where its key pool of two key pairs does not fit beside its stack
+        and the measurement holds one key pair, the image with room for one (UOV's large keys, or a
+        stack that fills nearly all of the board's RAM)."""
+        def build(key_slots: int | None = None) -> Path:
+            return build_impl_dir(self.root, self.board, implementation.directory, implementation.scheme,
+                                  implementation.impl, implementation.stack_bytes, variant, key_slots)
+        try:
+            return build()
+        except BuildError as error:
+            if "too big for RAM" not in str(error):
+                raise
+            two_pairs = error
+        elf = build(key_slots=1)  # fails as the first did if one key pair does not fit either
+        if keys_held > 1:
+            raise BuildError(f"{two_pairs}, with the two key pairs a constant-time test holds at once (with one, as "
+                             f"pqscope run holds, it fits)")
+        console.print(f"{elf.name}: its key pool holds one key pair, as two do not fit beside its stack in the "
+                      f"board's RAM (pqscope ct, which needs two, cannot measure it)")
+        return elf
 
     def _reuse_key(self, implementation: Implementation) -> tuple[str, str, str]:
         return self.board.build_tree, implementation.scheme, implementation.impl
