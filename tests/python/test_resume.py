@@ -172,18 +172,24 @@ def test_a_killed_suite_resumes_to_exactly_n_samples_in_every_member(fake_repo, 
     assert all(r["n"] == SAMPLES for r in document["results"])
 
 
-def test_a_suite_member_killed_before_its_meta_json_starts_afresh(fake_repo, fake_toolchain, tmp_path):
+@pytest.mark.parametrize("writing_meta", [False, True])
+def test_a_suite_member_killed_before_its_meta_json_starts_afresh(fake_repo, fake_toolchain, tmp_path, writing_meta):
     members = suite_catalogue(fake_repo)
     out = tmp_path / "suite"
     assert invoke("run", *SUITE_OPTIONS, "-n", "3", "--seed", SEED, "--out", str(out)).exit_code == 0
     last = out / "-".join(members[-1])
-    # As the member's files are just after it created them (its meta.json not written yet).
+    meta = (last / "meta.json").read_text()
+    # As the member's files are just after it created them (its meta.json not written yet, or being
+    # written: killed before write_atomically's rename, as atlas.virtual's kill once landed).
     for child in last.iterdir():
         child.unlink()
     (last / "raw.bin").touch()
     (last / "samples.csv").write_text("sample_id,op,seed,cycles,stack_bytes,status,verified\n")
+    if writing_meta:
+        (last / "meta.json.tmp").write_text(meta[:len(meta) // 2])
     assert invoke("run", "--resume", str(out)).exit_code == 0
     assert len(rows_of(last)) == 9
+    assert not (last / "meta.json.tmp").exists()
 
 
 def test_a_suite_member_with_data_but_no_meta_json_is_one_clear_error(fake_repo, fake_toolchain, tmp_path):

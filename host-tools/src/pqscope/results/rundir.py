@@ -165,13 +165,14 @@ def suite_member_names(path: Path) -> list[str]:
 
 def member_state(path: Path) -> RunMeta | None:
     """A suite member's meta.json to resume from, or None if the member never started: nothing
-    of it, or only the empty files of a run killed before it wrote its meta.json (removed)."""
+    of it, or only the empty files of a run killed before its meta.json was in place (removed;
+    killed while writing it, it leaves meta.json.tmp, write_atomically's)."""
     if (path / "meta.json").is_file():
         return resume_parameters(path)
     if not path.exists():
         return None
     files = {child.name: child for child in path.iterdir()}
-    never_started = (set(files) <= {"raw.bin", "samples.csv", LOCK_NAME}
+    never_started = (set(files) <= {"raw.bin", "samples.csv", "meta.json.tmp", LOCK_NAME}
                      and ("raw.bin" not in files or files["raw.bin"].stat().st_size == 0)
                      and ("samples.csv" not in files or files["samples.csv"].read_bytes().count(b"\n") <= 1))
     if not never_started:
