@@ -76,6 +76,19 @@ static void store64(uint8_t *p, uint64_t v)
 		h = t1 + (ror32(a, 2) ^ ror32(a, 13) ^ ror32(a, 22)) + ((a & b) ^ (a & c) ^ (b & c)); \
 	} while (0)
 
+/* Rounds t to t + 7 of the working variables a..hh, each round's names shifted by one. */
+#define EIGHT_ROUNDS(ROUND, t)                             \
+	do {                                               \
+		ROUND(a, b, c, d, e, f, g, hh, t);         \
+		ROUND(hh, a, b, c, d, e, f, g, t + 1);     \
+		ROUND(g, hh, a, b, c, d, e, f, t + 2);     \
+		ROUND(f, g, hh, a, b, c, d, e, t + 3);     \
+		ROUND(e, f, g, hh, a, b, c, d, t + 4);     \
+		ROUND(d, e, f, g, hh, a, b, c, t + 5);     \
+		ROUND(c, d, e, f, g, hh, a, b, t + 6);     \
+		ROUND(b, c, d, e, f, g, hh, a, t + 7);     \
+	} while (0)
+
 void sha256_blocks(uint8_t state[SHA256_STATE_BYTES], const uint8_t *in, uint32_t blocks)
 {
 	uint32_t h[8];
@@ -92,14 +105,7 @@ void sha256_blocks(uint8_t state[SHA256_STATE_BYTES], const uint8_t *in, uint32_
 		}
 		uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
 		for (int t = 0; t < 64; t += 8) {
-			ROUND256(a, b, c, d, e, f, g, hh, t);
-			ROUND256(hh, a, b, c, d, e, f, g, t + 1);
-			ROUND256(g, hh, a, b, c, d, e, f, t + 2);
-			ROUND256(f, g, hh, a, b, c, d, e, t + 3);
-			ROUND256(e, f, g, hh, a, b, c, d, t + 4);
-			ROUND256(d, e, f, g, hh, a, b, c, t + 5);
-			ROUND256(c, d, e, f, g, hh, a, b, t + 6);
-			ROUND256(b, c, d, e, f, g, hh, a, t + 7);
+			EIGHT_ROUNDS(ROUND256, t);
 		}
 		h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 	}
@@ -132,14 +138,7 @@ void sha512_blocks(uint8_t state[SHA512_STATE_BYTES], const uint8_t *in, uint32_
 		}
 		uint64_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
 		for (int t = 0; t < 80; t += 8) {
-			ROUND512(a, b, c, d, e, f, g, hh, t);
-			ROUND512(hh, a, b, c, d, e, f, g, t + 1);
-			ROUND512(g, hh, a, b, c, d, e, f, t + 2);
-			ROUND512(f, g, hh, a, b, c, d, e, t + 3);
-			ROUND512(e, f, g, hh, a, b, c, d, t + 4);
-			ROUND512(d, e, f, g, hh, a, b, c, t + 5);
-			ROUND512(c, d, e, f, g, hh, a, b, t + 6);
-			ROUND512(b, c, d, e, f, g, hh, a, t + 7);
+			EIGHT_ROUNDS(ROUND512, t);
 		}
 		h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 	}
